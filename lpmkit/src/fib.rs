@@ -1,0 +1,288 @@
+//! The traits every lookup scheme implements, and the types they share.
+//!
+//! A scheme is built from a [`Rib`] (`Scheme::build(&rib, config)`), then answers lookups
+//! through [`Fib`]: one key at a time with [`Fib::lookup`], or many with
+//! [`Fib::lookup_batch`], the fast path where SIMD, prefetching and interleaving live. The
+//! two always agree. Schemes that can follow route changes in place also implement
+//! [`IncrementalFib`]; the others are rebuilt and republished (see [`crate::sync`]).
+//!
+//! Generic code (the CLI, the tests, the benchmarks) works over `dyn Fib<A>` obtained from
+//! the [`registry`](crate::registry), so adding a scheme adds a module and a registry row.
+
+use core::fmt;
+
+use crate::nexthop::NextHop;
+use crate::prefix::{Address, Prefix};
+use crate::rib::Rib;
+
+/// Which code path a scheme's lookups run on.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Implementation {
+    /// Portable scalar code.
+    Scalar,
+    /// AVX2 kernels (x86-64, detected at run time).
+    Avx2,
+}
+
+impl fmt::Display for Implementation {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            Implementation::Scalar => "scalar",
+            Implementation::Avx2 => "avx2",
+        })
+    }
+}
+
+/// A longest-prefix-match lookup structure.
+///
+/// `lookup` and `lookup_batch` must return the same answer as [`Rib::lookup`] on the
+/// `Rib` the structure was built from, for every address.
+pub trait Fib<A: Address>: Send + Sync {
+    /// The scheme's registry name (`"dir24-8"`, `"d18r"`, …).
+    fn name(&self) -> &str;
+
+    /// The next hop for one address.
+    fn lookup(&self, addr: A) -> Option<NextHop>;
+
+    /// Looks up every address of `addrs`, writing `out[i]` = the next-hop id of `addrs[i]`,
+    /// or 0 if no route matches.
+    ///
+    /// # Panics
+    /// If `out` is shorter than `addrs`.
+    fn lookup_batch(&self, addrs: &[A], out: &mut [u32]) {
+        assert!(out.len() >= addrs.len(), "output shorter than input");
+        for (o, &a) in out.iter_mut().zip(addrs) {
+            *o = NextHop::raw(self.lookup(a));
+        }
+    }
+
+    /// Bytes of memory the lookup structure occupies (what lookups may touch).
+    fn memory_bytes(&self) -> usize;
+
+    /// Scheme-specific structure figures (node counts, layout, …).
+    fn stats(&self) -> Stats {
+        Stats::default()
+    }
+
+    /// The code path `lookup_batch` runs on.
+    fn implementation(&self) -> Implementation {
+        Implementation::Scalar
+    }
+}
+
+/// One route change, as applied to a [`Rib`] and then to an [`IncrementalFib`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Change<A: Address> {
+    /// Insert or replace the route for a prefix.
+    Announce(Prefix<A>, NextHop),
+    /// Remove the route for a prefix (a no-op if it is absent).
+    Withdraw(Prefix<A>),
+}
+
+impl<A: Address> Change<A> {
+    /// The prefix changed.
+    pub fn prefix(&self) -> Prefix<A> {
+        match *self {
+            Change::Announce(p, _) | Change::Withdraw(p) => p,
+        }
+    }
+
+    /// Applies the change to `rib`; returns whether the table's content changed.
+    pub fn apply_to(&self, rib: &mut Rib<A>) -> bool {
+        match *self {
+            Change::Announce(p, nh) => rib.insert(p, nh) != Some(nh),
+            Change::Withdraw(p) => rib.remove(&p).is_some(),
+        }
+    }
+}
+
+/// What an incremental update did.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct UpdateStats {
+    /// Structure units (chunks, groups, subtrees) rebuilt.
+    pub units_rebuilt: usize,
+    /// True if the update fell back to rebuilding everything.
+    pub full_rebuild: bool,
+}
+
+/// A scheme that follows route changes in place, rebuilding only what they touch.
+pub trait IncrementalFib<A: Address>: Fib<A> {
+    /// Brings the structure in line with `rib`, which already contains `changes`.
+    ///
+    /// Several changes may be passed at once; the scheme may coalesce the work they share.
+    fn apply(&mut self, rib: &Rib<A>, changes: &[Change<A>]) -> Result<UpdateStats, BuildError>;
+}
+
+/// Why a scheme could not be built: always names the limit and the value that broke it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum BuildError {
+    /// A next-hop id is larger than the layout can store.
+    NextHopOverflow {
+        /// The scheme.
+        scheme: String,
+        /// The largest id the layout holds.
+        max: u64,
+        /// The id that was asked for.
+        requested: u64,
+    },
+    /// A structure outgrew a capacity of the layout.
+    CapacityExceeded {
+        /// The scheme.
+        scheme: String,
+        /// What overflowed (`"tbl8 groups"`, `"range table entries"`, …).
+        what: &'static str,
+        /// The limit.
+        max: u64,
+        /// What the table needed.
+        requested: u64,
+    },
+    /// The scheme does not handle this address family.
+    UnsupportedFamily {
+        /// The scheme.
+        scheme: String,
+        /// The family asked for.
+        family: crate::Family,
+    },
+    /// A configuration value is out of range.
+    InvalidConfig {
+        /// The scheme.
+        scheme: String,
+        /// What is wrong.
+        reason: String,
+    },
+}
+
+impl fmt::Display for BuildError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            BuildError::NextHopOverflow {
+                scheme,
+                max,
+                requested,
+            } => write!(
+                f,
+                "{scheme}: next-hop id {requested} exceeds the layout's maximum of {max}"
+            ),
+            BuildError::CapacityExceeded {
+                scheme,
+                what,
+                max,
+                requested,
+            } => write!(
+                f,
+                "{scheme}: the table needs {requested} {what}, more than the maximum of {max}"
+            ),
+            BuildError::UnsupportedFamily { scheme, family } => {
+                write!(f, "{scheme} does not support {family}")
+            }
+            BuildError::InvalidConfig { scheme, reason } => write!(f, "{scheme}: {reason}"),
+        }
+    }
+}
+
+impl std::error::Error for BuildError {}
+
+/// The largest next-hop id in `rib` (0 if empty).
+pub fn max_next_hop<A: Address>(rib: &Rib<A>) -> u32 {
+    rib.iter().map(|(_, nh)| nh.get()).max().unwrap_or(0)
+}
+
+/// A value in a scheme's [`Stats`].
+#[derive(Clone, Debug, PartialEq)]
+pub enum StatValue {
+    /// A count of things.
+    Count(u64),
+    /// A size in bytes.
+    Bytes(u64),
+    /// A duration in milliseconds.
+    Millis(f64),
+    /// A fraction or average.
+    Ratio(f64),
+    /// Free text (a layout name, …).
+    Text(String),
+}
+
+impl fmt::Display for StatValue {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            StatValue::Count(v) => write!(f, "{v}"),
+            StatValue::Bytes(v) => write!(f, "{v} B"),
+            StatValue::Millis(v) => write!(f, "{v:.1} ms"),
+            StatValue::Ratio(v) => write!(f, "{v:.4}"),
+            StatValue::Text(s) => f.write_str(s),
+        }
+    }
+}
+
+/// Named structure figures of a scheme, in a stable order.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Stats {
+    entries: Vec<(String, StatValue)>,
+}
+
+impl Stats {
+    /// An empty set.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// Appends a figure; returns `self` for chaining.
+    pub fn with(mut self, key: impl Into<String>, value: StatValue) -> Self {
+        self.push(key, value);
+        self
+    }
+
+    /// Appends a figure.
+    pub fn push(&mut self, key: impl Into<String>, value: StatValue) {
+        self.entries.push((key.into(), value));
+    }
+
+    /// The figure named `key`.
+    pub fn get(&self, key: &str) -> Option<&StatValue> {
+        self.entries.iter().find(|(k, _)| k == key).map(|(_, v)| v)
+    }
+
+    /// All figures in insertion order.
+    pub fn iter(&self) -> impl Iterator<Item = (&str, &StatValue)> {
+        self.entries.iter().map(|(k, v)| (k.as_str(), v))
+    }
+
+    /// True if there are none.
+    pub fn is_empty(&self) -> bool {
+        self.entries.is_empty()
+    }
+}
+
+impl fmt::Display for Stats {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        for (i, (k, v)) in self.entries.iter().enumerate() {
+            if i > 0 {
+                f.write_str(", ")?;
+            }
+            write!(f, "{k}={v}")?;
+        }
+        Ok(())
+    }
+}
+
+/// The reference trie answers lookups too: it is the `trie` scheme, the baseline every
+/// other scheme is measured against.
+impl<A: Address> Fib<A> for Rib<A> {
+    fn name(&self) -> &str {
+        "trie"
+    }
+
+    #[inline]
+    fn lookup(&self, addr: A) -> Option<NextHop> {
+        Rib::lookup(self, addr)
+    }
+
+    fn memory_bytes(&self) -> usize {
+        Rib::memory_bytes(self)
+    }
+
+    fn stats(&self) -> Stats {
+        Stats::new().with("routes", StatValue::Count(self.len() as u64))
+    }
+}

@@ -1,0 +1,55 @@
+//! # lpmkit — longest-prefix-match route lookup
+//!
+//! lpmkit answers "which next hop does this destination use?" for IPv4 and IPv6 routing
+//! tables, with the lookup schemes of the LPM literature behind one API, a reference trie
+//! every scheme is tested against, readers for real routing data, and the key streams and
+//! synthetic tables the papers measure with.
+//!
+//! ```
+//! use lpmkit::{Fib, Ipv4, NextHopTable, Rib};
+//! use lpmkit::schemes::dir24_8::{Dir24_8, Dir24_8Config};
+//!
+//! let mut hops = NextHopTable::new();
+//! let mut rib = Rib::<Ipv4>::new();
+//! rib.insert("10.0.0.0/8".parse()?, hops.intern("192.0.2.1"));
+//! rib.insert("10.1.0.0/16".parse()?, hops.intern("192.0.2.2"));
+//!
+//! let fib = Dir24_8::build(&rib, &Dir24_8Config::default())?;
+//! let nh = fib.lookup(u32::from(std::net::Ipv4Addr::new(10, 1, 2, 3))).unwrap();
+//! assert_eq!(hops.value(nh), Some(&"192.0.2.2"));
+//!
+//! // The fast path: many keys at once; 0 means "no route".
+//! let keys = [0x0a00_0001, 0x0a01_0001, 0x0b00_0001];
+//! let mut out = [0u32; 3];
+//! fib.lookup_batch(&keys, &mut out);
+//! assert_eq!(out, [1, 2, 0]);
+//! # Ok::<(), Box<dyn std::error::Error>>(())
+//! ```
+//!
+//! ## Layout
+//!
+//! * [`prefix`]: address families ([`Ipv4`] = `u32`, [`Ipv6`] = `u128`) and [`Prefix`].
+//! * [`nexthop`]: [`NextHop`] ids and the [`NextHopTable`] that interns user values.
+//! * [`rib`]: [`Rib`], the reference trie and the source every scheme is built from.
+//! * [`fib`]: the [`Fib`] and [`IncrementalFib`] traits.
+//! * [`registry`]: every scheme by name, for generic code.
+//! * [`schemes`]: one module per scheme.
+
+#![warn(missing_docs)]
+
+pub mod fib;
+pub mod nexthop;
+pub mod prefix;
+pub mod registry;
+pub mod rib;
+pub mod rng;
+pub mod schemes;
+pub mod simd;
+
+pub use fib::{
+    BuildError, Change, Fib, Implementation, IncrementalFib, StatValue, Stats, UpdateStats,
+};
+pub use nexthop::{NextHop, NextHopTable};
+pub use prefix::{Address, Family, Ipv4, Ipv6, Prefix, PrefixError};
+pub use registry::BuildOptions;
+pub use rib::Rib;

@@ -1,0 +1,629 @@
+//! The reference route set: a path-compressed binary trie.
+//!
+//! [`Rib`] is the authoritative set of routes (prefix → [`NextHop`]). Every scheme is built
+//! from a `Rib` and differentially tested against it, so it is written for obvious
+//! correctness first: a binary trie with path compression (a Patricia trie), where each
+//! node holds a prefix, an optional next hop and two children, and nodes without a next hop
+//! exist only to join two subtrees (so there are fewer than `2 × routes` nodes).
+//!
+//! Besides insert/remove/exact get/longest-prefix lookup it offers what builders need:
+//! ordered iteration (by address, then length — covering prefixes first), the routes
+//! covering or covered by a prefix, and [`Rib::for_each_range`], the projection of the
+//! table onto disjoint address ranges that range-based schemes (DXR) build from.
+//!
+//! ```
+//! use lpmkit::{NextHop, Rib, Ipv4};
+//!
+//! let mut rib = Rib::<Ipv4>::new();
+//! let a = NextHop::new(1).unwrap();
+//! let b = NextHop::new(2).unwrap();
+//! rib.insert("10.0.0.0/8".parse()?, a);
+//! rib.insert("10.1.0.0/16".parse()?, b);
+//! assert_eq!(rib.lookup(0x0a01_0203), Some(b));
+//! assert_eq!(rib.lookup(0x0a02_0000), Some(a));
+//! assert_eq!(rib.lookup(0x0b00_0000), None);
+//! assert_eq!(rib.remove(&"10.1.0.0/16".parse()?), Some(b));
+//! assert_eq!(rib.lookup(0x0a01_0203), Some(a));
+//! # Ok::<(), lpmkit::PrefixError>(())
+//! ```
+
+use crate::nexthop::NextHop;
+use crate::prefix::{Address, Prefix};
+
+const NIL: u32 = u32::MAX;
+
+#[derive(Clone, Debug)]
+struct Node<A: Address> {
+    prefix: Prefix<A>,
+    nh: Option<NextHop>,
+    child: [u32; 2],
+}
+
+/// Where a node index is stored: the root pointer or a child slot of a node.
+#[derive(Clone, Copy, Debug)]
+enum Slot {
+    Root,
+    Child(u32, usize),
+}
+
+/// The reference routing table: prefix → next hop, with longest-prefix lookup.
+#[derive(Clone, Debug)]
+pub struct Rib<A: Address> {
+    nodes: Vec<Node<A>>,
+    free: Vec<u32>,
+    root: u32,
+    len: usize,
+}
+
+impl<A: Address> Default for Rib<A> {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl<A: Address> Rib<A> {
+    /// An empty table.
+    pub fn new() -> Self {
+        Rib {
+            nodes: Vec::new(),
+            free: Vec::new(),
+            root: NIL,
+            len: 0,
+        }
+    }
+
+    /// Number of routes.
+    pub fn len(&self) -> usize {
+        self.len
+    }
+
+    /// True if there are no routes.
+    pub fn is_empty(&self) -> bool {
+        self.len == 0
+    }
+
+    /// Removes every route.
+    pub fn clear(&mut self) {
+        *self = Self::new();
+    }
+
+    /// Heap bytes used by the trie.
+    pub fn memory_bytes(&self) -> usize {
+        self.nodes.capacity() * core::mem::size_of::<Node<A>>()
+            + self.free.capacity() * core::mem::size_of::<u32>()
+    }
+
+    fn get_slot(&self, slot: Slot) -> u32 {
+        match slot {
+            Slot::Root => self.root,
+            Slot::Child(n, d) => self.nodes[n as usize].child[d],
+        }
+    }
+
+    fn set_slot(&mut self, slot: Slot, v: u32) {
+        match slot {
+            Slot::Root => self.root = v,
+            Slot::Child(n, d) => self.nodes[n as usize].child[d] = v,
+        }
+    }
+
+    fn alloc(&mut self, prefix: Prefix<A>, nh: Option<NextHop>) -> u32 {
+        let node = Node {
+            prefix,
+            nh,
+            child: [NIL, NIL],
+        };
+        if let Some(i) = self.free.pop() {
+            self.nodes[i as usize] = node;
+            i
+        } else {
+            let i = u32::try_from(self.nodes.len()).expect("Rib holds at most 2^32 - 1 nodes");
+            assert!(i != NIL, "Rib holds at most 2^32 - 1 nodes");
+            self.nodes.push(node);
+            i
+        }
+    }
+
+    fn release(&mut self, i: u32) {
+        self.nodes[i as usize].nh = None;
+        self.nodes[i as usize].child = [NIL, NIL];
+        self.free.push(i);
+    }
+
+    /// Inserts or replaces a route; returns the next hop it replaced.
+    pub fn insert(&mut self, prefix: Prefix<A>, nh: NextHop) -> Option<NextHop> {
+        let mut slot = Slot::Root;
+        loop {
+            let cur = self.get_slot(slot);
+            if cur == NIL {
+                let n = self.alloc(prefix, Some(nh));
+                self.set_slot(slot, n);
+                self.len += 1;
+                return None;
+            }
+            let np = self.nodes[cur as usize].prefix;
+            if np == prefix {
+                let old = self.nodes[cur as usize].nh.replace(nh);
+                if old.is_none() {
+                    self.len += 1;
+                }
+                return old;
+            }
+            if np.covers(&prefix) {
+                slot = Slot::Child(cur, prefix.addr().bit(np.len()) as usize);
+                continue;
+            }
+            let n = self.alloc(prefix, Some(nh));
+            if prefix.covers(&np) {
+                self.nodes[n as usize].child[np.addr().bit(prefix.len()) as usize] = cur;
+                self.set_slot(slot, n);
+            } else {
+                // Neither covers the other: join them under a glue node at their common prefix.
+                let common = np
+                    .addr()
+                    .common_prefix_len(prefix.addr())
+                    .min(np.len())
+                    .min(prefix.len());
+                let glue = self.alloc(Prefix::new_truncating(prefix.addr(), common), None);
+                let dir = prefix.addr().bit(common) as usize;
+                self.nodes[glue as usize].child[dir] = n;
+                self.nodes[glue as usize].child[1 - dir] = cur;
+                self.set_slot(slot, glue);
+            }
+            self.len += 1;
+            return None;
+        }
+    }
+
+    /// Removes a route; returns its next hop, or `None` if it was absent.
+    pub fn remove(&mut self, prefix: &Prefix<A>) -> Option<NextHop> {
+        let mut parent_slot: Option<Slot> = None;
+        let mut slot = Slot::Root;
+        loop {
+            let cur = self.get_slot(slot);
+            if cur == NIL {
+                return None;
+            }
+            let np = self.nodes[cur as usize].prefix;
+            if np == *prefix {
+                let old = self.nodes[cur as usize].nh.take()?;
+                self.len -= 1;
+                self.compact(parent_slot, slot, cur);
+                return Some(old);
+            }
+            if !np.covers(prefix) {
+                return None;
+            }
+            parent_slot = Some(slot);
+            slot = Slot::Child(cur, prefix.addr().bit(np.len()) as usize);
+        }
+    }
+
+    /// Removes `cur` (stored in `slot`, whose owner is stored in `parent_slot`) if it no
+    /// longer carries a route and has fewer than two children; then the same for its parent.
+    fn compact(&mut self, parent_slot: Option<Slot>, slot: Slot, cur: u32) {
+        let [c0, c1] = self.nodes[cur as usize].child;
+        match (c0 != NIL, c1 != NIL) {
+            (true, true) => {}
+            (true, false) | (false, true) => {
+                self.set_slot(slot, if c0 != NIL { c0 } else { c1 });
+                self.release(cur);
+            }
+            (false, false) => {
+                self.set_slot(slot, NIL);
+                self.release(cur);
+                // The parent may now be a glue node with one child: splice it out.
+                if let (Some(ps), Slot::Child(parent, _)) = (parent_slot, slot) {
+                    let pn = &self.nodes[parent as usize];
+                    if pn.nh.is_none() {
+                        let only = pn.child[0].min(pn.child[1]);
+                        debug_assert!(only != NIL && pn.child[0].max(pn.child[1]) == NIL);
+                        self.set_slot(ps, only);
+                        self.release(parent);
+                    }
+                }
+            }
+        }
+    }
+
+    /// The next hop of exactly `prefix`.
+    pub fn get(&self, prefix: &Prefix<A>) -> Option<NextHop> {
+        let mut cur = self.root;
+        while cur != NIL {
+            let n = &self.nodes[cur as usize];
+            if n.prefix == *prefix {
+                return n.nh;
+            }
+            if !n.prefix.covers(prefix) {
+                return None;
+            }
+            cur = n.child[prefix.addr().bit(n.prefix.len()) as usize];
+        }
+        None
+    }
+
+    /// True if `prefix` has a route.
+    pub fn contains(&self, prefix: &Prefix<A>) -> bool {
+        self.get(prefix).is_some()
+    }
+
+    /// Longest-prefix match: the next hop for `addr`.
+    #[inline]
+    pub fn lookup(&self, addr: A) -> Option<NextHop> {
+        self.lookup_prefix(addr).map(|(_, nh)| nh)
+    }
+
+    /// Longest-prefix match: the matching prefix and its next hop.
+    pub fn lookup_prefix(&self, addr: A) -> Option<(Prefix<A>, NextHop)> {
+        let mut best = None;
+        let mut cur = self.root;
+        while cur != NIL {
+            let n = &self.nodes[cur as usize];
+            if !n.prefix.contains(addr) {
+                break;
+            }
+            if let Some(nh) = n.nh {
+                best = Some((n.prefix, nh));
+            }
+            if n.prefix.len() == A::BITS {
+                break;
+            }
+            cur = n.child[addr.bit(n.prefix.len()) as usize];
+        }
+        best
+    }
+
+    /// The routes covering `prefix` (including `prefix` itself), shortest first.
+    pub fn covering(&self, prefix: &Prefix<A>) -> Vec<(Prefix<A>, NextHop)> {
+        let mut out = Vec::new();
+        let mut cur = self.root;
+        while cur != NIL {
+            let n = &self.nodes[cur as usize];
+            if !n.prefix.covers(prefix) {
+                break;
+            }
+            if let Some(nh) = n.nh {
+                out.push((n.prefix, nh));
+            }
+            if n.prefix.len() == prefix.len() {
+                break;
+            }
+            cur = n.child[prefix.addr().bit(n.prefix.len()) as usize];
+        }
+        out
+    }
+
+    /// The longest route covering `prefix` (possibly `prefix` itself).
+    pub fn covering_route(&self, prefix: &Prefix<A>) -> Option<(Prefix<A>, NextHop)> {
+        self.covering(prefix).pop()
+    }
+
+    /// The routes inside `prefix` (including `prefix` itself), in order.
+    pub fn covered(&self, prefix: &Prefix<A>) -> Iter<'_, A> {
+        let mut cur = self.root;
+        while cur != NIL {
+            let n = &self.nodes[cur as usize];
+            if prefix.covers(&n.prefix) {
+                break;
+            }
+            if !n.prefix.covers(prefix) {
+                cur = NIL;
+                break;
+            }
+            cur = n.child[prefix.addr().bit(n.prefix.len()) as usize];
+        }
+        Iter {
+            rib: self,
+            stack: if cur == NIL { vec![] } else { vec![cur] },
+        }
+    }
+
+    /// All routes in order of (address, length): covering prefixes before covered ones.
+    pub fn iter(&self) -> Iter<'_, A> {
+        Iter {
+            rib: self,
+            stack: if self.root == NIL {
+                vec![]
+            } else {
+                vec![self.root]
+            },
+        }
+    }
+
+    /// Number of routes of each length (index = length, `BITS + 1` entries).
+    pub fn length_histogram(&self) -> Vec<usize> {
+        let mut h = vec![0; A::BITS as usize + 1];
+        for (p, _) in self.iter() {
+            h[p.len() as usize] += 1;
+        }
+        h
+    }
+
+    /// The table projected onto disjoint address ranges.
+    ///
+    /// Calls `f(first, last, next_hop)` for consecutive ranges that together cover the whole
+    /// address space in ascending order; within a range every address has the same
+    /// longest-prefix match, and neighbouring ranges always differ (equal ones are merged).
+    pub fn for_each_range(&self, f: impl FnMut(A, A, Option<NextHop>)) {
+        self.for_each_range_in(&Prefix::DEFAULT, f)
+    }
+
+    /// [`for_each_range`](Self::for_each_range) restricted to the addresses of `window`:
+    /// the ranges cover exactly `window.first()..=window.last()`, the first starting at
+    /// `window.first()` (routes shorter than the window supply the answer where nothing
+    /// inside it matches).
+    pub fn for_each_range_in(&self, window: &Prefix<A>, mut f: impl FnMut(A, A, Option<NextHop>)) {
+        let base = self.covering_route(window).map(|(_, nh)| nh);
+        let mut pending: Option<(A, A, Option<NextHop>)> = None;
+        let mut emit = |first: A, last: A, nh: Option<NextHop>| {
+            if let Some((pf, pl, pn)) = pending {
+                if pn == nh {
+                    pending = Some((pf, last, nh));
+                    return;
+                }
+                f(pf, pl, pn);
+            }
+            pending = Some((first, last, nh));
+        };
+        // Stack of open prefixes (last address, next hop); the window is the bottom.
+        let mut stack: Vec<(A, Option<NextHop>)> = vec![(window.last(), base)];
+        // The first address not yet emitted; `None` once the address space is exhausted.
+        let mut cursor = Some(window.first());
+        for (p, nh) in self.covered(window) {
+            if p == *window {
+                continue;
+            }
+            while let Some(&(last, top_nh)) = stack.last() {
+                if last >= p.first() {
+                    break;
+                }
+                if let Some(c) = cursor.filter(|&c| c <= last) {
+                    emit(c, last, top_nh);
+                    cursor = last.checked_inc();
+                }
+                stack.pop();
+            }
+            let top_nh = stack.last().expect("the window stays on the stack").1;
+            if let Some(c) = cursor.filter(|&c| c < p.first()) {
+                emit(c, p.first().checked_dec().unwrap(), top_nh);
+            }
+            cursor = Some(p.first());
+            stack.push((p.last(), Some(nh)));
+        }
+        while let Some((last, top_nh)) = stack.pop() {
+            if let Some(c) = cursor.filter(|&c| c <= last) {
+                emit(c, last, top_nh);
+                cursor = last.checked_inc();
+            }
+        }
+        if let Some((pf, pl, pn)) = pending {
+            f(pf, pl, pn);
+        }
+    }
+}
+
+/// Iterator over routes in (address, length) order; see [`Rib::iter`].
+pub struct Iter<'a, A: Address> {
+    rib: &'a Rib<A>,
+    stack: Vec<u32>,
+}
+
+impl<A: Address> Iterator for Iter<'_, A> {
+    type Item = (Prefix<A>, NextHop);
+    fn next(&mut self) -> Option<Self::Item> {
+        while let Some(i) = self.stack.pop() {
+            let n = &self.rib.nodes[i as usize];
+            for c in [n.child[1], n.child[0]] {
+                if c != NIL {
+                    self.stack.push(c);
+                }
+            }
+            if let Some(nh) = n.nh {
+                return Some((n.prefix, nh));
+            }
+        }
+        None
+    }
+}
+
+impl<A: Address> FromIterator<(Prefix<A>, NextHop)> for Rib<A> {
+    fn from_iter<I: IntoIterator<Item = (Prefix<A>, NextHop)>>(iter: I) -> Self {
+        let mut rib = Rib::new();
+        rib.extend(iter);
+        rib
+    }
+}
+
+impl<A: Address> Extend<(Prefix<A>, NextHop)> for Rib<A> {
+    fn extend<I: IntoIterator<Item = (Prefix<A>, NextHop)>>(&mut self, iter: I) {
+        for (p, nh) in iter {
+            self.insert(p, nh);
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::prefix::{Ipv4, Ipv6};
+    use crate::rng::SplitMix64;
+
+    fn nh(v: u32) -> NextHop {
+        NextHop::new(v).unwrap()
+    }
+
+    /// The golden oracle: a linearly scanned list.
+    #[derive(Default)]
+    struct Golden<A: Address>(Vec<(Prefix<A>, NextHop)>);
+
+    impl<A: Address> Golden<A> {
+        fn insert(&mut self, p: Prefix<A>, h: NextHop) -> Option<NextHop> {
+            for e in &mut self.0 {
+                if e.0 == p {
+                    return Some(core::mem::replace(&mut e.1, h));
+                }
+            }
+            self.0.push((p, h));
+            None
+        }
+        fn remove(&mut self, p: &Prefix<A>) -> Option<NextHop> {
+            let i = self.0.iter().position(|e| e.0 == *p)?;
+            Some(self.0.swap_remove(i).1)
+        }
+        fn lookup(&self, a: A) -> Option<(Prefix<A>, NextHop)> {
+            self.0
+                .iter()
+                .filter(|e| e.0.contains(a))
+                .max_by_key(|e| e.0.len())
+                .copied()
+        }
+        fn sorted(&self) -> Vec<(Prefix<A>, NextHop)> {
+            let mut v = self.0.clone();
+            v.sort();
+            v
+        }
+    }
+
+    /// Random prefixes concentrated in a small region so that they nest and collide.
+    fn random_prefix<A: Address>(rng: &mut SplitMix64) -> Prefix<A> {
+        let len = (rng.next() % (A::BITS as u64 + 1)) as u8;
+        // Only the top 6 and bottom 2 bits vary much, so prefixes overlap often.
+        let hi = A::from_u128((rng.next() as u128 & 0x3f) << (A::BITS - 6));
+        let lo = A::from_u128(rng.next() as u128 & 3);
+        let mid = if rng.next() % 4 == 0 {
+            A::from_u128(rng.next() as u128)
+        } else {
+            A::ZERO
+        };
+        Prefix::new_truncating(hi.or(lo).or(mid), len)
+    }
+
+    fn check_against_golden<A: Address>(seed: u64) {
+        let mut rng = SplitMix64::new(seed);
+        let mut rib = Rib::<A>::new();
+        let mut golden = Golden::<A>::default();
+        for step in 0..3000 {
+            let p = random_prefix::<A>(&mut rng);
+            if rng.next() % 3 == 0 {
+                assert_eq!(rib.remove(&p), golden.remove(&p), "remove {p} at {step}");
+            } else {
+                let h = nh(1 + (rng.next() % 5) as u32);
+                assert_eq!(
+                    rib.insert(p, h),
+                    golden.insert(p, h),
+                    "insert {p} at {step}"
+                );
+            }
+            assert_eq!(rib.len(), golden.0.len());
+            if step % 50 == 0 {
+                assert_eq!(rib.iter().collect::<Vec<_>>(), golden.sorted());
+                for _ in 0..50 {
+                    let probe = random_prefix::<A>(&mut rng);
+                    let a = probe.addr().or(A::from_u128(rng.next() as u128 & 7));
+                    assert_eq!(rib.lookup_prefix(a), golden.lookup(a), "lookup {a:x}");
+                    assert_eq!(
+                        rib.get(&probe),
+                        golden.0.iter().find(|e| e.0 == probe).map(|e| e.1)
+                    );
+                    let cov: Vec<_> = golden
+                        .sorted()
+                        .into_iter()
+                        .filter(|e| e.0.covers(&probe))
+                        .collect();
+                    assert_eq!(rib.covering(&probe), cov);
+                    let inside: Vec<_> = golden
+                        .sorted()
+                        .into_iter()
+                        .filter(|e| probe.covers(&e.0))
+                        .collect();
+                    assert_eq!(rib.covered(&probe).collect::<Vec<_>>(), inside);
+                }
+                check_ranges(&rib, &mut rng);
+            }
+        }
+        // Removing everything leaves no nodes behind.
+        for (p, _) in golden.sorted() {
+            assert!(rib.remove(&p).is_some());
+        }
+        assert!(rib.is_empty());
+        assert_eq!(rib.root, NIL);
+        assert_eq!(rib.free.len(), rib.nodes.len(), "every node was released");
+    }
+
+    fn check_ranges<A: Address>(rib: &Rib<A>, rng: &mut SplitMix64) {
+        for window in [Prefix::DEFAULT, random_prefix::<A>(rng)] {
+            let mut ranges: Vec<(A, A, Option<NextHop>)> = Vec::new();
+            rib.for_each_range_in(&window, |f, l, h| ranges.push((f, l, h)));
+            assert_eq!(ranges[0].0, window.first());
+            assert_eq!(ranges.last().unwrap().1, window.last());
+            for w in ranges.windows(2) {
+                assert_eq!(w[0].1.checked_inc(), Some(w[1].0), "contiguous");
+                assert_ne!(w[0].2, w[1].2, "merged");
+            }
+            for &(f, l, h) in &ranges {
+                assert!(f <= l);
+                assert_eq!(rib.lookup(f), h);
+                assert_eq!(rib.lookup(l), h);
+            }
+        }
+    }
+
+    #[test]
+    fn golden_v4() {
+        for seed in 0..8 {
+            check_against_golden::<Ipv4>(seed);
+        }
+    }
+
+    #[test]
+    fn golden_v6() {
+        for seed in 0..4 {
+            check_against_golden::<Ipv6>(seed);
+        }
+    }
+
+    #[test]
+    fn default_and_host_routes() {
+        let mut rib = Rib::<Ipv4>::new();
+        assert_eq!(rib.lookup(0), None);
+        rib.insert(Prefix::DEFAULT, nh(1));
+        rib.insert(Prefix::host(u32::MAX), nh(2));
+        rib.insert(Prefix::host(0), nh(3));
+        assert_eq!(rib.lookup(0), Some(nh(3)));
+        assert_eq!(rib.lookup(1), Some(nh(1)));
+        assert_eq!(rib.lookup(u32::MAX), Some(nh(2)));
+        assert_eq!(rib.lookup(u32::MAX - 1), Some(nh(1)));
+        let mut r = vec![];
+        rib.for_each_range(|f, l, h| r.push((f, l, h.map(|h| h.get()))));
+        assert_eq!(
+            r,
+            vec![
+                (0, 0, Some(3)),
+                (1, u32::MAX - 1, Some(1)),
+                (u32::MAX, u32::MAX, Some(2))
+            ]
+        );
+        assert_eq!(rib.remove(&Prefix::DEFAULT), Some(nh(1)));
+        assert_eq!(rib.lookup(1), None);
+        assert_eq!(rib.len(), 2);
+    }
+
+    #[test]
+    fn replace_returns_old() {
+        let mut rib = Rib::<Ipv6>::new();
+        let p: Prefix<Ipv6> = "2001:db8::/32".parse().unwrap();
+        assert_eq!(rib.insert(p, nh(1)), None);
+        assert_eq!(rib.insert(p, nh(2)), Some(nh(1)));
+        assert_eq!(rib.len(), 1);
+        assert_eq!(rib.remove(&p), Some(nh(2)));
+        assert_eq!(rib.remove(&p), None);
+    }
+
+    #[test]
+    fn empty_ranges() {
+        let rib = Rib::<Ipv4>::new();
+        let mut r = vec![];
+        rib.for_each_range(|f, l, h| r.push((f, l, h)));
+        assert_eq!(r, vec![(0, u32::MAX, None)]);
+    }
+}

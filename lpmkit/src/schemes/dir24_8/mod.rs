@@ -1,0 +1,397 @@
+//! DIR-24-8 (IPv4): a 2^24-entry first table indexed by the top 24 address bits, plus
+//! 256-entry second-level groups for the /24 blocks that hold longer prefixes.
+//!
+//! The scheme of P. Gupta, S. Lin and N. McKeown, "Routing lookups in hardware at memory
+//! access speeds" (INFOCOM 1998, §3 "DIR-24-8-BASIC"), the baseline of the Spider (§V-D)
+//! and DXR (§4) papers, and the layout of DPDK's `rte_fib` `dir24_8` (and `rte_lpm`).
+//!
+//! * **Entries.** Every entry is `value << 1 | extended`. In the first table (`tbl24`) an
+//!   entry with `extended = 0` holds the next-hop id of the whole /24 block; with
+//!   `extended = 1` it holds the index of a 256-entry group in `tbl8`, which holds the next
+//!   hop of each address of the block (`tbl8` entries are never extended). Id 0 is "no
+//!   route". A lookup is one memory access, or two for addresses in a /24 block that holds
+//!   a longer prefix.
+//! * **Width.** Entries are 16 bits (15-bit next hops and group indices, as DPDK's
+//!   `RTE_FIB_DIR24_8_2B`: a 32 MiB first table) when the table allows, else 32 bits
+//!   (31-bit next hops, at most 2^23 groups so gather offsets fit: a 64 MiB first table).
+//!   The choice is automatic; [`Dir24_8Config::entry_width`] forces one, and a table that
+//!   does not fit the forced width is a [`BuildError`], never truncated.
+//! * **Groups** are allocated as the table needs them: no up-front group count (unlike
+//!   DPDK's `number_tbl8s`).
+//! * **Build** runs over [`Rib::for_each_range`]: a range that covers whole /24 blocks
+//!   fills first-table entries, a range boundary inside a block gives that block a group.
+//!   Adjacent prefixes with one next hop merge, so a more-specific route that does not
+//!   change the answer costs no group.
+//! * **Lookups.** [`Fib::lookup_batch`] works on blocks of [`BATCH`] keys: it prefetches
+//!   every first-table entry of the block, then every group line it needs, then resolves
+//!   (three passes, so the out-of-order core overlaps up to [`BATCH`] cache misses, like
+//!   DPDK's `dir24_8_lookup_bulk`). With AVX2 the first-table probe of eight keys is one
+//!   `vpgatherdd` (as DPDK's `dir24_8_avx512.c` does with 16); the scalar path is the twin.
+//!
+//! DIR-24-8 is a batch-rebuild scheme: route changes go to the `Rib` and a new table is
+//! built and published (see [`crate::sync`]).
+
+mod build;
+
+#[cfg(target_arch = "x86_64")]
+mod avx2;
+
+use crate::fib::{BuildError, Fib, Implementation, StatValue, Stats};
+use crate::nexthop::NextHop;
+use crate::prefix::Ipv4;
+use crate::registry::BuildOptions;
+use crate::rib::Rib;
+use crate::simd::{prefetch, Avx2};
+
+/// Keys per block in `lookup_batch`: the number of first-table misses kept in flight.
+pub const BATCH: usize = 32;
+
+/// Entry width of the tables.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum EntryWidth {
+    /// 16-bit entries: next hops and group indices up to 2^15 - 1.
+    Narrow,
+    /// 32-bit entries: next hops up to 2^31 - 1, up to 2^23 groups.
+    Wide,
+}
+
+/// Build options for [`Dir24_8`].
+#[derive(Clone, Debug, Default)]
+pub struct Dir24_8Config {
+    /// Force an entry width instead of choosing the narrowest that fits.
+    ///
+    /// ```
+    /// use lpmkit::schemes::dir24_8::{Dir24_8Config, EntryWidth};
+    /// let cfg = Dir24_8Config { entry_width: Some(EntryWidth::Wide), ..Default::default() };
+    /// # let _ = cfg;
+    /// ```
+    pub entry_width: Option<EntryWidth>,
+    /// Use the scalar lookup path even if the CPU has AVX2.
+    pub force_scalar: bool,
+}
+
+/// A table entry: `u16` or `u32`.
+pub(crate) trait Entry: Copy + Default + Send + Sync + 'static {
+    const BITS: u32;
+    fn from_u32(v: u32) -> Self;
+    fn get(self) -> u32;
+}
+
+impl Entry for u16 {
+    const BITS: u32 = 16;
+    #[inline(always)]
+    fn from_u32(v: u32) -> Self {
+        debug_assert!(v <= u16::MAX as u32);
+        v as u16
+    }
+    #[inline(always)]
+    fn get(self) -> u32 {
+        self as u32
+    }
+}
+
+impl Entry for u32 {
+    const BITS: u32 = 32;
+    #[inline(always)]
+    fn from_u32(v: u32) -> Self {
+        v
+    }
+    #[inline(always)]
+    fn get(self) -> u32 {
+        self
+    }
+}
+
+/// Number of first-table entries.
+const TBL24_LEN: usize = 1 << 24;
+/// Entries of padding after `tbl24` and `tbl8`, so a 32-bit gather of a 16-bit entry at
+/// the last index stays inside the allocation.
+const PAD: usize = 2;
+
+/// The two tables of one entry width.
+pub(crate) struct Tables<E: Entry> {
+    /// `TBL24_LEN + PAD` entries.
+    tbl24: Box<[E]>,
+    /// `groups * 256 + PAD` entries.
+    tbl8: Box<[E]>,
+}
+
+impl<E: Entry> Tables<E> {
+    #[inline(always)]
+    fn resolve(&self, addr: u32) -> u32 {
+        let e = self.tbl24_entry(addr);
+        if e & 1 == 0 {
+            e >> 1
+        } else {
+            self.group_entry(e, addr) >> 1
+        }
+    }
+
+    /// The first-table entry for `addr`.
+    #[inline(always)]
+    fn tbl24_entry(&self, addr: u32) -> u32 {
+        debug_assert_eq!(self.tbl24.len(), TBL24_LEN + PAD);
+        // SAFETY: `addr >> 8 < 2^24 = TBL24_LEN < tbl24.len()` (the builder allocates
+        // `TBL24_LEN + PAD` entries).
+        unsafe { self.tbl24.get_unchecked((addr >> 8) as usize).get() }
+    }
+
+    /// The `tbl8` entry for `addr` in the group named by the extended entry `e`.
+    #[inline(always)]
+    fn group_entry(&self, e: u32, addr: u32) -> u32 {
+        let i = (((e >> 1) as usize) << 8) | (addr & 0xff) as usize;
+        debug_assert!(i + PAD < self.tbl8.len());
+        // SAFETY: the builder writes extended entries only with the index of a group it
+        // allocated, so `i < groups * 256 <= tbl8.len()`.
+        unsafe { self.tbl8.get_unchecked(i).get() }
+    }
+
+    /// The scalar bulk lookup: blocks of `BATCH` keys, three passes each.
+    fn lookup_batch_scalar(&self, addrs: &[u32], out: &mut [u32]) {
+        let mut blocks = addrs.chunks_exact(BATCH);
+        let mut outs = out.chunks_exact_mut(BATCH);
+        for (keys, res) in (&mut blocks).zip(&mut outs) {
+            for &a in keys {
+                prefetch(self.tbl24.as_ptr().wrapping_add((a >> 8) as usize));
+            }
+            for (r, &a) in res.iter_mut().zip(keys) {
+                let e = self.tbl24_entry(a);
+                if e & 1 != 0 {
+                    let i = (((e >> 1) as usize) << 8) | (a & 0xff) as usize;
+                    prefetch(self.tbl8.as_ptr().wrapping_add(i));
+                }
+                *r = e;
+            }
+            for (r, &a) in res.iter_mut().zip(keys) {
+                let e = *r;
+                *r = if e & 1 == 0 {
+                    e >> 1
+                } else {
+                    self.group_entry(e, a) >> 1
+                };
+            }
+        }
+        let (keys, res) = (blocks.remainder(), outs.into_remainder());
+        for (r, &a) in res.iter_mut().zip(keys) {
+            *r = self.resolve(a);
+        }
+    }
+
+    fn bytes(&self) -> usize {
+        (self.tbl24.len() + self.tbl8.len()) * core::mem::size_of::<E>()
+    }
+}
+
+enum Layout {
+    Narrow(Tables<u16>),
+    Wide(Tables<u32>),
+}
+
+/// The DIR-24-8 lookup table for IPv4.
+pub struct Dir24_8 {
+    layout: Layout,
+    avx2: Option<Avx2>,
+    groups: usize,
+    direct_entries: usize,
+    build_ms: f64,
+}
+
+impl Dir24_8 {
+    /// Builds the table from `rib`.
+    pub fn build(rib: &Rib<Ipv4>, config: &Dir24_8Config) -> Result<Self, BuildError> {
+        build::build(rib, config)
+    }
+
+    /// The registry's builder.
+    pub fn build_boxed(
+        rib: &Rib<Ipv4>,
+        options: &BuildOptions,
+    ) -> Result<Box<dyn Fib<Ipv4>>, BuildError> {
+        let config = Dir24_8Config {
+            force_scalar: options.force_scalar,
+            ..Default::default()
+        };
+        Ok(Box::new(Self::build(rib, &config)?))
+    }
+
+    /// The entry width chosen.
+    pub fn entry_width(&self) -> EntryWidth {
+        match self.layout {
+            Layout::Narrow(_) => EntryWidth::Narrow,
+            Layout::Wide(_) => EntryWidth::Wide,
+        }
+    }
+
+    /// Number of 256-entry groups in the second table.
+    pub fn groups(&self) -> usize {
+        self.groups
+    }
+}
+
+impl Fib<Ipv4> for Dir24_8 {
+    fn name(&self) -> &str {
+        "dir24-8"
+    }
+
+    #[inline]
+    fn lookup(&self, addr: Ipv4) -> Option<NextHop> {
+        NextHop::new(match &self.layout {
+            Layout::Narrow(t) => t.resolve(addr),
+            Layout::Wide(t) => t.resolve(addr),
+        })
+    }
+
+    fn lookup_batch(&self, addrs: &[Ipv4], out: &mut [u32]) {
+        assert!(out.len() >= addrs.len(), "output shorter than input");
+        let out = &mut out[..addrs.len()];
+        #[cfg(target_arch = "x86_64")]
+        if let Some(token) = self.avx2 {
+            match &self.layout {
+                Layout::Narrow(t) => avx2::lookup_batch(token, t, addrs, out),
+                Layout::Wide(t) => avx2::lookup_batch(token, t, addrs, out),
+            }
+            return;
+        }
+        match &self.layout {
+            Layout::Narrow(t) => t.lookup_batch_scalar(addrs, out),
+            Layout::Wide(t) => t.lookup_batch_scalar(addrs, out),
+        }
+    }
+
+    fn memory_bytes(&self) -> usize {
+        match &self.layout {
+            Layout::Narrow(t) => t.bytes(),
+            Layout::Wide(t) => t.bytes(),
+        }
+    }
+
+    fn stats(&self) -> Stats {
+        let width = match self.entry_width() {
+            EntryWidth::Narrow => "16-bit entries",
+            EntryWidth::Wide => "32-bit entries",
+        };
+        Stats::new()
+            .with("layout", StatValue::Text(width.into()))
+            .with("tbl8_groups", StatValue::Count(self.groups as u64))
+            .with(
+                "tbl24_direct_share",
+                StatValue::Ratio(self.direct_entries as f64 / TBL24_LEN as f64),
+            )
+            .with("build", StatValue::Millis(self.build_ms))
+    }
+
+    fn implementation(&self) -> Implementation {
+        if self.avx2.is_some() {
+            Implementation::Avx2
+        } else {
+            Implementation::Scalar
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::prefix::Prefix;
+
+    fn rib(routes: &[(&str, u32)]) -> Rib<Ipv4> {
+        routes
+            .iter()
+            .map(|&(p, h)| (p.parse::<Prefix<Ipv4>>().unwrap(), NextHop::new(h).unwrap()))
+            .collect()
+    }
+
+    fn check(rib: &Rib<Ipv4>, cfg: &Dir24_8Config) -> Dir24_8 {
+        let t = Dir24_8::build(rib, cfg).unwrap();
+        let mut keys: Vec<u32> = vec![0, 1, u32::MAX, u32::MAX - 1];
+        for (p, _) in rib.iter() {
+            for a in [p.first(), p.last()] {
+                keys.extend([a, a.wrapping_add(1), a.wrapping_sub(1)]);
+            }
+        }
+        let mut out = vec![0; keys.len()];
+        t.lookup_batch(&keys, &mut out);
+        for (&k, &o) in keys.iter().zip(&out) {
+            let want = NextHop::raw(rib.lookup(k));
+            assert_eq!(NextHop::raw(t.lookup(k)), want, "lookup {k:#x}");
+            assert_eq!(o, want, "lookup_batch {k:#x}");
+        }
+        t
+    }
+
+    #[test]
+    fn small_tables() {
+        let r = rib(&[
+            ("0.0.0.0/0", 1),
+            ("10.0.0.0/8", 2),
+            ("10.1.1.0/24", 3),
+            ("10.1.1.128/25", 4),
+            ("10.1.1.7/32", 5),
+            ("255.255.255.255/32", 6),
+            ("0.0.0.0/32", 7),
+            ("192.168.0.0/16", 1),
+        ]);
+        for force_scalar in [false, true] {
+            for w in [None, Some(EntryWidth::Narrow), Some(EntryWidth::Wide)] {
+                let t = check(
+                    &r,
+                    &Dir24_8Config {
+                        entry_width: w,
+                        force_scalar,
+                    },
+                );
+                assert_eq!(t.groups(), 3);
+            }
+        }
+        assert!(check(&Rib::new(), &Dir24_8Config::default())
+            .lookup(5)
+            .is_none());
+    }
+
+    #[test]
+    fn aggregation_saves_groups() {
+        // A /25 with its /24's next hop changes nothing: no group.
+        let r = rib(&[("10.0.0.0/24", 1), ("10.0.0.0/25", 1)]);
+        assert_eq!(check(&r, &Dir24_8Config::default()).groups(), 0);
+    }
+
+    #[test]
+    fn widens_and_refuses() {
+        let big = rib(&[("10.0.0.0/8", 40_000)]);
+        let t = check(&big, &Dir24_8Config::default());
+        assert_eq!(t.entry_width(), EntryWidth::Wide);
+        let err = Dir24_8::build(
+            &big,
+            &Dir24_8Config {
+                entry_width: Some(EntryWidth::Narrow),
+                ..Default::default()
+            },
+        )
+        .err()
+        .unwrap();
+        assert!(matches!(
+            err,
+            BuildError::NextHopOverflow {
+                max: 32767,
+                requested: 40000,
+                ..
+            }
+        ));
+        let huge = rib(&[("10.0.0.0/8", 1 << 31)]);
+        assert!(Dir24_8::build(&huge, &Dir24_8Config::default()).is_err());
+    }
+
+    #[test]
+    fn batch_lengths() {
+        let r = rib(&[("10.0.0.0/8", 2), ("10.1.1.128/25", 4)]);
+        let t = Dir24_8::build(&r, &Dir24_8Config::default()).unwrap();
+        let keys: Vec<u32> = (0..100u32).map(|i| 0x0a01_0100 + i * 3).collect();
+        for n in 0..keys.len() {
+            let mut out = vec![u32::MAX; n];
+            t.lookup_batch(&keys[..n], &mut out);
+            for (k, o) in keys[..n].iter().zip(&out) {
+                assert_eq!(*o, NextHop::raw(r.lookup(*k)));
+            }
+        }
+    }
+}

@@ -1,0 +1,5 @@
+//! The lookup schemes, one module each. Every module's docs name the paper section it
+//! implements; shared building blocks live in [`common`].
+
+pub mod common;
+pub mod dir24_8;
