@@ -34,10 +34,15 @@
 //! * [`fib`]: the [`Fib`] and [`IncrementalFib`] traits.
 //! * [`registry`]: every scheme by name, for generic code.
 //! * [`schemes`]: one module per scheme.
+//! * [`table`]: a loaded [`Table`] (routes plus next-hop names).
+//! * [`io`]: readers for text tables, MRT dumps, update traces and address lists.
+//! * [`synth`]: deterministic Internet-like synthetic tables.
+//! * [`traffic`]: key streams (uniform, REP/RND/SEQ, IPv6 matching keys, Zipf, traces).
 
 #![warn(missing_docs)]
 
 pub mod fib;
+pub mod io;
 pub mod nexthop;
 pub mod prefix;
 pub mod registry;
@@ -45,6 +50,9 @@ pub mod rib;
 pub mod rng;
 pub mod schemes;
 pub mod simd;
+pub mod synth;
+pub mod table;
+pub mod traffic;
 
 pub use fib::{
     BuildError, Change, Fib, Implementation, IncrementalFib, StatValue, Stats, UpdateStats,
@@ -53,3 +61,4 @@ pub use nexthop::{NextHop, NextHopTable};
 pub use prefix::{Address, Family, Ipv4, Ipv6, Prefix, PrefixError};
 pub use registry::BuildOptions;
 pub use rib::Rib;
+pub use table::{AnyTable, Table};

@@ -1,0 +1,1 @@
+//! Readers for routing tables, update traces and address lists.

@@ -1,0 +1,1 @@
+//! Deterministic Internet-like synthetic routing tables.

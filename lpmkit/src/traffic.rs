@@ -1,0 +1,1 @@
+//! Key streams for lookups: uniform random, paper-style patterns, trace replay.
