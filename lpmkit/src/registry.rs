@@ -29,12 +29,18 @@ use crate::schemes;
 pub struct BuildOptions {
     /// Use the scalar code path even if the CPU has SIMD support.
     pub force_scalar: bool,
+    /// Degree of SIMD parallelism (lanes looked up together) for schemes that have one,
+    /// such as Spider's 1…16 ways; `None` takes the scheme's own default.
+    pub ways: Option<usize>,
 }
 
 impl BuildOptions {
     /// Options with scalar code forced on or off.
     pub fn scalar(force_scalar: bool) -> Self {
-        BuildOptions { force_scalar }
+        BuildOptions {
+            force_scalar,
+            ..Default::default()
+        }
     }
 }
 
