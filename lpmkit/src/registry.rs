@@ -132,7 +132,23 @@ static SCHEMES: &[SchemeInfo] = &[
         reference: "Gupta, Lin, McKeown, INFOCOM 1998; DPDK rte_fib dir24_8",
         incremental: false,
         v4: Some(schemes::dir24_8::Dir24_8::build_boxed),
-        v6: None,
+        v6: Some(schemes::dir24_8::Dir24_8V6::build_boxed),
+    },
+    SchemeInfo {
+        name: "poptrie16",
+        summary: "Poptrie: 64-ary popcount-compressed trie, direct pointing of 16 bits",
+        reference: "Asai, Ohara, SIGCOMM 2015 (Poptrie16)",
+        incremental: true,
+        v4: Some(schemes::poptrie::build_boxed::<u32, 16>),
+        v6: Some(schemes::poptrie::build_boxed::<u128, 16>),
+    },
+    SchemeInfo {
+        name: "poptrie18",
+        summary: "Poptrie: 64-ary popcount-compressed trie, direct pointing of 18 bits",
+        reference: "Asai, Ohara, SIGCOMM 2015 (Poptrie18)",
+        incremental: true,
+        v4: Some(schemes::poptrie::build_boxed::<u32, 18>),
+        v6: Some(schemes::poptrie::build_boxed::<u128, 18>),
     },
 ];
 

@@ -32,9 +32,12 @@
 //! built and published (see [`crate::sync`]).
 
 mod build;
+mod v6;
 
 #[cfg(target_arch = "x86_64")]
 mod avx2;
+
+pub use v6::{Dir24_8V6, BATCH_V6};
 
 use crate::fib::{BuildError, Fib, Implementation, StatValue, Stats};
 use crate::nexthop::NextHop;

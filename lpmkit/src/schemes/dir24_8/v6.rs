@@ -1,0 +1,326 @@
+//! DIR-24-8 for IPv6, in the style of DPDK's `rte_lpm6`: a 2^24-entry first table indexed
+//! by the top 24 address bits, then 256-entry groups indexed by one byte each, down to
+//! /128 (at most 13 group levels: bits 24..32, 32..40, …, 120..128).
+//!
+//! `rte_lpm6` (DPDK `lib/lpm/rte_lpm6.c`) is the IPv6 baseline of the Spider paper (§V-D);
+//! its lookup is `tbl24[top 24 bits]`, then, while the entry is an extension, the
+//! `tbl8` group it names indexed by the next address byte.
+//!
+//! * **Entries** are 32 bits, `value << 1 | extended`: a next-hop id (31 bits, 0 = no
+//!   route) or, with `extended` set, the index of a 256-entry group. `rte_lpm6` keeps
+//!   21-bit next hops plus a depth per entry for its in-place updates; this table is
+//!   rebuilt from the `Rib` instead (batch rebuild), so it needs no depths.
+//! * **Groups** are allocated as the table needs them (no `number_tbl8s` sizing up
+//!   front): a 2^(128-p) block gets a group only if a range of the table starts strictly
+//!   inside it ([`Rib::for_each_range`], leaf pushing), so more-specific routes that do
+//!   not change the answer cost nothing. Group 0 is reserved (all zero): the batch
+//!   lookup parks finished lanes on it.
+//! * **Lookups.** [`Fib::lookup`] is the loop above. [`Fib::lookup_batch`] takes blocks
+//!   of [`BATCH_V6`] keys in lockstep without data-dependent branches: every round, each
+//!   lane whose entry is still an extension reads its next group entry (the others read
+//!   the reserved group), so the out-of-order core overlaps the lanes' cache misses, as
+//!   `rte_lpm6_lookup_bulk_func` does with its per-key loop; the next block's first-table
+//!   entries are prefetched.
+
+use crate::fib::{BuildError, Fib, StatValue, Stats};
+use crate::nexthop::NextHop;
+use crate::prefix::Ipv6;
+use crate::registry::BuildOptions;
+use crate::rib::Rib;
+use crate::schemes::common::{check_next_hops, ms_since, range_starts};
+use crate::simd::prefetch;
+
+const NAME: &str = "dir24-8";
+/// First-table entries.
+const TBL24_LEN: usize = 1 << 24;
+/// Largest next hop (31 bits).
+const MAX_NH: u64 = (1 << 31) - 1;
+/// Most groups: `groups << 8` must fit a 32-bit index computation.
+const MAX_GROUPS: u64 = 1 << 24;
+/// Keys per interleaved block in `lookup_batch`.
+pub const BATCH_V6: usize = 16;
+
+/// The DIR-24-8 lookup table for IPv6 (`rte_lpm6` style).
+pub struct Dir24_8V6 {
+    /// `TBL24_LEN` entries.
+    tbl24: Box<[u32]>,
+    /// `groups * 256` entries; group 0 is the reserved all-zero group.
+    tbl8: Vec<u32>,
+    groups: usize,
+    depth: u32,
+    build_ms: f64,
+}
+
+impl Dir24_8V6 {
+    /// Builds the table from `rib`.
+    ///
+    /// ```
+    /// use lpmkit::{Fib, NextHop, Rib};
+    /// use lpmkit::schemes::dir24_8::Dir24_8V6;
+    ///
+    /// let mut rib = Rib::new();
+    /// rib.insert("2001:db8::/32".parse()?, NextHop::new(1).unwrap());
+    /// rib.insert("2001:db8::1/128".parse()?, NextHop::new(2).unwrap());
+    /// let t = Dir24_8V6::build(&rib)?;
+    /// let a: u128 = "2001:db8::1".parse::<std::net::Ipv6Addr>()?.into();
+    /// assert_eq!(t.lookup(a), NextHop::new(2));
+    /// assert_eq!(t.lookup(a + 1), NextHop::new(1));
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    #[inline(never)]
+    pub fn build(rib: &Rib<Ipv6>) -> Result<Self, BuildError> {
+        let t0 = std::time::Instant::now();
+        check_next_hops(rib, NAME, MAX_NH)?;
+        let starts = range_starts(rib);
+        let mut t = Dir24_8V6 {
+            tbl24: vec![0u32; TBL24_LEN].into_boxed_slice(),
+            tbl8: vec![0u32; 256],
+            groups: 1,
+            depth: 0,
+            build_ms: 0.0,
+        };
+        // Whole first-table blocks inside a range take its next hop.
+        for (i, &(first, nh)) in starts.iter().enumerate() {
+            let last = starts.get(i + 1).map_or(u128::MAX, |r| r.0 - 1);
+            let b0 = (first >> 104) + (first & LOW104 != 0) as u128;
+            let b1 = if last & LOW104 == LOW104 {
+                last >> 104
+            } else {
+                match (last >> 104).checked_sub(1) {
+                    Some(b) => b,
+                    None => continue,
+                }
+            };
+            if b0 <= b1 {
+                t.tbl24[b0 as usize..=b1 as usize].fill(nh << 1);
+            }
+        }
+        // Blocks with a range starting strictly inside get a group.
+        let mut last_block = usize::MAX;
+        for (i, &(first, _)) in starts.iter().enumerate().skip(1) {
+            let b = (first >> 104) as usize;
+            if first & LOW104 == 0 || b == last_block {
+                continue;
+            }
+            last_block = b;
+            let base = (b as u128) << 104;
+            let from = starts[..i].partition_point(|r| r.0 <= base);
+            let val = starts[from - 1].1;
+            let to = i + starts[i..].partition_point(|r| r.0 <= base | LOW104);
+            let g = t.build_group(val, &starts[from..to], base, 24)?;
+            t.tbl24[b] = (g << 1) | 1;
+        }
+        t.build_ms = ms_since(t0);
+        Ok(t)
+    }
+
+    /// Builds the group for the block at `base` whose index byte starts at bit `pos`;
+    /// `first_val` is the next hop at `base` and `starts` the ranges starting strictly
+    /// inside the block.
+    fn build_group(
+        &mut self,
+        first_val: u32,
+        starts: &[(u128, u32)],
+        base: u128,
+        pos: u32,
+    ) -> Result<u32, BuildError> {
+        if self.groups as u64 >= MAX_GROUPS {
+            return Err(BuildError::CapacityExceeded {
+                scheme: NAME.to_string(),
+                what: "tbl8 groups",
+                max: MAX_GROUPS,
+                requested: self.groups as u64 + 1,
+            });
+        }
+        let g = self.groups;
+        self.groups += 1;
+        self.depth = self.depth.max((pos - 16) / 8);
+        self.tbl8.resize(self.groups * 256, 0);
+        let shift = 128 - pos - 8;
+        let mut val = first_val;
+        let mut k = 0usize;
+        for i in 0..256u128 {
+            let first = base | (i << shift);
+            let last = first | ((1u128 << shift) - 1);
+            while k < starts.len() && starts[k].0 <= first {
+                val = starts[k].1;
+                k += 1;
+            }
+            let j = k + starts[k..].partition_point(|r| r.0 <= last);
+            let entry = if j > k {
+                let sub = self.build_group(val, &starts[k..j], first, pos + 8)?;
+                val = starts[j - 1].1;
+                k = j;
+                (sub << 1) | 1
+            } else {
+                val << 1
+            };
+            self.tbl8[g * 256 + i as usize] = entry;
+        }
+        Ok(g as u32)
+    }
+
+    /// The registry's builder.
+    pub fn build_boxed(
+        rib: &Rib<Ipv6>,
+        _options: &BuildOptions,
+    ) -> Result<Box<dyn Fib<Ipv6>>, BuildError> {
+        Ok(Box::new(Self::build(rib)?))
+    }
+
+    /// Number of 256-entry groups, the reserved one included.
+    pub fn groups(&self) -> usize {
+        self.groups
+    }
+
+    #[inline(always)]
+    fn first(&self, a: u128) -> u32 {
+        // SAFETY: `a >> 104 < 2^24 = tbl24.len()`.
+        unsafe { *self.tbl24.get_unchecked((a >> 104) as usize) }
+    }
+
+    #[inline(always)]
+    fn group_entry(&self, e: u32, a: u128, shift: u32) -> u32 {
+        let i = (((e >> 1) as usize) << 8) | ((a >> shift) as usize & 0xff);
+        debug_assert!(i < self.tbl8.len());
+        // SAFETY: extended entries name groups the builder allocated (`< groups`, and
+        // `tbl8.len() = groups * 256`); group 0 always exists.
+        unsafe { *self.tbl8.get_unchecked(i) }
+    }
+
+    #[inline(always)]
+    fn resolve(&self, a: u128) -> u32 {
+        let mut e = self.first(a);
+        let mut shift = 96;
+        while e & 1 != 0 {
+            e = self.group_entry(e, a, shift);
+            shift = shift.wrapping_sub(8);
+        }
+        e >> 1
+    }
+
+    #[inline(always)]
+    fn lookup_block(&self, keys: &[u128], out: &mut [u32]) {
+        let mut e = [0u32; BATCH_V6];
+        let mut any = 0;
+        for i in 0..BATCH_V6 {
+            e[i] = self.first(keys[i]);
+            any |= e[i];
+        }
+        let mut shift = 96u32;
+        while any & 1 != 0 {
+            any = 0;
+            for i in 0..BATCH_V6 {
+                let m = (e[i] & 1).wrapping_neg();
+                // Finished lanes read the reserved group 0.
+                let n = self.group_entry(e[i] & m, keys[i], shift);
+                e[i] = (n & m) | (e[i] & !m);
+                any |= e[i];
+            }
+            shift = shift.wrapping_sub(8);
+        }
+        for i in 0..BATCH_V6 {
+            out[i] = e[i] >> 1;
+        }
+    }
+}
+
+/// The low 104 bits: the addresses under one first-table entry.
+const LOW104: u128 = (1 << 104) - 1;
+
+impl Fib<Ipv6> for Dir24_8V6 {
+    fn name(&self) -> &str {
+        NAME
+    }
+
+    #[inline]
+    fn lookup(&self, addr: Ipv6) -> Option<NextHop> {
+        NextHop::new(self.resolve(addr))
+    }
+
+    fn lookup_batch(&self, addrs: &[Ipv6], out: &mut [u32]) {
+        assert!(out.len() >= addrs.len(), "output shorter than input");
+        let mut blocks = addrs.chunks_exact(BATCH_V6);
+        let mut outs = out[..addrs.len()].chunks_exact_mut(BATCH_V6);
+        let mut next = addrs.chunks_exact(BATCH_V6).skip(1);
+        for (k, o) in (&mut blocks).zip(&mut outs) {
+            if let Some(nk) = next.next() {
+                for &a in nk {
+                    prefetch(self.tbl24.as_ptr().wrapping_add((a >> 104) as usize));
+                }
+            }
+            self.lookup_block(k, o);
+        }
+        for (o, &a) in outs.into_remainder().iter_mut().zip(blocks.remainder()) {
+            *o = self.resolve(a);
+        }
+    }
+
+    fn memory_bytes(&self) -> usize {
+        (self.tbl24.len() + self.tbl8.len()) * 4
+    }
+
+    fn stats(&self) -> Stats {
+        Stats::new()
+            .with("layout", StatValue::Text("32-bit entries".into()))
+            .with("tbl8_groups", StatValue::Count(self.groups as u64 - 1))
+            .with("group_levels", StatValue::Count(self.depth as u64))
+            .with("build", StatValue::Millis(self.build_ms))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::prefix::Prefix;
+
+    fn check(routes: &[(&str, u32)]) -> Dir24_8V6 {
+        let rib: Rib<Ipv6> = routes
+            .iter()
+            .map(|&(p, h)| (p.parse::<Prefix<Ipv6>>().unwrap(), NextHop::new(h).unwrap()))
+            .collect();
+        let t = Dir24_8V6::build(&rib).unwrap();
+        let mut keys: Vec<u128> = vec![0, 1, u128::MAX, u128::MAX - 1];
+        for (p, _) in rib.iter() {
+            for a in [p.first(), p.last()] {
+                keys.extend([a, a.wrapping_add(1), a.wrapping_sub(1)]);
+            }
+        }
+        let mut out = vec![0; keys.len()];
+        t.lookup_batch(&keys, &mut out);
+        for (&k, &o) in keys.iter().zip(&out) {
+            let want = NextHop::raw(rib.lookup(k));
+            assert_eq!(NextHop::raw(t.lookup(k)), want, "lookup {k:x}");
+            assert_eq!(o, want, "lookup_batch {k:x}");
+        }
+        t
+    }
+
+    #[test]
+    fn small_tables() {
+        let t = check(&[
+            ("::/0", 1),
+            ("2001:db8::/32", 2),
+            ("2001:db8:1::/48", 3),
+            ("2001:db8:1::1/128", 4),
+            ("ffff:ffff:ffff:ffff:ffff:ffff:ffff:ffff/128", 5),
+            ("::/128", 7),
+            ("2001:db8:ff00::/40", 2),
+        ]);
+        assert_eq!(t.depth, 13);
+        assert_eq!(check(&[("2001:db8::/32", 2)]).groups(), 2);
+        assert_eq!(check(&[]).groups(), 1);
+        // A /24 changes whole first-table entries only.
+        assert_eq!(check(&[("2001:d00::/24", 2), ("::/0", 1)]).groups(), 1);
+    }
+
+    #[test]
+    fn refuses_large_next_hops() {
+        let mut rib = Rib::<Ipv6>::new();
+        rib.insert("::/0".parse().unwrap(), NextHop::new(1 << 31).unwrap());
+        assert!(matches!(
+            Dir24_8V6::build(&rib),
+            Err(BuildError::NextHopOverflow { .. })
+        ));
+    }
+}
