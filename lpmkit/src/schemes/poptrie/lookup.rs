@@ -56,13 +56,14 @@ impl<L: Leaf> Trie<L> {
         }
     }
 
-    /// Looks up `B` keys in lockstep, without data-dependent branches.
+    /// Looks up `B` keys together, without data-dependent branches.
     ///
-    /// Every lane takes one step per round: a lane whose vector bit is set moves to the
-    /// child; a lane at a leaf slot stays on its node, so repeating the step recomputes
-    /// the same leaf index. Lanes whose direct-pointing entry is a leaf sit on the sink
-    /// node 0. Rounds continue until no lane moved; the out-of-order core overlaps the
-    /// `B` independent node loads of a round, and each moved lane prefetches its child.
+    /// The direct-pointing stage resolves every lane and lists (branch-free compaction)
+    /// the lanes that continue into a node. Each round then steps every listed lane one
+    /// level: it moves to its child if the vector bit is set, else it records its leaf
+    /// index and drops out of the list. The out-of-order core overlaps the independent
+    /// node loads of a round, and every lane prefetches what it reads next (its child,
+    /// or its leaf); work is proportional to the levels each key really descends.
     #[inline(always)]
     pub(super) fn lookup_block<A: Key, const B: usize>(&self, keys: &[A], out: &mut [u32]) {
         debug_assert!(keys.len() == B && out.len() == B);
@@ -70,43 +71,51 @@ impl<L: Leaf> Trie<L> {
         let mut cur = [0u32; B];
         let mut pos = [s; B];
         let mut leafi = [0u32; B];
-        let mut dirv = [0u32; B];
+        let mut active = [0u8; B];
+        let mut inner = [0u8; B];
+        let mut n = 0usize;
         for i in 0..B {
             let e = self.dir_entry(keys[i].top(s));
-            let leaf = (e >> 31).wrapping_neg(); // all ones for a leaf entry
-            dirv[i] = e & leaf;
-            cur[i] = e & !leaf;
+            let is_node = (e >> 31) ^ 1;
+            out[i] = e & !LEAF_FLAG;
+            cur[i] = e & !LEAF_FLAG;
             prefetch(self.nodes.as_ptr().wrapping_add(cur[i] as usize));
+            active[n] = i as u8;
+            n += is_node as usize;
         }
-        loop {
-            let mut moved = 0u64;
-            for i in 0..B {
-                let n = self.node(cur[i]);
+        let nodes_n = n;
+        inner[..n].copy_from_slice(&active[..n]);
+        while n > 0 {
+            let mut m = 0usize;
+            for j in 0..n {
+                let i = active[j] as usize;
+                let nd = self.node(cur[i]);
                 let idx = keys[i].chunk(pos[i]);
-                let bit = (n.vector >> idx) & 1;
-                let child = n
+                let bit = ((nd.vector >> idx) & 1) as u32;
+                let child = nd
                     .base1
-                    .wrapping_add(super::popcnt_le(n.vector, idx))
+                    .wrapping_add(super::popcnt_le(nd.vector, idx))
                     .wrapping_sub(1);
-                let li = n
+                let li = nd
                     .base0
-                    .wrapping_add(super::popcnt_le(n.leafvec, idx))
+                    .wrapping_add(super::popcnt_le(nd.leafvec, idx))
                     .wrapping_sub(1);
-                let m = (bit as u32).wrapping_neg();
-                cur[i] = (child & m) | (cur[i] & !m);
-                pos[i] += STRIDE & m;
-                leafi[i] = (li & !m) | (leafi[i] & m);
-                prefetch(self.nodes.as_ptr().wrapping_add(cur[i] as usize));
-                moved |= bit;
+                let mask = bit.wrapping_neg();
+                cur[i] = (child & mask) | (cur[i] & !mask);
+                pos[i] += STRIDE & mask;
+                leafi[i] = li;
+                // Prefetch the child or the leaf, chosen without a branch.
+                let pn = self.nodes.as_ptr().wrapping_add(child as usize) as usize;
+                let pl = self.leaves.as_ptr().wrapping_add(li as usize) as usize;
+                let wide = (bit as usize).wrapping_neg();
+                prefetch(((pn & wide) | (pl & !wide)) as *const u8);
+                active[m] = i as u8;
+                m += bit as usize;
             }
-            if moved == 0 {
-                break;
-            }
+            n = m;
         }
-        for i in 0..B {
-            let lv = self.leaf(leafi[i]);
-            let d = (dirv[i] >> 31).wrapping_neg();
-            out[i] = (dirv[i] & !LEAF_FLAG & d) | (lv & !d);
+        for &i in &inner[..nodes_n] {
+            out[i as usize] = self.leaf(leafi[i as usize]);
         }
     }
 

@@ -1,0 +1,87 @@
+//! The IPv6 DIR-24-8 table (`dir24-8` for IPv6) against the `Rib`: every real IPv6 table,
+//! synthetic tables, and the default, host and nested-chain routes.
+
+mod data_loader;
+
+use std::collections::HashMap;
+
+use lpmkit::rng::SplitMix64;
+use lpmkit::schemes::dir24_8::Dir24_8V6;
+use lpmkit::{registry, Address, Fib, NextHop, Prefix, Rib};
+
+use data_loader::{boundary_keys, files, load_table};
+
+fn check(rib: &Rib<u128>, keys: &[u128], label: &str) {
+    let fib = registry::find("dir24-8")
+        .unwrap()
+        .build(rib, &Default::default())
+        .unwrap();
+    assert_eq!(fib.name(), "dir24-8");
+    let want: Vec<u32> = keys.iter().map(|&k| NextHop::raw(rib.lookup(k))).collect();
+    let mut out = vec![u32::MAX; keys.len()];
+    fib.lookup_batch(keys, &mut out);
+    for (i, (&k, &w)) in keys.iter().zip(&want).enumerate() {
+        assert_eq!(out[i], w, "{label}: lookup_batch {k:x}");
+        assert_eq!(NextHop::raw(fib.lookup(k)), w, "{label}: lookup {k:x}");
+    }
+    for n in [0, 1, 15, 16, 17, 40] {
+        let n = n.min(keys.len());
+        let mut out = vec![u32::MAX; n];
+        fib.lookup_batch(&keys[..n], &mut out);
+        assert_eq!(&out[..], &want[..n], "{label}: lookup_batch of {n}");
+    }
+}
+
+#[test]
+fn real_tables() {
+    for path in files("fib", "ipv6-") {
+        let rib = load_table::<u128>(&path, &mut HashMap::new());
+        let mut keys = boundary_keys(&rib);
+        let starts: Vec<u128> = rib.iter().map(|(p, _)| p.addr()).collect();
+        let mut rng = SplitMix64::new(9);
+        for _ in 0..1 << 18 {
+            let p = starts[rng.below(starts.len() as u64) as usize];
+            keys.push((p >> 96 << 96) | ((rng.next() as u128 & 0xffff_ffff) << 64) | 1);
+            keys.push(p | (rng.next_u128() >> (rng.below(128) as u32)));
+            keys.push(rng.next_u128());
+        }
+        check(&rib, &keys, &path.display().to_string());
+    }
+}
+
+#[test]
+fn synthetic_and_edge_tables() {
+    let mut rng = SplitMix64::new(4);
+    for routes in [0usize, 1, 30, 3000, 30_000] {
+        let mut rib = Rib::<u128>::new();
+        for _ in 0..routes {
+            let len = rng.below(129) as u8;
+            let hi = (rng.below(4) as u128) << 126;
+            let noise = match rng.below(3) {
+                0 => rng.next_u128(),
+                1 => rng.next_u128() & 0xffff,
+                _ => rng.next_u128() >> 90,
+            };
+            let p = Prefix::new_truncating(hi | noise, len);
+            rib.insert(p, NextHop::new(1 + rng.below(7) as u32).unwrap());
+        }
+        let mut keys = boundary_keys(&rib);
+        keys.extend((0..10_000).map(|_| rng.next_u128()));
+        check(&rib, &keys, &format!("synthetic {routes}"));
+    }
+    // Default route plus both host-route extremes; a chain of nested prefixes /1../128.
+    let mut rib = Rib::<u128>::new();
+    rib.insert(Prefix::DEFAULT, NextHop::new(1).unwrap());
+    rib.insert(Prefix::host(0), NextHop::new(2).unwrap());
+    rib.insert(Prefix::host(u128::MAX), NextHop::new(3).unwrap());
+    check(&rib, &boundary_keys(&rib), "default and hosts");
+    for l in 1..=128u8 {
+        let p = Prefix::new_truncating(u128::MAX / 3, l);
+        rib.insert(p, NextHop::new(4 + l as u32 % 3).unwrap());
+    }
+    check(&rib, &boundary_keys(&rib), "nested chain");
+    let t = Dir24_8V6::build(&rib).unwrap();
+    assert!(t.groups() > 13);
+    assert!(t.memory_bytes() >= 4 << 24);
+    let _ = u128::netmask(3);
+}
