@@ -13,14 +13,15 @@
 //! * **Groups** are allocated as the table needs them (no `number_tbl8s` sizing up
 //!   front): a 2^(128-p) block gets a group only if a range of the table starts strictly
 //!   inside it ([`Rib::for_each_range`], leaf pushing), so more-specific routes that do
-//!   not change the answer cost nothing. Group 0 is reserved (all zero): the batch
-//!   lookup parks finished lanes on it.
+//!   not change the answer cost nothing. Group 0 is reserved and stays unused, so a
+//!   group index is never 0.
 //! * **Lookups.** [`Fib::lookup`] is the loop above. [`Fib::lookup_batch`] takes blocks
-//!   of [`BATCH_V6`] keys in lockstep without data-dependent branches: every round, each
-//!   lane whose entry is still an extension reads its next group entry (the others read
-//!   the reserved group), so the out-of-order core overlaps the lanes' cache misses, as
-//!   `rte_lpm6_lookup_bulk_func` does with its per-key loop; the next block's first-table
-//!   entries are prefetched.
+//!   of [`BATCH_V6`] keys: it reads every first-table entry, lists the lanes whose entry
+//!   is an extension (branch-free compaction), then in each round every listed lane reads
+//!   its next group entry and stays listed only if that is an extension again. The loads
+//!   of a round are independent, so the out-of-order core overlaps the lanes' cache
+//!   misses (`rte_lpm6_lookup_bulk_func` runs its keys one after the other); the next
+//!   block's first-table entries are prefetched.
 
 use crate::fib::{BuildError, Fib, StatValue, Stats};
 use crate::nexthop::NextHop;
@@ -201,22 +202,27 @@ impl Dir24_8V6 {
 
     #[inline(always)]
     fn lookup_block(&self, keys: &[u128], out: &mut [u32]) {
+        debug_assert!(keys.len() == BATCH_V6 && out.len() == BATCH_V6);
         let mut e = [0u32; BATCH_V6];
-        let mut any = 0;
+        // Lanes whose entry is still an extension, compacted without branches.
+        let mut active = [0u8; BATCH_V6];
+        let mut n = 0usize;
         for i in 0..BATCH_V6 {
             e[i] = self.first(keys[i]);
-            any |= e[i];
+            active[n] = i as u8;
+            n += (e[i] & 1) as usize;
         }
+        // All listed lanes are at the same level: one shift per round.
         let mut shift = 96u32;
-        while any & 1 != 0 {
-            any = 0;
-            for i in 0..BATCH_V6 {
-                let m = (e[i] & 1).wrapping_neg();
-                // Finished lanes read the reserved group 0.
-                let n = self.group_entry(e[i] & m, keys[i], shift);
-                e[i] = (n & m) | (e[i] & !m);
-                any |= e[i];
+        while n > 0 {
+            let mut m = 0usize;
+            for j in 0..n {
+                let i = active[j] as usize;
+                e[i] = self.group_entry(e[i], keys[i], shift);
+                active[m] = i as u8;
+                m += (e[i] & 1) as usize;
             }
+            n = m;
             shift = shift.wrapping_sub(8);
         }
         for i in 0..BATCH_V6 {

@@ -218,15 +218,14 @@ impl<L: Leaf> Trie<L> {
 
     /// Grows the arrays to what the allocators handed out.
     pub(super) fn grow(&mut self) {
+        // `Vec` amortizes the growth; the length is what lookups may touch.
         let n = self.nodes_alloc.top() as usize;
         if self.nodes.len() < n {
-            let want = n.max(self.nodes.len() * 3 / 2);
-            self.nodes.resize(want, Node::default());
+            self.nodes.resize(n, Node::default());
         }
         let l = self.leaves_alloc.top() as usize;
         if self.leaves.len() < l {
-            let want = l.max(self.leaves.len() * 3 / 2);
-            self.leaves.resize(want, L::from_u32(0));
+            self.leaves.resize(l, L::from_u32(0));
         }
     }
 

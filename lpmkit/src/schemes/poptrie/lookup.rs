@@ -39,17 +39,19 @@ impl<L: Leaf> Trie<L> {
     /// One lookup: the next-hop id (0 = no route).
     #[inline(always)]
     pub(super) fn lookup_one<A: Key>(&self, a: A) -> u32 {
-        let e = self.dir_entry(a.top(self.s as u32));
+        let s = self.s as u32;
+        let e = self.dir_entry(a.top(s));
         if e & LEAF_FLAG != 0 {
             return e & !LEAF_FLAG;
         }
         let mut n = self.node(e);
-        let mut pos = self.s as u32;
+        // The key shifted so that the current stride is its top 6 bits.
+        let mut k = a.shl(s);
         loop {
-            let idx = a.chunk(pos);
+            let idx = k.head();
             if (n.vector >> idx) & 1 != 0 {
                 n = self.node(n.base1 + super::popcnt_le(n.vector, idx) - 1);
-                pos += STRIDE;
+                k = k.shl(STRIDE);
             } else {
                 return self.leaf(n.base0 + super::popcnt_le(n.leafvec, idx) - 1);
             }
@@ -60,16 +62,16 @@ impl<L: Leaf> Trie<L> {
     ///
     /// The direct-pointing stage resolves every lane and lists (branch-free compaction)
     /// the lanes that continue into a node. Each round then steps every listed lane one
-    /// level: it moves to its child if the vector bit is set, else it records its leaf
-    /// index and drops out of the list. The out-of-order core overlaps the independent
-    /// node loads of a round, and every lane prefetches what it reads next (its child,
-    /// or its leaf); work is proportional to the levels each key really descends.
+    /// level: it computes both its child and its leaf index, and stays in the list only
+    /// if the vector bit is set. The out-of-order core overlaps the independent node
+    /// loads of a round, and every lane prefetches what it reads next (its child, or its
+    /// leaf); the work is proportional to the levels each key really descends.
     #[inline(always)]
     pub(super) fn lookup_block<A: Key, const B: usize>(&self, keys: &[A], out: &mut [u32]) {
-        debug_assert!(keys.len() == B && out.len() == B);
+        debug_assert!(keys.len() == B && out.len() == B && B <= 256);
         let s = self.s as u32;
         let mut cur = [0u32; B];
-        let mut pos = [s; B];
+        let mut key = [A::ZERO; B];
         let mut leafi = [0u32; B];
         let mut active = [0u8; B];
         let mut inner = [0u8; B];
@@ -79,6 +81,7 @@ impl<L: Leaf> Trie<L> {
             let is_node = (e >> 31) ^ 1;
             out[i] = e & !LEAF_FLAG;
             cur[i] = e & !LEAF_FLAG;
+            key[i] = keys[i].shl(s);
             prefetch(self.nodes.as_ptr().wrapping_add(cur[i] as usize));
             active[n] = i as u8;
             n += is_node as usize;
@@ -90,8 +93,10 @@ impl<L: Leaf> Trie<L> {
             for j in 0..n {
                 let i = active[j] as usize;
                 let nd = self.node(cur[i]);
-                let idx = keys[i].chunk(pos[i]);
-                let bit = ((nd.vector >> idx) & 1) as u32;
+                let idx = key[i].head();
+                let bit = ((nd.vector >> idx) & 1) as usize;
+                // Both outcomes are computed; a lane that leaves the list never reads
+                // its `cur` again, and one that stays overwrites its `leafi` later.
                 let child = nd
                     .base1
                     .wrapping_add(super::popcnt_le(nd.vector, idx))
@@ -100,17 +105,16 @@ impl<L: Leaf> Trie<L> {
                     .base0
                     .wrapping_add(super::popcnt_le(nd.leafvec, idx))
                     .wrapping_sub(1);
-                let mask = bit.wrapping_neg();
-                cur[i] = (child & mask) | (cur[i] & !mask);
-                pos[i] += STRIDE & mask;
+                cur[i] = child;
                 leafi[i] = li;
+                key[i] = key[i].shl(STRIDE);
                 // Prefetch the child or the leaf, chosen without a branch.
                 let pn = self.nodes.as_ptr().wrapping_add(child as usize) as usize;
                 let pl = self.leaves.as_ptr().wrapping_add(li as usize) as usize;
-                let wide = (bit as usize).wrapping_neg();
-                prefetch(((pn & wide) | (pl & !wide)) as *const u8);
+                let sel = bit.wrapping_neg();
+                prefetch(((pn & sel) | (pl & !sel)) as *const u8);
                 active[m] = i as u8;
-                m += bit as usize;
+                m += bit;
             }
             n = m;
         }

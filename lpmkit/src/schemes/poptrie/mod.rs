@@ -97,7 +97,7 @@ use crate::nexthop::NextHop;
 use crate::prefix::Address;
 use crate::registry::BuildOptions;
 use crate::rib::Rib;
-use crate::schemes::common::{check_next_hops, ms_since};
+use crate::schemes::common::ms_since;
 
 /// Bits per trie level.
 const STRIDE: u32 = 6;
@@ -143,6 +143,10 @@ pub trait Key: Address {
     fn top(self, s: u32) -> usize;
     /// The 6 bits from bit `pos` (`pos < BITS`), zero-filled past the end.
     fn chunk(self, pos: u32) -> u32;
+    /// `self << n` (`n < BITS`).
+    fn shl(self, n: u32) -> Self;
+    /// The top 6 bits (`chunk(0)`).
+    fn head(self) -> u32;
 }
 
 impl Key for u32 {
@@ -154,6 +158,14 @@ impl Key for u32 {
     fn chunk(self, pos: u32) -> u32 {
         (self << pos) >> 26
     }
+    #[inline(always)]
+    fn shl(self, n: u32) -> Self {
+        self << n
+    }
+    #[inline(always)]
+    fn head(self) -> u32 {
+        self >> 26
+    }
 }
 
 impl Key for u128 {
@@ -164,6 +176,14 @@ impl Key for u128 {
     #[inline(always)]
     fn chunk(self, pos: u32) -> u32 {
         ((self << pos) >> 122) as u32
+    }
+    #[inline(always)]
+    fn shl(self, n: u32) -> Self {
+        self << n
+    }
+    #[inline(always)]
+    fn head(self) -> u32 {
+        (self >> 122) as u32
     }
 }
 
@@ -318,6 +338,8 @@ pub struct Poptrie<A: Key> {
     config: PoptrieConfig,
     popcnt: bool,
     build_ms: f64,
+    /// The largest next hop the `Rib` may hold: at build time, then every announced one.
+    max_nh: u64,
     updates: u64,
     subtrees_rebuilt: u64,
     _family: PhantomData<fn() -> A>,
@@ -334,28 +356,35 @@ impl<A: Key> Poptrie<A> {
             });
         }
         let name = Self::name_for(config.direct_bits);
+        // Every route counts, even one hidden by more-specifics: a withdrawal can expose it.
         let max = crate::fib::max_next_hop(rib) as u64;
         let width = match config.leaf_width {
             Some(w) => w,
             None if max <= u16::MAX as u64 => LeafWidth::U16,
             None => LeafWidth::U32,
         };
+        let limit = match width {
+            LeafWidth::U16 => u16::MAX as u64,
+            LeafWidth::U32 => MAX_NEXT_HOP,
+        };
+        if max > limit {
+            return Err(BuildError::NextHopOverflow {
+                scheme: name.to_string(),
+                max: limit,
+                requested: max,
+            });
+        }
         let s = config.direct_bits;
         let layout = match width {
-            LeafWidth::U16 => {
-                check_next_hops(rib, name, u16::MAX as u64)?;
-                Layout::Narrow(build::build::<A, u16>(rib, s)?)
-            }
-            LeafWidth::U32 => {
-                check_next_hops(rib, name, MAX_NEXT_HOP)?;
-                Layout::Wide(build::build::<A, u32>(rib, s)?)
-            }
+            LeafWidth::U16 => Layout::Narrow(build::build::<A, u16>(rib, s)?),
+            LeafWidth::U32 => Layout::Wide(build::build::<A, u32>(rib, s)?),
         };
         Ok(Poptrie {
             layout,
             config: config.clone(),
             popcnt: !config.force_scalar && Self::has_popcnt(),
             build_ms: ms_since(t0),
+            max_nh: max,
             updates: 0,
             subtrees_rebuilt: 0,
             _family: PhantomData,
@@ -476,7 +505,8 @@ impl<A: Key> IncrementalFib<A> for Poptrie<A> {
                 Change::Withdraw(_) => None,
             })
             .max()
-            .unwrap_or(0);
+            .unwrap_or(0)
+            .max(self.max_nh);
         let limit = match self.layout {
             Layout::Narrow(_) => u16::MAX as u64,
             Layout::Wide(_) => MAX_NEXT_HOP,
@@ -513,6 +543,7 @@ impl<A: Key> IncrementalFib<A> for Poptrie<A> {
         });
         self.updates += changes.len() as u64;
         self.subtrees_rebuilt += units as u64;
+        self.max_nh = max;
         Ok(UpdateStats {
             units_rebuilt: units,
             full_rebuild: false,
@@ -634,6 +665,18 @@ mod tests {
         c.apply_to(&mut r);
         assert!(t.apply(&r, &[c]).unwrap().full_rebuild);
         assert_eq!(t.leaf_width(), LeafWidth::U32);
+        check(&r, &t, &[]);
+        // A large next hop hidden under more-specifics still sets the width: withdrawing
+        // the more-specifics exposes it.
+        let mut r = rib::<Ipv4>(&[("10.0.0.0/8", 70_000), ("10.0.0.0/9", 1), ("10.128.0.0/9", 1)]);
+        let mut t = Poptrie::build(&r, &PoptrieConfig::poptrie16()).unwrap();
+        assert_eq!(t.leaf_width(), LeafWidth::U32);
+        for p in ["10.0.0.0/9", "10.128.0.0/9"] {
+            let c = Change::Withdraw(p.parse().unwrap());
+            c.apply_to(&mut r);
+            assert!(!t.apply(&r, &[c]).unwrap().full_rebuild);
+        }
+        assert_eq!(t.lookup(0x0a00_0001), Some(nh(70_000)));
         check(&r, &t, &[]);
     }
 }
