@@ -24,7 +24,7 @@ fn check(rib: &Rib<u128>, keys: &[u128], label: &str) {
         assert_eq!(out[i], w, "{label}: lookup_batch {k:x}");
         assert_eq!(NextHop::raw(fib.lookup(k)), w, "{label}: lookup {k:x}");
     }
-    for n in [0, 1, 15, 16, 17, 40] {
+    for n in [0, 1, 15, 16, 17, 63, 64, 65, 130] {
         let n = n.min(keys.len());
         let mut out = vec![u32::MAX; n];
         fib.lookup_batch(&keys[..n], &mut out);

@@ -21,7 +21,7 @@ fn compare<A: Address>(fib: &dyn Fib<A>, keys: &[A], want: &[u32], what: &str) {
         assert_eq!(out[i], w, "{what}: lookup_batch {k:x}");
         assert_eq!(NextHop::raw(fib.lookup(k)), w, "{what}: lookup {k:x}");
     }
-    for n in [0, 1, 15, 16, 17, 33, 100] {
+    for n in [0, 1, 15, 16, 17, 63, 64, 65, 129, 200] {
         let n = n.min(keys.len());
         let mut out = vec![u32::MAX; n];
         fib.lookup_batch(&keys[..n], &mut out);

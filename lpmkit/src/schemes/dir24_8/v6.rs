@@ -39,7 +39,7 @@ const MAX_NH: u64 = (1 << 31) - 1;
 /// Most groups: `groups << 8` must fit a 32-bit index computation.
 const MAX_GROUPS: u64 = 1 << 24;
 /// Keys per interleaved block in `lookup_batch`.
-pub const BATCH_V6: usize = 16;
+pub const BATCH_V6: usize = 64;
 
 /// The DIR-24-8 lookup table for IPv6 (`rte_lpm6` style).
 pub struct Dir24_8V6 {
