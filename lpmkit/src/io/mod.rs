@@ -49,6 +49,19 @@ use crate::prefix::Family;
 mod text;
 pub use text::{assigned_next_hop, parse_text_table};
 
+mod bgpdump;
+mod multipeer;
+pub use multipeer::{best_path, PathAttrs};
+
+#[cfg(feature = "mrt")]
+mod mrt;
+
+mod updates;
+pub use updates::{parse_text_updates, read_updates, read_updates_with_stats, Update};
+
+mod addresses;
+pub use addresses::{parse_addresses, read_addresses};
+
 mod table_reader;
 pub use table_reader::{read_table, read_table_as, read_table_with_stats};
 
@@ -210,14 +223,41 @@ pub struct ReadStats {
     /// instance BGP4MP state changes or OPEN/KEEPALIVE messages in an update file, or
     /// update messages in a RIB dump), by type name.
     pub skipped_records: Vec<(String, usize)>,
-    /// Announcements without a NEXT_HOP attribute, for which the peer address was used.
+    /// Announcements or RIB entries without a next hop, for which the peer address was used.
     pub missing_next_hop: usize,
+    /// MRT prefixes whose host bits were cleared (RFC 4271 §4.3: the trailing bits of an
+    /// NLRI prefix are irrelevant).
+    pub normalized: usize,
+    /// Announcements returned (update traces).
+    pub announces: usize,
+    /// Withdrawals returned (update traces).
+    pub withdraws: usize,
 }
 
 impl ReadStats {
     /// Total of [`skipped_records`](Self::skipped_records).
     pub fn skipped_total(&self) -> usize {
         self.skipped_records.iter().map(|(_, n)| n).sum()
+    }
+
+    /// `"; skipped N MRT records: KIND ×n, …"` for error messages, or `""` if none were.
+    pub(crate) fn skipped_note(&self) -> String {
+        if self.skipped_records.is_empty() {
+            return String::new();
+        }
+        let mut kinds = self.skipped_records.clone();
+        kinds.sort_by(|a, b| b.1.cmp(&a.1).then(a.0.cmp(&b.0)));
+        let list: Vec<String> = kinds
+            .iter()
+            .take(4)
+            .map(|(k, n)| format!("{k} ×{n}"))
+            .collect();
+        let more = if kinds.len() > 4 { ", …" } else { "" };
+        format!(
+            "; skipped {} MRT records: {}{more}",
+            self.skipped_total(),
+            list.join(", ")
+        )
     }
 
     /// Counts one skipped record of type `kind`.
@@ -369,14 +409,33 @@ impl<R: Read> Read for Decoded<R> {
                 };
                 Err(std::io::Error::new(
                     e.kind(),
-                    format!(
+                    DecodeError(format!(
                         "{kind} {} data after {} decompressed bytes ({e})",
                         self.what, self.out
-                    ),
+                    )),
                 ))
             }
         }
     }
+}
+
+/// A decompression failure, as the payload of the `std::io::Error` the reader returns.
+#[derive(Debug)]
+#[allow(dead_code)]
+pub(crate) struct DecodeError(String);
+
+impl fmt::Display for DecodeError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+impl std::error::Error for DecodeError {}
+
+/// True if `e` is a decompression failure from [`open_input`]'s reader.
+#[allow(dead_code)]
+pub(crate) fn is_decode_error(e: &std::io::Error) -> bool {
+    e.get_ref().is_some_and(|inner| inner.is::<DecodeError>())
 }
 
 /// Reads a whole input into a string; non-UTF-8 text is an error naming the line.

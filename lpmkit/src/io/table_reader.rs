@@ -3,6 +3,7 @@
 use std::io::{Cursor, Read};
 use std::path::Path;
 
+use super::bgpdump::{is_bgpdump, read_bgpdump_rib};
 use super::text::{first_route, guess_family, parse_text_inner, FamilyOrigin};
 use super::{open_input, read_text, source_name, ReadError, ReadStats, TableOptions};
 use crate::prefix::{Address, Family, Ipv4, Ipv6};
@@ -79,23 +80,30 @@ pub fn read_table_with_stats(
         Format::Mrt => mrt_table(&source, r, opts, None)?,
         Format::Text => {
             let text = read_text(&source, r)?;
-            let mut stats = ReadStats {
-                lines: count_lines(&text),
-                ..ReadStats::default()
-            };
-            let Some((line, tok)) = first_route(&text) else {
-                return Err(ReadError::whole(&source, "no routes"));
-            };
-            let (family, origin) = match opts.family {
-                Some(f) => (f, FamilyOrigin::Forced),
-                None => (guess_family(tok), FamilyOrigin::Detected(line)),
-            };
-            let _ = &mut stats;
-            let t = match family {
-                Family::V4 => AnyTable::V4(parse_text_inner::<Ipv4>(&text, &source, opts, origin)?),
-                Family::V6 => AnyTable::V6(parse_text_inner::<Ipv6>(&text, &source, opts, origin)?),
-            };
-            (t, stats)
+            if is_bgpdump(&text) {
+                read_bgpdump_rib(&text, &source, opts, None)?
+            } else {
+                let stats = ReadStats {
+                    lines: count_lines(&text),
+                    ..ReadStats::default()
+                };
+                let Some((line, tok)) = first_route(&text) else {
+                    return Err(ReadError::whole(&source, "no routes"));
+                };
+                let (family, origin) = match opts.family {
+                    Some(f) => (f, FamilyOrigin::Forced),
+                    None => (guess_family(tok), FamilyOrigin::Detected(line)),
+                };
+                let t = match family {
+                    Family::V4 => {
+                        AnyTable::V4(parse_text_inner::<Ipv4>(&text, &source, opts, origin)?)
+                    }
+                    Family::V6 => {
+                        AnyTable::V6(parse_text_inner::<Ipv6>(&text, &source, opts, origin)?)
+                    }
+                };
+                (t, stats)
+            }
         }
     };
     let label = file_label(path);
@@ -128,27 +136,31 @@ pub fn read_table_as<A: Address>(path: &Path, opts: &TableOptions) -> Result<Tab
         Format::Mrt => mrt_table(&source, r, opts, Some(A::FAMILY))?.0,
         Format::Text => {
             let text = read_text(&source, r)?;
-            let Some((line, tok)) = first_route(&text) else {
-                return Err(ReadError::whole(&source, "no routes"));
-            };
-            let origin = if opts.family.is_some() {
-                FamilyOrigin::Forced
+            if is_bgpdump(&text) {
+                read_bgpdump_rib(&text, &source, opts, Some(A::FAMILY))?.0
             } else {
-                let f = guess_family(tok);
-                if f != A::FAMILY {
-                    return Err(ReadError::whole(
-                        &source,
-                        format!(
-                            "no {} routes (the first route, on line {line}, is {f})",
-                            A::FAMILY
-                        ),
-                    ));
-                }
-                FamilyOrigin::Detected(line)
-            };
-            let mut t = parse_text_inner::<A>(&text, &source, opts, origin)?;
-            t.name = file_label(path);
-            return Ok(t);
+                let Some((line, tok)) = first_route(&text) else {
+                    return Err(ReadError::whole(&source, "no routes"));
+                };
+                let origin = if opts.family.is_some() {
+                    FamilyOrigin::Forced
+                } else {
+                    let f = guess_family(tok);
+                    if f != A::FAMILY {
+                        return Err(ReadError::whole(
+                            &source,
+                            format!(
+                                "no {} routes (the first route, on line {line}, is {f})",
+                                A::FAMILY
+                            ),
+                        ));
+                    }
+                    FamilyOrigin::Detected(line)
+                };
+                let mut t = parse_text_inner::<A>(&text, &source, opts, origin)?;
+                t.name = file_label(path);
+                return Ok(t);
+            }
         }
     };
     let mut t = into_family::<A>(any)
@@ -187,13 +199,9 @@ fn mrt_table(
 #[cfg(feature = "mrt")]
 fn mrt_table(
     source: &str,
-    _r: impl Read,
-    _opts: &TableOptions,
-    _want: Option<Family>,
+    r: impl Read,
+    opts: &TableOptions,
+    want: Option<Family>,
 ) -> Result<(AnyTable, ReadStats), ReadError> {
-    // The MRT RIB reader lands in the next commit.
-    Err(ReadError::whole(
-        source,
-        "MRT RIB dumps are not supported yet",
-    ))
+    super::mrt::read_mrt_rib(source, r, opts, want)
 }
