@@ -920,3 +920,81 @@ fn address_lists() {
     );
     std::fs::remove_dir_all(tmp).ok();
 }
+
+// ---------------------------------------------------------------------------------------
+// Robustness: mutated inputs give Ok or Err, never a panic (a poor man's fuzzer; the
+// cargo-fuzz targets in fuzz/ do this properly)
+// ---------------------------------------------------------------------------------------
+
+/// Applies 1..=8 random byte changes (or a truncation) to `base`.
+fn mutate(base: &[u8], rng: &mut lpmkit::rng::SplitMix64) -> Vec<u8> {
+    let mut v = base.to_vec();
+    for _ in 0..1 + rng.below(8) {
+        if v.is_empty() {
+            break;
+        }
+        let i = rng.below(v.len() as u64) as usize;
+        match rng.below(4) {
+            0 => v.truncate(i),
+            1 => v[i] ^= 1 << rng.below(8),
+            2 => v[i] = rng.next() as u8,
+            _ => v.insert(i, rng.next() as u8),
+        }
+    }
+    v
+}
+
+fn read_all_ways(bytes: &[u8]) {
+    use lpmkit::io::{read_table_from_reader, read_updates_from_reader};
+    let o = TableOptions::default();
+    let r = || Box::new(std::io::Cursor::new(bytes.to_vec()));
+    let _ = read_table_from_reader(r(), "m", &o);
+    let mut hops = NextHopTable::new();
+    let _ = read_updates_from_reader::<Ipv4>(r(), "m", &mut hops);
+    let _ = read_updates_from_reader::<Ipv6>(r(), "m", &mut hops);
+    if let Ok(text) = std::str::from_utf8(bytes) {
+        let _ = parse_text_table::<Ipv4>(text, "m", &o);
+        let _ = lpmkit::io::parse_addresses::<Ipv6>(text, "m");
+    }
+}
+
+#[test]
+fn mutated_text_never_panics() {
+    let base = b"# t\n10.0.0.0/8 a\n10.1.0.0/16 b # c\r\n0.0.0.0/0 d\n\
+                 100 A 10.0.0.0/8 1.2.3.4 p\n101 W 10.0.0.0/8 - p\n\
+                 TABLE_DUMP2|1|B|192.0.2.2|2|10.0.0.0/8|2 {3,4}|IGP|192.0.2.2|0|0||NAG||\n\
+                 BGP4MP|1|A|192.0.2.1|1|10.0.0.0/8|1 2|IGP|192.0.2.9|0|0||NAG||\n";
+    let mut rng = lpmkit::rng::SplitMix64::new(7);
+    for _ in 0..3000 {
+        read_all_ways(&mutate(base, &mut rng));
+    }
+}
+
+#[test]
+#[cfg(all(feature = "mrt", feature = "compression"))]
+fn mutated_mrt_never_panics() {
+    let Some(dir) = data_dir() else { return };
+    let mut rng = lpmkit::rng::SplitMix64::new(11);
+    for (file, records) in [
+        ("mrt/routeviews6.rib6.20151101.0600.head.mrt.gz", 40),
+        ("mrt/ris-rrc05.bview.20020722.2337.gz", 40),
+        ("mrt/ris-rrc01.updates.20241001.0055.gz", 200),
+    ] {
+        let raw = raw_bytes(&dir.join(file));
+        let offsets = mrt_offsets_prefix(&raw, records);
+        let base = &raw[..offsets];
+        for _ in 0..400 {
+            read_all_ways(&mutate(base, &mut rng));
+        }
+    }
+}
+
+/// The length of the first `n` MRT records of `bytes`.
+fn mrt_offsets_prefix(bytes: &[u8], n: usize) -> usize {
+    let mut at = 0;
+    for _ in 0..n {
+        let len = u32::from_be_bytes(bytes[at + 8..at + 12].try_into().unwrap()) as usize;
+        at += 12 + len;
+    }
+    at
+}

@@ -57,13 +57,15 @@ pub use multipeer::{best_path, PathAttrs};
 mod mrt;
 
 mod updates;
-pub use updates::{parse_text_updates, read_updates, read_updates_with_stats, Update};
+pub use updates::{
+    parse_text_updates, read_updates, read_updates_from_reader, read_updates_with_stats, Update,
+};
 
 mod addresses;
 pub use addresses::{parse_addresses, read_addresses};
 
 mod table_reader;
-pub use table_reader::{read_table, read_table_as, read_table_with_stats};
+pub use table_reader::{read_table, read_table_as, read_table_from_reader, read_table_with_stats};
 
 /// Why a reader refused its input: the file, the line or byte offset, and what is wrong.
 ///

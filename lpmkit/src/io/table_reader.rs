@@ -75,8 +75,35 @@ pub fn read_table_with_stats(
     opts: &TableOptions,
 ) -> Result<(AnyTable, ReadStats), ReadError> {
     let source = source_name(path);
-    let (format, r) = sniff(&source, open_input(path)?)?;
-    let (mut table, stats) = match format {
+    let (mut table, stats) = read_table_from_reader(open_input(path)?, &source, opts)?;
+    let label = file_label(path);
+    match &mut table {
+        AnyTable::V4(t) => t.name = label,
+        AnyTable::V6(t) => t.name = label,
+    }
+    Ok((table, stats))
+}
+
+/// [`read_table_with_stats`] for input that is not a file (memory, a socket, a fuzzer).
+///
+/// `reader` must yield the plain (decompressed) bytes; `source` names the input in errors
+/// and becomes the table's name.
+///
+/// ```
+/// use lpmkit::io::{read_table_from_reader, TableOptions};
+/// let input = std::io::Cursor::new(b"2001:db8::/32 up\n".to_vec());
+/// let (t, _) = read_table_from_reader(Box::new(input), "mem", &TableOptions::default())?;
+/// assert_eq!(t.family(), lpmkit::Family::V6);
+/// # Ok::<(), lpmkit::io::ReadError>(())
+/// ```
+pub fn read_table_from_reader(
+    reader: Box<dyn std::io::BufRead + Send>,
+    source: &str,
+    opts: &TableOptions,
+) -> Result<(AnyTable, ReadStats), ReadError> {
+    let source = source.to_string();
+    let (format, r) = sniff(&source, reader)?;
+    let (table, stats) = match format {
         Format::Mrt => mrt_table(&source, r, opts, None)?,
         Format::Text => {
             let text = read_text(&source, r)?;
@@ -106,11 +133,6 @@ pub fn read_table_with_stats(
             }
         }
     };
-    let label = file_label(path);
-    match &mut table {
-        AnyTable::V4(t) => t.name = label,
-        AnyTable::V6(t) => t.name = label,
-    }
     Ok((table, stats))
 }
 

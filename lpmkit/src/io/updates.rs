@@ -56,7 +56,19 @@ pub fn read_updates_with_stats<A: Address>(
     hops: &mut NextHopTable<String>,
 ) -> Result<(Vec<Update<A>>, ReadStats), ReadError> {
     let source = source_name(path);
-    let (format, r) = sniff(&source, open_input(path)?)?;
+    read_updates_from_reader(open_input(path)?, &source, hops)
+}
+
+/// [`read_updates_with_stats`] for input that is not a file (memory, a socket, a
+/// fuzzer). `reader` must yield the plain (decompressed) bytes; `source` names the input
+/// in errors.
+pub fn read_updates_from_reader<A: Address>(
+    reader: Box<dyn std::io::BufRead + Send>,
+    source: &str,
+    hops: &mut NextHopTable<String>,
+) -> Result<(Vec<Update<A>>, ReadStats), ReadError> {
+    let source = source.to_string();
+    let (format, r) = sniff(&source, reader)?;
     let (updates, stats) = match format {
         Format::Mrt => mrt_updates::<A>(&source, r, hops)?,
         Format::Text => {
