@@ -998,3 +998,71 @@ fn mrt_offsets_prefix(bytes: &[u8], n: usize) -> usize {
     }
     at
 }
+
+/// A BGP4MP MESSAGE_AS4 record (RFC 6396 §4.4.3) carrying an UPDATE whose NLRI field is
+/// `nlri`, from peer 192.0.2.1 with NEXT_HOP 192.0.2.9.
+fn bgp4mp_update(time: u32, nlri: &[u8]) -> Vec<u8> {
+    let attrs: &[u8] = &[
+        0x40, 1, 1, 0, // ORIGIN IGP
+        0x40, 2, 0, // AS_PATH (empty)
+        0x40, 3, 4, 192, 0, 2, 9, // NEXT_HOP
+    ];
+    let mut bgp = vec![0xff; 16];
+    let len = 19 + 2 + 2 + attrs.len() + nlri.len();
+    bgp.extend_from_slice(&(len as u16).to_be_bytes());
+    bgp.push(2); // UPDATE
+    bgp.extend_from_slice(&0u16.to_be_bytes()); // no withdrawn routes
+    bgp.extend_from_slice(&(attrs.len() as u16).to_be_bytes());
+    bgp.extend_from_slice(attrs);
+    bgp.extend_from_slice(nlri);
+    let mut body = Vec::new();
+    body.extend_from_slice(&64500u32.to_be_bytes()); // peer AS
+    body.extend_from_slice(&64501u32.to_be_bytes()); // local AS
+    body.extend_from_slice(&0u16.to_be_bytes()); // interface
+    body.extend_from_slice(&1u16.to_be_bytes()); // AFI IPv4
+    body.extend_from_slice(&[192, 0, 2, 1, 192, 0, 2, 2]); // peer, local
+    body.extend_from_slice(&bgp);
+    let mut rec = Vec::new();
+    rec.extend_from_slice(&time.to_be_bytes());
+    rec.extend_from_slice(&16u16.to_be_bytes()); // BGP4MP
+    rec.extend_from_slice(&4u16.to_be_bytes()); // MESSAGE_AS4
+    rec.extend_from_slice(&(body.len() as u32).to_be_bytes());
+    rec.extend_from_slice(&body);
+    rec
+}
+
+#[test]
+#[cfg(feature = "mrt")]
+fn handmade_bgp4mp_records() {
+    let tmp = scratch("bgp4mp");
+    let good = bgp4mp_update(1000, &[8, 10, 16, 192, 168]);
+    let bad = bgp4mp_update(1001, &[33, 10, 0, 0, 0, 0]);
+    let p = write(&tmp, "good.mrt", &[good.clone(), good.clone()].concat());
+    let mut hops = NextHopTable::new();
+    let u = read_updates::<Ipv4>(&p, &mut hops).unwrap();
+    let nh = hops.id(&"192.0.2.9".to_string()).unwrap();
+    let want = |time, p: &str| Update {
+        time,
+        change: Change::Announce(p.parse().unwrap(), nh),
+        peer: Some("192.0.2.1".to_string()),
+    };
+    assert_eq!(
+        u,
+        [
+            want(1000, "10.0.0.0/8"),
+            want(1000, "192.168.0.0/16"),
+            want(1000, "10.0.0.0/8"),
+            want(1000, "192.168.0.0/16")
+        ]
+    );
+    // A bad prefix length in the second record: an error at its offset, not a lost route.
+    let p = write(&tmp, "bad.mrt", &[good.clone(), bad].concat());
+    let e = read_updates::<Ipv4>(&p, &mut hops).unwrap_err();
+    assert_eq!(e.offset(), Some(good.len() as u64));
+    assert!(
+        e.message()
+            .starts_with("bad BGP4MP MESSAGE_AS4 record: its announced NLRI do not parse ("),
+        "{e}"
+    );
+    std::fs::remove_dir_all(tmp).ok();
+}

@@ -3,13 +3,16 @@
 //! Every reader takes a file path, decompresses `.xz` and `.gz` input transparently (by
 //! magic bytes, whatever the extension; see [`open_input`]) and reports bad input as a
 //! [`ReadError`] naming the file and the line (text) or byte offset (binary) and saying
-//! what is wrong. No reader panics on any input, and none drops data silently: records it
-//! does not use are counted in a [`ReadStats`].
+//! what is wrong. No reader panics on any input (the fuzz targets in `fuzz/` check
+//! this), and none drops data silently: records and routes it does not use are counted in
+//! a [`ReadStats`]. (Within an MRT record, bgpkit-parser's own leniency applies: an
+//! attribute it cannot decode is dropped with a validation warning; a RIB record whose
+//! entries do not all parse is an error here.)
 //!
 //! | input | function | formats |
 //! |---|---|---|
 //! | routing table | [`read_table`], [`read_table_as`], [`parse_text_table`] | text `PREFIX/LEN [NEXTHOP]`, `bgpdump -m` text, MRT `TABLE_DUMP` / `TABLE_DUMP_V2` RIB dumps (RFC 6396 §4.2, §4.3) |
-//! | update trace | [`read_updates`] | text `UNIXTIME A\|W PREFIX/LEN NEXTHOP\|- [PEER]`, MRT `BGP4MP` (RFC 6396 §4.4) |
+//! | update trace | [`read_updates`] | text `UNIXTIME A\|W PREFIX/LEN NEXTHOP\|- [PEER]`, `bgpdump -m` update text, MRT `BGP4MP` (RFC 6396 §4.4) |
 //! | address list | [`read_addresses`] | one address per line |
 //!
 //! The text formats are those of the project's data set (`shared/data/README.md`).
@@ -20,7 +23,12 @@
 //! (host bits zero) unless [`TableOptions::normalize`] is set, and unique.
 //!
 //! Multi-peer RIBs (MRT dumps, `bgpdump -m` text) are reduced to a FIB either from one
-//! peer ([`TableOptions::peer`]) or by the best-path rule documented in [`best_path`].
+//! peer ([`TableOptions::peer`]) or by the best-path rule documented in [`best_path`]; the
+//! FIB's next hop is the chosen path's NEXT_HOP (the peer address if it has none).
+//!
+//! Input that is not a file (memory, a socket) goes through [`read_table_from_reader`] and
+//! [`read_updates_from_reader`]; text already in memory through [`parse_text_table`],
+//! [`parse_text_updates`] and [`parse_addresses`].
 //!
 //! ```
 //! use lpmkit::io::{parse_text_table, TableOptions};
@@ -125,15 +133,6 @@ impl ReadError {
             message: err.to_string(),
             cause: Some(err),
         }
-    }
-
-    /// Adds the line number to an error that has neither a line nor an offset.
-    #[allow(dead_code)]
-    pub(crate) fn with_line(mut self, line: usize) -> Self {
-        if self.offset.is_none() {
-            self.line = Some(line);
-        }
-        self
     }
 
     /// The input's name (normally the path as given).

@@ -10,10 +10,12 @@ use std::collections::HashMap;
 use std::io::Read;
 use std::net::IpAddr;
 
+use bgpkit_parser::error::BgpValidationWarning;
 use bgpkit_parser::models::{
     AsPath, Attributes, Bgp4MpEnum, BgpMessage, MrtMessage, Peer, Safi, TableDumpMessage,
     TableDumpV2Message,
 };
+use bgpkit_parser::models::{AttrType, AttributeValue};
 use bgpkit_parser::{chunk_mrt_record, ParserError, RawMrtRecord};
 
 use super::multipeer::{MultiPeer, PathAttrs};
@@ -323,6 +325,57 @@ pub(crate) fn read_mrt_rib(
     rib.finish(source)
 }
 
+/// Checks that the parser dropped no unicast NLRI of an UPDATE: bgpkit-parser keeps going
+/// past NLRI it cannot decode (RFC 7606), leaving a warning and, for MP_(UN)REACH_NLRI, the
+/// raw attribute. Undecodable MP attributes of other SAFIs (VPN, labelled, …) are counted
+/// as skipped; anything else is an error message.
+fn check_nlri(attrs: &Attributes, stats: &mut ReadStats, kind: &str) -> Result<(), String> {
+    let warnings = attrs.validation_warnings();
+    for w in warnings {
+        if let BgpValidationWarning::MalformedNlri {
+            nlri_type, reason, ..
+        } = w
+        {
+            return Err(format!("its {nlri_type} NLRI do not parse ({reason})"));
+        }
+    }
+    for v in attrs.iter() {
+        let (AttributeValue::Raw(r) | AttributeValue::Unknown(r)) = v else {
+            continue;
+        };
+        let (name, ty) = match r.code {
+            14 => ("MP_REACH_NLRI", AttrType::MP_REACHABLE_NLRI),
+            15 => ("MP_UNREACH_NLRI", AttrType::MP_UNREACHABLE_NLRI),
+            _ => continue,
+        };
+        // AFI (2 bytes), SAFI (1 byte), … (RFC 4760 §3, §4).
+        match r.bytes.get(2).copied() {
+            Some(safi) if !matches!(safi, 1 | 3) => {
+                stats.skip(&format!("{kind} (undecodable {name} with SAFI {safi})"));
+            }
+            safi => {
+                let reason = warnings
+                    .iter()
+                    .find_map(|w| match w {
+                        BgpValidationWarning::OptionalAttributeError { attr_type, reason }
+                        | BgpValidationWarning::PartialAttributeError { attr_type, reason }
+                            if *attr_type == ty =>
+                        {
+                            Some(reason.as_str())
+                        }
+                        _ => None,
+                    })
+                    .unwrap_or("no reason given");
+                let safi = safi.map_or("?".to_string(), |s| s.to_string());
+                return Err(format!(
+                    "its {name} attribute (SAFI {safi}) does not parse ({reason})"
+                ));
+            }
+        }
+    }
+    Ok(())
+}
+
 /// The entry count a RIB_IPV4/IPV6 record body declares (RFC 6396 §4.3.2: sequence
 /// number (4), prefix length (1), prefix, entry count (2)), if the body is long enough.
 fn declared_rib_entries(body: &[u8]) -> Option<usize> {
@@ -405,6 +458,13 @@ pub(crate) fn read_mrt_updates<A: Address>(
                 continue;
             }
         };
+        if let Err(why) = check_nlri(&u.attributes, &mut stats, &kind) {
+            return Err(ReadError::at_offset(
+                source,
+                offset,
+                format!("bad {kind} record: {why}"),
+            ));
+        }
         let peer = m.peer_ip;
         let peer_name = peer.to_string();
         let attrs = &u.attributes;
