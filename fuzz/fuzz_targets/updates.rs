@@ -10,7 +10,10 @@ fuzz_target!(|data: &[u8]| {
     let mut hops = NextHopTable::new();
     let input = || Box::new(std::io::Cursor::new(data.to_vec()));
     if let Ok((u, s)) = read_updates_from_reader::<Ipv4>(input(), "fuzz", &mut hops) {
-        let a = u.iter().filter(|u| matches!(u.change, Change::Announce(..))).count();
+        let a = u
+            .iter()
+            .filter(|u| matches!(u.change, Change::Announce(..)))
+            .count();
         assert_eq!((s.announces, s.withdraws), (a, u.len() - a));
     }
     if let Ok((u, s)) = read_updates_from_reader::<Ipv6>(input(), "fuzz", &mut hops) {
