@@ -163,7 +163,18 @@ struct IncrementalRow {
     v6: Option<IncrementalBuildFn<u128>>,
 }
 
-static INCREMENTAL: &[IncrementalRow] = &[];
+static INCREMENTAL: &[IncrementalRow] = &[
+    IncrementalRow {
+        name: "poptrie16",
+        v4: Some(schemes::poptrie::build_incremental::<u32, 16>),
+        v6: Some(schemes::poptrie::build_incremental::<u128, 16>),
+    },
+    IncrementalRow {
+        name: "poptrie18",
+        v4: Some(schemes::poptrie::build_incremental::<u32, 18>),
+        v6: Some(schemes::poptrie::build_incremental::<u128, 18>),
+    },
+];
 
 /// The builder of scheme `name` as an [`IncrementalFib`], if it updates in place.
 pub fn incremental_builder<A: Address>(name: &str) -> Option<IncrementalBuildFn<A>> {

@@ -3,8 +3,6 @@
 
 mod data_loader;
 
-use std::collections::HashMap;
-
 use lpmkit::rng::SplitMix64;
 use lpmkit::schemes::dir24_8::Dir24_8V6;
 use lpmkit::{registry, Address, Fib, NextHop, Prefix, Rib};
@@ -35,7 +33,7 @@ fn check(rib: &Rib<u128>, keys: &[u128], label: &str) {
 #[test]
 fn real_tables() {
     for path in files("fib", "ipv6-") {
-        let rib = load_table::<u128>(&path, &mut HashMap::new());
+        let rib = load_table::<u128>(&path).rib;
         let mut keys = boundary_keys(&rib);
         let starts: Vec<u128> = rib.iter().map(|(p, _)| p.addr()).collect();
         let mut rng = SplitMix64::new(9);

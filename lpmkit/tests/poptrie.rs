@@ -3,8 +3,6 @@
 
 mod data_loader;
 
-use std::collections::HashMap;
-
 use lpmkit::rng::SplitMix64;
 use lpmkit::schemes::poptrie::{Key, LeafWidth, Poptrie, PoptrieConfig};
 use lpmkit::{registry, Address, BuildOptions, Change, Fib, IncrementalFib, NextHop, Prefix, Rib};
@@ -14,7 +12,7 @@ use data_loader::{boundary_keys, files, load_table, load_updates, push_boundarie
 
 /// Compares `fib` with the expected answers, through `lookup` and `lookup_batch` (the
 /// latter at several lengths, so that full blocks and tails are both exercised).
-fn compare<A: Address>(fib: &dyn Fib<A>, keys: &[A], want: &[u32], what: &str) {
+fn compare<A: Address, F: Fib<A> + ?Sized>(fib: &F, keys: &[A], want: &[u32], what: &str) {
     let mut out = vec![u32::MAX; keys.len()];
     fib.lookup_batch(keys, &mut out);
     for (i, (&k, &w)) in keys.iter().zip(want).enumerate() {
@@ -57,7 +55,7 @@ fn check_registry<A: Address>(rib: &Rib<A>, keys: &[A], label: &str) {
 #[test]
 fn real_tables_v4() {
     for path in files("fib", "ipv4-") {
-        let rib = load_table::<u32>(&path, &mut HashMap::new());
+        let rib = load_table::<u32>(&path).rib;
         let mut keys = boundary_keys(&rib);
         let mut rng = SplitMix64::new(1);
         keys.extend((0..1 << 20).map(|_| rng.next() as u32));
@@ -68,7 +66,7 @@ fn real_tables_v4() {
 #[test]
 fn real_tables_v6() {
     for path in files("fib", "ipv6-") {
-        let rib = load_table::<u128>(&path, &mut HashMap::new());
+        let rib = load_table::<u128>(&path).rib;
         let mut keys = boundary_keys(&rib);
         let mut rng = SplitMix64::new(2);
         let starts: Vec<u128> = rib.iter().map(|(p, _)| p.addr()).collect();
@@ -205,7 +203,12 @@ fn edge_routes() {
 }
 
 /// Checks the keys around `p` (its boundaries ±1 and a few inside).
-fn check_prefix<A: Address>(fib: &dyn Fib<A>, rib: &Rib<A>, p: &Prefix<A>, rng: &mut SplitMix64) {
+fn check_prefix<A: Address, F: Fib<A> + ?Sized>(
+    fib: &F,
+    rib: &Rib<A>,
+    p: &Prefix<A>,
+    rng: &mut SplitMix64,
+) {
     let mut keys = Vec::with_capacity(24);
     push_boundaries(p, &mut keys);
     for _ in 0..4 {
@@ -227,30 +230,27 @@ fn check_prefix<A: Address>(fib: &dyn Fib<A>, rib: &Rib<A>, p: &Prefix<A>, rng: 
     }
 }
 
-fn replay<A: Key>(base: &str, trace: &std::path::PathBuf) {
+fn replay<A: Key>(base: &str, trace: &std::path::Path) {
     let Some(base) = files("fib", base).into_iter().next() else {
         return;
     };
-    let mut names = HashMap::new();
-    let rib = load_table::<A>(&base, &mut names);
-    let changes = load_updates::<A>(trace, &mut names);
-    for s in [16, 18] {
+    let mut table = load_table::<A>(&base);
+    let changes = load_updates::<A>(trace, &mut table.next_hops);
+    let rib = table.rib;
+    for (s, name) in [(16u64, "poptrie16"), (18, "poptrie18")] {
         let mut rib = rib.clone();
-        let cfg = PoptrieConfig {
-            direct_bits: s,
-            ..Default::default()
-        };
-        let mut fib = Poptrie::build(&rib, &cfg).unwrap();
-        let mut rng = SplitMix64::new(s as u64);
+        let build = registry::incremental_builder::<A>(name).unwrap();
+        let mut fib = build(&rib, &BuildOptions::default()).unwrap();
+        let mut rng = SplitMix64::new(s);
+        let batch = if s == 16 { 1 } else { 7 };
         for (i, c) in changes.iter().enumerate() {
             c.apply_to(&mut rib);
-            // Apply one at a time, or in small batches (the scheme coalesces nothing but
-            // must handle several changes per call).
-            if i % 7 == 6 || i + 1 == changes.len() {
-                let from = i - i % 7;
+            // poptrie16 gets the changes one at a time, poptrie18 seven per call.
+            if i % batch == batch - 1 || i + 1 == changes.len() {
+                let from = i - i % batch;
                 fib.apply(&rib, &changes[from..=i]).unwrap();
                 for c in &changes[from..=i] {
-                    check_prefix(&fib, &rib, &c.prefix(), &mut rng);
+                    check_prefix(&*fib, &rib, &c.prefix(), &mut rng);
                 }
             }
             if i % 5000 == 4999 {
@@ -265,13 +265,16 @@ fn replay<A: Key>(base: &str, trace: &std::path::PathBuf) {
         let keys = boundary_keys(&rib);
         let want = expected(&rib, &keys);
         compare(
-            &fib,
+            &*fib,
             &keys,
             &want,
-            &format!("{} s={s} final", trace.display()),
+            &format!("{} {name} final", trace.display()),
         );
-        let fresh = Poptrie::build(&rib, &cfg).unwrap();
-        compare(&fresh, &keys, &want, "fresh build");
+        let fresh = registry::find(name)
+            .unwrap()
+            .build(&rib, &BuildOptions::default())
+            .unwrap();
+        compare(&*fresh, &keys, &want, "fresh build");
         assert!(fib.stats().get("updates").is_some());
     }
 }

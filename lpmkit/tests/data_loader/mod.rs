@@ -1,16 +1,12 @@
-//! A minimal private reader for the shared real data (until `lpmkit::io` lands): text
-//! tables `PREFIX/LEN [NEXTHOP]` and update traces `TIME A|W PREFIX NEXTHOP|- [PEER]`,
-//! xz-compressed. Next hops are interned tokens; prefix-only tables get a deterministic
-//! hash of the prefix mod 200 (plus one).
+//! Finding and reading the shared real data (tables and update traces) for the tests,
+//! through `lpmkit::io`, plus the boundary keys every differential test probes.
 
 #![allow(dead_code)]
 
-use std::collections::HashMap;
-use std::io::{BufRead, BufReader};
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
-use lpmkit::rng::mix64;
-use lpmkit::{Address, Change, NextHop, Prefix, Rib};
+use lpmkit::io::{read_table_as, read_updates, TableOptions};
+use lpmkit::{Address, Change, NextHopTable, Prefix, Rib, Table};
 
 /// `<workspace>/../shared/data` or `$LPMKIT_DATA`, if it exists.
 pub fn data_dir() -> Option<PathBuf> {
@@ -40,63 +36,20 @@ pub fn files(sub: &str, prefix: &str) -> Vec<PathBuf> {
     v
 }
 
-fn lines(path: &PathBuf) -> impl Iterator<Item = (usize, String)> {
-    let f = std::fs::File::open(path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
-    BufReader::new(liblzma::read::XzDecoder::new(f))
-        .lines()
-        .enumerate()
-        .map(|(i, l)| (i + 1, l.expect("readable xz text")))
+/// Reads a table with `lpmkit::io` (prefix-only files get the io module's assigned next
+/// hops, 200 of them).
+pub fn load_table<A: Address>(path: &Path) -> Table<A> {
+    read_table_as::<A>(path, &TableOptions::default())
+        .unwrap_or_else(|e| panic!("{}: {e}", path.display()))
 }
 
-fn intern(names: &mut HashMap<String, u32>, token: &str) -> NextHop {
-    let n = names.len() as u32 + 1;
-    NextHop::new(*names.entry(token.to_string()).or_insert(n)).unwrap()
-}
-
-/// Reads a table; `names` interns next-hop tokens (shared with update traces).
-pub fn load_table<A: Address>(path: &PathBuf, names: &mut HashMap<String, u32>) -> Rib<A> {
-    let mut rib = Rib::new();
-    for (no, line) in lines(path) {
-        let mut it = line.split_whitespace();
-        let Some(p) = it.next() else { continue };
-        let p: Prefix<A> = p
-            .parse()
-            .unwrap_or_else(|e| panic!("{}:{no}: {e}", path.display()));
-        let nh = match it.next() {
-            Some(t) => intern(names, t),
-            None => {
-                let a = p.addr().to_u128();
-                let h = mix64(a as u64 ^ (a >> 64) as u64 ^ p.len() as u64);
-                NextHop::new((h % 200) as u32 + 1).unwrap()
-            }
-        };
-        rib.insert(p, nh);
-    }
-    rib
-}
-
-/// Reads an update trace.
-pub fn load_updates<A: Address>(
-    path: &PathBuf,
-    names: &mut HashMap<String, u32>,
-) -> Vec<Change<A>> {
-    let mut v = Vec::new();
-    for (no, line) in lines(path) {
-        let t: Vec<&str> = line.split_whitespace().collect();
-        if t.is_empty() {
-            continue;
-        }
-        assert!(t.len() >= 4, "{}:{no}: short line", path.display());
-        let p: Prefix<A> = t[2]
-            .parse()
-            .unwrap_or_else(|e| panic!("{}:{no}: {e}", path.display()));
-        v.push(match t[1] {
-            "A" => Change::Announce(p, intern(names, t[3])),
-            "W" => Change::Withdraw(p),
-            other => panic!("{}:{no}: unknown kind {other:?}", path.display()),
-        });
-    }
-    v
+/// Reads an update trace, interning its next hops into `hops` (the table's).
+pub fn load_updates<A: Address>(path: &Path, hops: &mut NextHopTable<String>) -> Vec<Change<A>> {
+    read_updates::<A>(path, hops)
+        .unwrap_or_else(|e| panic!("{}: {e}", path.display()))
+        .into_iter()
+        .map(|u| u.change)
+        .collect()
 }
 
 /// First and last address of every route, each ±1, plus 0 and the top address.

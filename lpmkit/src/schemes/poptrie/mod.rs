@@ -444,6 +444,19 @@ pub fn build_boxed<A: Key, const S: u8>(
     Ok(Box::new(Poptrie::build(rib, &config)?))
 }
 
+/// The registry's in-place-update builder for Poptrie with `S` direct-pointing bits.
+pub fn build_incremental<A: Key, const S: u8>(
+    rib: &Rib<A>,
+    options: &BuildOptions,
+) -> Result<Box<dyn IncrementalFib<A>>, BuildError> {
+    let config = PoptrieConfig {
+        direct_bits: S,
+        leaf_width: None,
+        force_scalar: options.force_scalar,
+    };
+    Ok(Box::new(Poptrie::build(rib, &config)?))
+}
+
 impl<A: Key> Fib<A> for Poptrie<A> {
     fn name(&self) -> &str {
         Self::name_for(self.config.direct_bits)
