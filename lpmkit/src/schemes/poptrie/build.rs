@@ -11,7 +11,7 @@ use super::alloc::Buddy;
 use super::{Key, Leaf, Node, Trie, LEAF_FLAG, STRIDE};
 use crate::fib::BuildError;
 use crate::nexthop::NextHop;
-use crate::prefix::Prefix;
+use crate::prefix::{Address, Prefix};
 use crate::rib::Rib;
 
 /// Largest node or leaf index: indices must stay below [`LEAF_FLAG`].
@@ -34,8 +34,7 @@ pub(super) enum Placement {
 
 /// Builds the whole structure from `rib` with `2^s` direct-pointing entries.
 #[inline(never)]
-pub(super) fn build<A: Key, L: Leaf>(rib: &Rib<A>, s: u8) -> Result<Trie<L>, BuildError> {
-    let starts = crate::schemes::common::range_starts(rib);
+pub(super) fn build<A: Key, L: Leaf>(starts: &[(A, u32)], s: u8) -> Result<Trie<L>, BuildError> {
     let mut t = Trie::<L>::empty(s);
     let dir_len = 1usize << s;
     let mut dir = vec![0u32; dir_len];
@@ -49,7 +48,10 @@ pub(super) fn build<A: Key, L: Leaf>(rib: &Rib<A>, s: u8) -> Result<Trie<L>, Bui
             val = starts[k].1;
             k += 1;
         }
-        let j = k + starts[k..].partition_point(|r| r.0 <= last);
+        let mut j = k;
+        while j < starts.len() && starts[j].0 <= last {
+            j += 1;
+        }
         if j == k {
             *slot = LEAF_FLAG | val;
             continue;
@@ -66,6 +68,49 @@ pub(super) fn build<A: Key, L: Leaf>(rib: &Rib<A>, s: u8) -> Result<Trie<L>, Bui
     t.shrink();
     t.check_capacity()?;
     Ok(t)
+}
+
+/// The table as range starts (as [`crate::schemes::common::range_starts`]: `(first
+/// address, next hop or 0)`, ascending, equal neighbours merged, the first at address 0)
+/// and the largest next hop of any route, in one walk over the routes.
+pub(super) fn ranges_and_max<A: Address>(rib: &Rib<A>) -> (Vec<(A, u32)>, u32) {
+    let mut starts: Vec<(A, u32)> = Vec::with_capacity(rib.len() * 2 + 1);
+    starts.push((A::ZERO, 0));
+    let mut max = 0u32;
+    // A range of next hop `nh` starts at `first`; a later start at the same address
+    // replaces it.
+    fn push<A: Address>(starts: &mut Vec<(A, u32)>, first: A, nh: u32) {
+        let n = starts.len();
+        let last = &mut starts[n - 1];
+        if last.0 == first {
+            last.1 = nh;
+            if n >= 2 && starts[n - 2].1 == nh {
+                starts.pop();
+            }
+        } else if last.1 != nh {
+            starts.push((first, nh));
+        }
+    }
+    // The open prefixes: (last address, next hop), innermost on top.
+    let mut stack: Vec<(A, u32)> = Vec::new();
+    let close = |stack: &mut Vec<(A, u32)>, starts: &mut Vec<(A, u32)>| {
+        let (last, _) = stack.pop().expect("an open prefix");
+        if let Some(next) = last.checked_inc() {
+            push(starts, next, stack.last().map_or(0, |t| t.1));
+        }
+    };
+    for (p, nh) in rib.iter() {
+        max = max.max(nh.get());
+        while stack.last().is_some_and(|t| t.0 < p.first()) {
+            close(&mut stack, &mut starts);
+        }
+        push(&mut starts, p.first(), nh.get());
+        stack.push((p.last(), nh.get()));
+    }
+    while !stack.is_empty() {
+        close(&mut stack, &mut starts);
+    }
+    (starts, max)
 }
 
 /// The first address under direct-pointing entry `e` of `2^s`.
@@ -268,5 +313,43 @@ impl<L: Leaf> Trie<L> {
         t.grow();
         t.nodes[0] = Node::SINK;
         t
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::rng::SplitMix64;
+
+    fn agrees<A: Address>(seed: u64) {
+        let mut rng = SplitMix64::new(seed);
+        let mut rib = Rib::<A>::new();
+        for step in 0..400 {
+            let len = rng.below(A::BITS as u64 + 1) as u8;
+            let hi = A::from_u128((rng.below(4) as u128) << (A::BITS - 2));
+            let lo =
+                A::from_u128(rng.next_u128() >> (128 - A::BITS as u32 + rng.below(8) as u32 * 4));
+            let p = Prefix::new_truncating(hi.or(lo), len);
+            if rng.below(4) == 0 {
+                rib.remove(&p);
+            } else {
+                rib.insert(p, NextHop::new(1 + rng.below(4) as u32).unwrap());
+            }
+            let (starts, max) = ranges_and_max(&rib);
+            assert_eq!(
+                starts,
+                crate::schemes::common::range_starts(&rib),
+                "step {step}"
+            );
+            assert_eq!(max, crate::fib::max_next_hop(&rib));
+        }
+    }
+
+    #[test]
+    fn ranges_agree_with_the_rib() {
+        for seed in 0..6 {
+            agrees::<u32>(seed);
+            agrees::<u128>(seed);
+        }
     }
 }

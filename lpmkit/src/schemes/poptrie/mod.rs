@@ -366,7 +366,8 @@ impl<A: Key> Poptrie<A> {
         }
         let name = Self::name_for(config.direct_bits);
         // Every route counts, even one hidden by more-specifics: a withdrawal can expose it.
-        let max = crate::fib::max_next_hop(rib) as u64;
+        let (starts, max) = build::ranges_and_max(rib);
+        let max = max as u64;
         let width = match config.leaf_width {
             Some(w) => w,
             None if max <= u16::MAX as u64 => LeafWidth::U16,
@@ -385,8 +386,8 @@ impl<A: Key> Poptrie<A> {
         }
         let s = config.direct_bits;
         let layout = match width {
-            LeafWidth::U16 => Layout::Narrow(build::build::<A, u16>(rib, s)?),
-            LeafWidth::U32 => Layout::Wide(build::build::<A, u32>(rib, s)?),
+            LeafWidth::U16 => Layout::Narrow(build::build::<A, u16>(&starts, s)?),
+            LeafWidth::U32 => Layout::Wide(build::build::<A, u32>(&starts, s)?),
         };
         Ok(Poptrie {
             layout,
