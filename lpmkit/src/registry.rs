@@ -129,7 +129,8 @@ static SCHEMES: &[SchemeInfo] = &[
     SchemeInfo {
         name: "dir24-8",
         summary: "DIR-24-8: 2^24-entry first table plus 256-entry second-level groups",
-        reference: "Gupta, Lin, McKeown, INFOCOM 1998; DPDK rte_fib dir24_8 (IPv4), rte_lpm6 (IPv6)",
+        reference:
+            "Gupta, Lin, McKeown, INFOCOM 1998; DPDK rte_fib dir24_8 (IPv4), rte_lpm6 (IPv6)",
         incremental: false,
         v4: Some(schemes::dir24_8::Dir24_8::build_boxed),
         v6: Some(schemes::dir24_8::Dir24_8V6::build_boxed),

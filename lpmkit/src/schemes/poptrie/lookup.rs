@@ -1,4 +1,4 @@
-//! The data path: one-key lookup (the paper's Algorithm 1 / `poptrie_lookup`) and the
+//! The data path: one-key lookup (the C code's `poptrie_lookup`) and the
 //! interleaved batch lookup.
 //!
 //! Both are written once, `#[inline(always)]`, and compiled twice: as the portable twin

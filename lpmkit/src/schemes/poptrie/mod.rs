@@ -7,9 +7,15 @@
 //! measure, `poptrie16` and `poptrie18` (Poptrie₁₆/Poptrie₁₈: direct pointing of the first
 //! 16 or 18 bits).
 //!
+//! The paper's §3 describes the structure in steps: the basic multiway trie with a
+//! `vector`, leaf compression (`leafvec`), direct pointing, and incremental update; the
+//! bullets below name them. (The paper itself is not in the project's paper store: this
+//! module follows the authors' C code where the two could differ, and section numbers
+//! below the top level are not cited.)
+//!
 //! # What is implemented
 //!
-//! * **Nodes (§3.2, §3.3).** An internal node covers a 6-bit stride (64 slots) and is 24
+//! * **Nodes (basic structure, leaf compression).** An internal node covers a 6-bit stride (64 slots) and is 24
 //!   bytes, as in the C code's `poptrie_node`: `vector` (bit *i* set: slot *i* holds an
 //!   internal node), `leafvec` (bit *i* set: a run of identical leaves starts at slot
 //!   *i* — leaf compression), `base0` (index of the node's first leaf) and `base1` (index
@@ -18,16 +24,18 @@
 //!   `base1 + popcnt(vector & ((2 << i) - 1)) - 1` and its leaf is
 //!   `base0 + popcnt(leafvec & ((2 << i) - 1)) - 1`. Runs of leaves continue across slots
 //!   that hold internal nodes (as in the C code's `_update_part_loop1`).
-//! * **Direct pointing (§3.4).** The first `s` bits index a table of `2^s` 32-bit entries;
+//! * **Direct pointing.** The first `s` bits index a table of `2^s` 32-bit entries;
 //!   an entry with bit 31 set is a leaf (the next hop in the low 31 bits), otherwise the
 //!   index of a node that covers bits `s..s+6`. Strides of 6 bits continue below: for
 //!   IPv4 with `s = 16` nodes sit at bits 16, 22 and 28, for IPv6 down to bit 124 (`s = 16`)
 //!   or 126 (`s = 18`). Where fewer than 6 bits remain, the index is zero-filled, as the C
 //!   code's `INDEX` macro does.
 //! * **Leaf pushing.** Leaves hold the longest match for every address under them. The
-//!   structure is built from [`Rib::for_each_range`]: a slot is a leaf when its addresses
-//!   all share one longest match, so subtrees are never deeper than the table needs (the
-//!   C code reaches the same shape by vertical compression, §3.5).
+//!   structure is built from the table projected onto disjoint ranges (those of
+//!   [`Rib::for_each_range`]; the bulk build derives them in its own walk over the routes,
+//!   which also finds the largest next hop): a slot is a leaf when its addresses all
+//!   share one longest match, so subtrees are never deeper than the table needs (the
+//!   C code reaches the same shape by its vertical compression).
 //! * **Leaves** are 16 bits (next hops `1..=65535`, as the paper's `poptrie_leaf_t`, which
 //!   holds the 51,788 origin ASes of the RouteViews table), widened automatically to 32
 //!   bits (31-bit next hops, the limit of a direct-pointing leaf) when the table needs it;
@@ -36,7 +44,7 @@
 //! * **Bulk build.** A full build walks the ranges once and packs every array back to
 //!   back (no padding); it takes tens of milliseconds on a full table. The C code instead
 //!   inserts routes one by one through its update path.
-//! * **Incremental updates (§3.5)** through [`IncrementalFib`]. As `_update_subtree`
+//! * **Incremental update** through [`IncrementalFib`]. As `_update_subtree`
 //!   does: a change of length `<= s` rebuilds each direct-pointing entry it spans; a longer
 //!   one walks down from its entry while the prefix lies strictly inside an internal child,
 //!   rebuilds the node where it stops (its whole subtree, from the `Rib`) into newly
@@ -49,7 +57,7 @@
 //!   hop does not fit 16-bit leaves rebuilds the whole structure with 32-bit leaves.
 //!   `apply` takes `&mut self`, so no lookup runs during it; the store ordering is what
 //!   lets the concurrent handle publish the same way without copying.
-//! * **Lookups.** [`Fib::lookup`] is the paper's Algorithm 1 (with the key shifted left
+//! * **Lookups.** [`Fib::lookup`] is the C code's `poptrie_lookup` (with the key shifted left
 //!   by 6 bits per level instead of re-extracting the stride). [`Fib::lookup_batch`]
 //!   overlaps many lookups:
 //!   - IPv4: blocks of 64 keys without data-dependent branches. All direct-pointing
@@ -70,8 +78,9 @@
 //!
 //! Differences from the C code: the bulk build (from ranges, not route by route), the
 //! exact-size buddy allocator, 32-bit leaf widening, and the batched lookup (the C code
-//! looks keys up one at a time); the structure and the update procedure are the paper's. The paper's route-aggregation preprocessing is subsumed
-//! by building from merged ranges.
+//! looks keys up one at a time); the structure and the update procedure are the paper's.
+//! The paper's route aggregation (merging routes that do not change the answer) is
+//! subsumed by building from merged ranges.
 //!
 //! ```
 //! use lpmkit::{Fib, IncrementalFib, Change, Ipv6, NextHop, Rib};

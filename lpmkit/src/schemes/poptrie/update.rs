@@ -1,4 +1,4 @@
-//! Incremental updates (Poptrie paper §3.5; `_update_subtree`/`_update_part` in the
+//! Incremental updates (the Poptrie paper's incremental update; `_update_subtree`/`_update_part` in the
 //! authors' C code): rebuild the smallest subtree a route change touches into newly
 //! allocated storage, then switch one 32-bit word (a direct-pointing entry or a parent's
 //! `base1`), then free the old storage.
