@@ -6,15 +6,17 @@
 //! its lookup is `tbl24[top 24 bits]`, then, while the entry is an extension, the
 //! `tbl8` group it names indexed by the next address byte.
 //!
-//! * **Entries** are 32 bits, `value << 1 | extended`: a next-hop id (31 bits, 0 = no
-//!   route) or, with `extended` set, the index of a 256-entry group. `rte_lpm6` keeps
-//!   21-bit next hops plus a depth per entry for its in-place updates; this table is
-//!   rebuilt from the `Rib` instead (batch rebuild), so it needs no depths.
+//! * **Entries** are `value << 1 | extended`: a next-hop id (0 = no route) or, with
+//!   `extended` set, the index of a 256-entry group. They are 16 bits (15-bit next hops
+//!   and group indices: a 32 MiB first table) when the table allows, else 32 bits (31-bit
+//!   next hops, up to 2^24 groups: 64 MiB), chosen automatically as for IPv4;
+//!   [`Dir24_8V6::build_with`] forces a width. `rte_lpm6` has 32-bit entries with 21-bit
+//!   next hops plus a depth per entry for its in-place updates; this table is rebuilt from
+//!   the `Rib` instead (batch rebuild), so it needs no depths.
 //! * **Groups** are allocated as the table needs them (no `number_tbl8s` sizing up
 //!   front): a 2^(128-p) block gets a group only if a range of the table starts strictly
 //!   inside it ([`Rib::for_each_range`], leaf pushing), so more-specific routes that do
-//!   not change the answer cost nothing. Group 0 is reserved and stays unused, so a
-//!   group index is never 0.
+//!   not change the answer cost nothing.
 //! * **Lookups.** [`Fib::lookup`] is the loop above. [`Fib::lookup_batch`] takes blocks
 //!   of [`BATCH_V6`] keys: it reads every first-table entry, lists the lanes whose entry
 //!   is an extension (branch-free compaction), then in each round every listed lane reads
@@ -31,6 +33,8 @@ use crate::rib::Rib;
 use crate::schemes::common::{check_next_hops, ms_since, range_starts};
 use crate::simd::prefetch;
 
+use super::{Entry, EntryWidth};
+
 const NAME: &str = "dir24-8";
 /// First-table entries.
 const TBL24_LEN: usize = 1 << 24;
@@ -38,146 +42,32 @@ const TBL24_LEN: usize = 1 << 24;
 const MAX_NH: u64 = (1 << 31) - 1;
 /// Most groups: `groups << 8` must fit a 32-bit index computation.
 const MAX_GROUPS: u64 = 1 << 24;
+/// Largest value (next hop or group index) of a 16-bit entry.
+const NARROW_MAX: u64 = (1 << 15) - 1;
 /// Keys per interleaved block in `lookup_batch`.
 pub const BATCH_V6: usize = 64;
 
-/// The DIR-24-8 lookup table for IPv6 (`rte_lpm6` style).
-pub struct Dir24_8V6 {
+/// The two tables of one entry width.
+struct Tables6<E: Entry> {
     /// `TBL24_LEN` entries.
-    tbl24: Box<[u32]>,
-    /// `groups * 256` entries; group 0 is the reserved all-zero group.
-    tbl8: Vec<u32>,
-    groups: usize,
-    depth: u32,
-    build_ms: f64,
+    tbl24: Box<[E]>,
+    /// `groups * 256` entries.
+    tbl8: Box<[E]>,
 }
 
-impl Dir24_8V6 {
-    /// Builds the table from `rib`.
-    ///
-    /// ```
-    /// use lpmkit::{Fib, NextHop, Rib};
-    /// use lpmkit::schemes::dir24_8::Dir24_8V6;
-    ///
-    /// let mut rib = Rib::new();
-    /// rib.insert("2001:db8::/32".parse()?, NextHop::new(1).unwrap());
-    /// rib.insert("2001:db8::1/128".parse()?, NextHop::new(2).unwrap());
-    /// let t = Dir24_8V6::build(&rib)?;
-    /// let a: u128 = "2001:db8::1".parse::<std::net::Ipv6Addr>()?.into();
-    /// assert_eq!(t.lookup(a), NextHop::new(2));
-    /// assert_eq!(t.lookup(a + 1), NextHop::new(1));
-    /// # Ok::<(), Box<dyn std::error::Error>>(())
-    /// ```
-    #[inline(never)]
-    pub fn build(rib: &Rib<Ipv6>) -> Result<Self, BuildError> {
-        let t0 = std::time::Instant::now();
-        check_next_hops(rib, NAME, MAX_NH)?;
-        let starts = range_starts(rib);
-        let mut t = Dir24_8V6 {
-            tbl24: vec![0u32; TBL24_LEN].into_boxed_slice(),
-            tbl8: vec![0u32; 256],
-            groups: 1,
-            depth: 0,
-            build_ms: 0.0,
-        };
-        // Whole first-table blocks inside a range take its next hop.
-        for (i, &(first, nh)) in starts.iter().enumerate() {
-            let last = starts.get(i + 1).map_or(u128::MAX, |r| r.0 - 1);
-            let b0 = (first >> 104) + (first & LOW104 != 0) as u128;
-            let b1 = if last & LOW104 == LOW104 {
-                last >> 104
-            } else {
-                match (last >> 104).checked_sub(1) {
-                    Some(b) => b,
-                    None => continue,
-                }
-            };
-            if b0 <= b1 {
-                t.tbl24[b0 as usize..=b1 as usize].fill(nh << 1);
-            }
+impl<E: Entry> Tables6<E> {
+    fn from_wide(b: &Builder) -> Self {
+        Tables6 {
+            tbl24: b.tbl24.iter().map(|&e| E::from_u32(e)).collect(),
+            tbl8: b.tbl8.iter().map(|&e| E::from_u32(e)).collect(),
         }
-        // Blocks with a range starting strictly inside get a group.
-        let mut last_block = usize::MAX;
-        for (i, &(first, _)) in starts.iter().enumerate().skip(1) {
-            let b = (first >> 104) as usize;
-            if first & LOW104 == 0 || b == last_block {
-                continue;
-            }
-            last_block = b;
-            let base = (b as u128) << 104;
-            let from = starts[..i].partition_point(|r| r.0 <= base);
-            let val = starts[from - 1].1;
-            let to = i + starts[i..].partition_point(|r| r.0 <= base | LOW104);
-            let g = t.build_group(val, &starts[from..to], base, 24)?;
-            t.tbl24[b] = (g << 1) | 1;
-        }
-        t.build_ms = ms_since(t0);
-        Ok(t)
-    }
-
-    /// Builds the group for the block at `base` whose index byte starts at bit `pos`;
-    /// `first_val` is the next hop at `base` and `starts` the ranges starting strictly
-    /// inside the block.
-    fn build_group(
-        &mut self,
-        first_val: u32,
-        starts: &[(u128, u32)],
-        base: u128,
-        pos: u32,
-    ) -> Result<u32, BuildError> {
-        if self.groups as u64 >= MAX_GROUPS {
-            return Err(BuildError::CapacityExceeded {
-                scheme: NAME.to_string(),
-                what: "tbl8 groups",
-                max: MAX_GROUPS,
-                requested: self.groups as u64 + 1,
-            });
-        }
-        let g = self.groups;
-        self.groups += 1;
-        self.depth = self.depth.max((pos - 16) / 8);
-        self.tbl8.resize(self.groups * 256, 0);
-        let shift = 128 - pos - 8;
-        let mut val = first_val;
-        let mut k = 0usize;
-        for i in 0..256u128 {
-            let first = base | (i << shift);
-            let last = first | ((1u128 << shift) - 1);
-            while k < starts.len() && starts[k].0 <= first {
-                val = starts[k].1;
-                k += 1;
-            }
-            let j = k + starts[k..].partition_point(|r| r.0 <= last);
-            let entry = if j > k {
-                let sub = self.build_group(val, &starts[k..j], first, pos + 8)?;
-                val = starts[j - 1].1;
-                k = j;
-                (sub << 1) | 1
-            } else {
-                val << 1
-            };
-            self.tbl8[g * 256 + i as usize] = entry;
-        }
-        Ok(g as u32)
-    }
-
-    /// The registry's builder.
-    pub fn build_boxed(
-        rib: &Rib<Ipv6>,
-        _options: &BuildOptions,
-    ) -> Result<Box<dyn Fib<Ipv6>>, BuildError> {
-        Ok(Box::new(Self::build(rib)?))
-    }
-
-    /// Number of 256-entry groups, the reserved one included.
-    pub fn groups(&self) -> usize {
-        self.groups
     }
 
     #[inline(always)]
     fn first(&self, a: u128) -> u32 {
-        // SAFETY: `a >> 104 < 2^24 = tbl24.len()`.
-        unsafe { *self.tbl24.get_unchecked((a >> 104) as usize) }
+        debug_assert_eq!(self.tbl24.len(), TBL24_LEN);
+        // SAFETY: `a >> 104 < 2^24 = TBL24_LEN = tbl24.len()`.
+        unsafe { self.tbl24.get_unchecked((a >> 104) as usize).get() }
     }
 
     #[inline(always)]
@@ -185,8 +75,8 @@ impl Dir24_8V6 {
         let i = (((e >> 1) as usize) << 8) | ((a >> shift) as usize & 0xff);
         debug_assert!(i < self.tbl8.len());
         // SAFETY: extended entries name groups the builder allocated (`< groups`, and
-        // `tbl8.len() = groups * 256`); group 0 always exists.
-        unsafe { *self.tbl8.get_unchecked(i) }
+        // `tbl8.len() = groups * 256`).
+        unsafe { self.tbl8.get_unchecked(i).get() }
     }
 
     #[inline(always)]
@@ -229,23 +119,8 @@ impl Dir24_8V6 {
             out[i] = e[i] >> 1;
         }
     }
-}
-
-/// The low 104 bits: the addresses under one first-table entry.
-const LOW104: u128 = (1 << 104) - 1;
-
-impl Fib<Ipv6> for Dir24_8V6 {
-    fn name(&self) -> &str {
-        NAME
-    }
-
-    #[inline]
-    fn lookup(&self, addr: Ipv6) -> Option<NextHop> {
-        NextHop::new(self.resolve(addr))
-    }
 
     fn lookup_batch(&self, addrs: &[Ipv6], out: &mut [u32]) {
-        assert!(out.len() >= addrs.len(), "output shorter than input");
         let mut blocks = addrs.chunks_exact(BATCH_V6);
         let mut outs = out[..addrs.len()].chunks_exact_mut(BATCH_V6);
         let mut next = addrs.chunks_exact(BATCH_V6).skip(1);
@@ -262,14 +137,254 @@ impl Fib<Ipv6> for Dir24_8V6 {
         }
     }
 
+    fn bytes(&self) -> usize {
+        (self.tbl24.len() + self.tbl8.len()) * core::mem::size_of::<E>()
+    }
+}
+
+enum Layout6 {
+    Narrow(Tables6<u16>),
+    Wide(Tables6<u32>),
+}
+
+/// The DIR-24-8 lookup table for IPv6 (`rte_lpm6` style).
+pub struct Dir24_8V6 {
+    layout: Layout6,
+    groups: usize,
+    depth: u32,
+    build_ms: f64,
+}
+
+/// The tables while they are built: always 32-bit entries.
+struct Builder {
+    tbl24: Vec<u32>,
+    tbl8: Vec<u32>,
+    groups: usize,
+    depth: u32,
+}
+
+impl Dir24_8V6 {
+    /// Builds the table from `rib`, with the narrowest entries that fit.
+    ///
+    /// ```
+    /// use lpmkit::{Fib, NextHop, Rib};
+    /// use lpmkit::schemes::dir24_8::Dir24_8V6;
+    ///
+    /// let mut rib = Rib::new();
+    /// rib.insert("2001:db8::/32".parse()?, NextHop::new(1).unwrap());
+    /// rib.insert("2001:db8::1/128".parse()?, NextHop::new(2).unwrap());
+    /// let t = Dir24_8V6::build(&rib)?;
+    /// let a: u128 = "2001:db8::1".parse::<std::net::Ipv6Addr>()?.into();
+    /// assert_eq!(t.lookup(a), NextHop::new(2));
+    /// assert_eq!(t.lookup(a + 1), NextHop::new(1));
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn build(rib: &Rib<Ipv6>) -> Result<Self, BuildError> {
+        Self::build_with(rib, None)
+    }
+
+    /// Builds the table from `rib` with the given entry width (`None`: the narrowest
+    /// that fits); a table that does not fit a forced width is an error.
+    ///
+    /// ```
+    /// use lpmkit::{NextHop, Rib};
+    /// use lpmkit::schemes::dir24_8::{Dir24_8V6, EntryWidth};
+    ///
+    /// let mut rib = Rib::new();
+    /// rib.insert("2001:db8::/32".parse()?, NextHop::new(40_000).unwrap());
+    /// assert!(Dir24_8V6::build_with(&rib, Some(EntryWidth::Narrow)).is_err());
+    /// let t = Dir24_8V6::build_with(&rib, None)?;
+    /// assert_eq!(t.entry_width(), EntryWidth::Wide);
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    #[inline(never)]
+    pub fn build_with(rib: &Rib<Ipv6>, width: Option<EntryWidth>) -> Result<Self, BuildError> {
+        let t0 = std::time::Instant::now();
+        let max_nh = check_next_hops(rib, NAME, MAX_NH)? as u64;
+        let starts = range_starts(rib);
+        let mut b = Builder {
+            tbl24: vec![0u32; TBL24_LEN],
+            tbl8: Vec::new(),
+            groups: 0,
+            depth: 0,
+        };
+        // Whole first-table blocks inside a range take its next hop.
+        for (i, &(first, nh)) in starts.iter().enumerate() {
+            let last = starts.get(i + 1).map_or(u128::MAX, |r| r.0 - 1);
+            let b0 = (first >> 104) + (first & LOW104 != 0) as u128;
+            let b1 = if last & LOW104 == LOW104 {
+                last >> 104
+            } else {
+                match (last >> 104).checked_sub(1) {
+                    Some(b) => b,
+                    None => continue,
+                }
+            };
+            if b0 <= b1 {
+                b.tbl24[b0 as usize..=b1 as usize].fill(nh << 1);
+            }
+        }
+        // Blocks with a range starting strictly inside get a group.
+        let mut last_block = usize::MAX;
+        for (i, &(first, _)) in starts.iter().enumerate().skip(1) {
+            let blk = (first >> 104) as usize;
+            if first & LOW104 == 0 || blk == last_block {
+                continue;
+            }
+            last_block = blk;
+            let base = (blk as u128) << 104;
+            let from = starts[..i].partition_point(|r| r.0 <= base);
+            let val = starts[from - 1].1;
+            let to = i + starts[i..].partition_point(|r| r.0 <= base | LOW104);
+            let g = b.build_group(val, &starts[from..to], base, 24)?;
+            b.tbl24[blk] = (g << 1) | 1;
+        }
+        let narrow_fits = max_nh <= NARROW_MAX && b.groups as u64 <= NARROW_MAX + 1;
+        let layout = match width {
+            None if narrow_fits => Layout6::Narrow(Tables6::from_wide(&b)),
+            None | Some(EntryWidth::Wide) => Layout6::Wide(Tables6 {
+                tbl24: core::mem::take(&mut b.tbl24).into_boxed_slice(),
+                tbl8: core::mem::take(&mut b.tbl8).into_boxed_slice(),
+            }),
+            Some(EntryWidth::Narrow) => {
+                if max_nh > NARROW_MAX {
+                    return Err(BuildError::NextHopOverflow {
+                        scheme: NAME.to_string(),
+                        max: NARROW_MAX,
+                        requested: max_nh,
+                    });
+                }
+                if b.groups as u64 > NARROW_MAX + 1 {
+                    return Err(BuildError::CapacityExceeded {
+                        scheme: NAME.to_string(),
+                        what: "tbl8 groups",
+                        max: NARROW_MAX + 1,
+                        requested: b.groups as u64,
+                    });
+                }
+                Layout6::Narrow(Tables6::from_wide(&b))
+            }
+        };
+        Ok(Dir24_8V6 {
+            layout,
+            groups: b.groups,
+            depth: b.depth,
+            build_ms: ms_since(t0),
+        })
+    }
+
+    /// The registry's builder.
+    pub fn build_boxed(
+        rib: &Rib<Ipv6>,
+        _options: &BuildOptions,
+    ) -> Result<Box<dyn Fib<Ipv6>>, BuildError> {
+        Ok(Box::new(Self::build(rib)?))
+    }
+
+    /// Number of 256-entry groups.
+    pub fn groups(&self) -> usize {
+        self.groups
+    }
+
+    /// The entry width chosen.
+    pub fn entry_width(&self) -> EntryWidth {
+        match self.layout {
+            Layout6::Narrow(_) => EntryWidth::Narrow,
+            Layout6::Wide(_) => EntryWidth::Wide,
+        }
+    }
+}
+
+impl Builder {
+    /// Builds the group for the block at `base` whose index byte starts at bit `pos`;
+    /// `first_val` is the next hop at `base` and `starts` the ranges starting strictly
+    /// inside the block.
+    fn build_group(
+        &mut self,
+        first_val: u32,
+        starts: &[(u128, u32)],
+        base: u128,
+        pos: u32,
+    ) -> Result<u32, BuildError> {
+        if self.groups as u64 >= MAX_GROUPS {
+            return Err(BuildError::CapacityExceeded {
+                scheme: NAME.to_string(),
+                what: "tbl8 groups",
+                max: MAX_GROUPS,
+                requested: self.groups as u64 + 1,
+            });
+        }
+        let g = self.groups;
+        self.groups += 1;
+        self.depth = self.depth.max((pos - 16) / 8);
+        self.tbl8.resize(self.groups * 256, 0);
+        let shift = 128 - pos - 8;
+        let mut val = first_val;
+        let mut k = 0usize;
+        for i in 0..256u128 {
+            let first = base | (i << shift);
+            let last = first | ((1u128 << shift) - 1);
+            while k < starts.len() && starts[k].0 <= first {
+                val = starts[k].1;
+                k += 1;
+            }
+            let mut j = k;
+            while j < starts.len() && starts[j].0 <= last {
+                j += 1;
+            }
+            let entry = if j > k {
+                let sub = self.build_group(val, &starts[k..j], first, pos + 8)?;
+                val = starts[j - 1].1;
+                k = j;
+                (sub << 1) | 1
+            } else {
+                val << 1
+            };
+            self.tbl8[g * 256 + i as usize] = entry;
+        }
+        Ok(g as u32)
+    }
+}
+
+/// The low 104 bits: the addresses under one first-table entry.
+const LOW104: u128 = (1 << 104) - 1;
+
+impl Fib<Ipv6> for Dir24_8V6 {
+    fn name(&self) -> &str {
+        NAME
+    }
+
+    #[inline]
+    fn lookup(&self, addr: Ipv6) -> Option<NextHop> {
+        NextHop::new(match &self.layout {
+            Layout6::Narrow(t) => t.resolve(addr),
+            Layout6::Wide(t) => t.resolve(addr),
+        })
+    }
+
+    fn lookup_batch(&self, addrs: &[Ipv6], out: &mut [u32]) {
+        assert!(out.len() >= addrs.len(), "output shorter than input");
+        match &self.layout {
+            Layout6::Narrow(t) => t.lookup_batch(addrs, out),
+            Layout6::Wide(t) => t.lookup_batch(addrs, out),
+        }
+    }
+
     fn memory_bytes(&self) -> usize {
-        (self.tbl24.len() + self.tbl8.len()) * 4
+        match &self.layout {
+            Layout6::Narrow(t) => t.bytes(),
+            Layout6::Wide(t) => t.bytes(),
+        }
     }
 
     fn stats(&self) -> Stats {
+        let width = match self.entry_width() {
+            EntryWidth::Narrow => "16-bit entries",
+            EntryWidth::Wide => "32-bit entries",
+        };
         Stats::new()
-            .with("layout", StatValue::Text("32-bit entries".into()))
-            .with("tbl8_groups", StatValue::Count(self.groups as u64 - 1))
+            .with("layout", StatValue::Text(width.into()))
+            .with("tbl8_groups", StatValue::Count(self.groups as u64))
             .with("group_levels", StatValue::Count(self.depth as u64))
             .with("build", StatValue::Millis(self.build_ms))
     }
@@ -285,21 +400,24 @@ mod tests {
             .iter()
             .map(|&(p, h)| (p.parse::<Prefix<Ipv6>>().unwrap(), NextHop::new(h).unwrap()))
             .collect();
-        let t = Dir24_8V6::build(&rib).unwrap();
         let mut keys: Vec<u128> = vec![0, 1, u128::MAX, u128::MAX - 1];
         for (p, _) in rib.iter() {
             for a in [p.first(), p.last()] {
                 keys.extend([a, a.wrapping_add(1), a.wrapping_sub(1)]);
             }
         }
-        let mut out = vec![0; keys.len()];
-        t.lookup_batch(&keys, &mut out);
-        for (&k, &o) in keys.iter().zip(&out) {
-            let want = NextHop::raw(rib.lookup(k));
-            assert_eq!(NextHop::raw(t.lookup(k)), want, "lookup {k:x}");
-            assert_eq!(o, want, "lookup_batch {k:x}");
+        for width in [Some(EntryWidth::Wide), Some(EntryWidth::Narrow)] {
+            let t = Dir24_8V6::build_with(&rib, width).unwrap();
+            assert_eq!(Some(t.entry_width()), width);
+            let mut out = vec![0; keys.len()];
+            t.lookup_batch(&keys, &mut out);
+            for (&k, &o) in keys.iter().zip(&out) {
+                let want = NextHop::raw(rib.lookup(k));
+                assert_eq!(NextHop::raw(t.lookup(k)), want, "lookup {k:x}");
+                assert_eq!(o, want, "lookup_batch {k:x}");
+            }
         }
-        t
+        Dir24_8V6::build(&rib).unwrap()
     }
 
     #[test]
@@ -314,10 +432,11 @@ mod tests {
             ("2001:db8:ff00::/40", 2),
         ]);
         assert_eq!(t.depth, 13);
-        assert_eq!(check(&[("2001:db8::/32", 2)]).groups(), 2);
-        assert_eq!(check(&[]).groups(), 1);
+        assert_eq!(t.entry_width(), EntryWidth::Narrow);
+        assert_eq!(check(&[("2001:db8::/32", 2)]).groups(), 1);
+        assert_eq!(check(&[]).groups(), 0);
         // A /24 changes whole first-table entries only.
-        assert_eq!(check(&[("2001:d00::/24", 2), ("::/0", 1)]).groups(), 1);
+        assert_eq!(check(&[("2001:d00::/24", 2), ("::/0", 1)]).groups(), 0);
     }
 
     #[test]
@@ -327,6 +446,23 @@ mod tests {
         assert!(matches!(
             Dir24_8V6::build(&rib),
             Err(BuildError::NextHopOverflow { .. })
+        ));
+        // 40,000 widens to 32-bit entries, or is refused by forced 16-bit ones.
+        let mut rib = Rib::<Ipv6>::new();
+        rib.insert(
+            "2001:db8::/33".parse().unwrap(),
+            NextHop::new(40_000).unwrap(),
+        );
+        let t = Dir24_8V6::build(&rib).unwrap();
+        assert_eq!(t.entry_width(), EntryWidth::Wide);
+        assert_eq!(t.lookup(0x2001_0db8 << 96), NextHop::new(40_000));
+        assert!(matches!(
+            Dir24_8V6::build_with(&rib, Some(EntryWidth::Narrow)),
+            Err(BuildError::NextHopOverflow {
+                max: 32767,
+                requested: 40000,
+                ..
+            })
         ));
     }
 }
