@@ -336,6 +336,8 @@ pub(super) fn build(rib: &Rib<Ipv4>, config: &DxrConfig) -> Result<Dxr, BuildErr
         nh_map,
         pos_shift: s,
         size_shift: t,
+        #[cfg(target_arch = "x86_64")]
+        avx2: super::avx2::Token::new(crate::simd::Avx2::unless(config.force_scalar)),
     };
     let ctl = Control::new(config.clone(), codec, Allocator::new(end, s), counts);
     let mut dxr = Dxr { tables, ctl };

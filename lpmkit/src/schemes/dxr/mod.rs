@@ -21,12 +21,17 @@
 //!   a short chunk occupies `⌈n/2⌉` words.
 //! * **Lookup (§3.3).** Index the lookup table by the top `k` bits; if the chunk is not
 //!   direct, binary-search its ranges for the last one starting at or below the key.
-//!   [`Fib::lookup_batch`] interleaves blocks of [`BATCH`] keys: it prefetches every lookup
-//!   table entry of the block, then the first binary-search probe of every chunk it needs,
-//!   then runs the searches of the block in lock step with a branch-free step (each round
-//!   prefetches the next probe of every lane), so the out-of-order core overlaps the cache
-//!   misses of different keys. [`Dxr::search_steps_histogram`] gives the Table 3
-//!   distribution of binary-search steps, counted with the paper's search loop.
+//!   [`Fib::lookup`] does exactly that, with branch-free halving steps. [`Fib::lookup_batch`]
+//!   is software-pipelined over blocks of [`BATCH`] keys so that the out-of-order core
+//!   overlaps the cache misses of different keys: the lookup-table entries of a block are
+//!   prefetched a few blocks ahead; the next block's entries are read, its direct chunks
+//!   answered and the chunks it must search prefetched; and this block's searches run. The
+//!   scalar path runs the searches of a block in lock step with conditional moves; the
+//!   AVX2 path (run-time detected, [`DxrConfig::force_scalar`] turns it off) gathers eight
+//!   lookup-table entries at once, left-packs the keys that need a search, and finishes
+//!   each search with one 64-byte window compare (32 short or 16 long entries) after
+//!   halving larger chunks down to that size. [`Dxr::search_steps_histogram`] gives the
+//!   Table 3 distribution of binary-search steps, counted with the paper's search loop.
 //! * **Incremental updates (§3.4).** [`IncrementalFib::apply`](crate::IncrementalFib::apply)
 //!   expands each changed prefix into the chunks it covers (a prefix shorter than `k`
 //!   covers `2^(k - len)` of them), coalesces the changes of one call into one pass over
@@ -88,6 +93,8 @@
 //! # Ok::<(), Box<dyn std::error::Error>>(())
 //! ```
 
+#[cfg(target_arch = "x86_64")]
+mod avx2;
 mod build;
 mod scalar;
 mod update;
@@ -101,7 +108,7 @@ use crate::rib::Rib;
 pub use update::ReplayReport;
 
 /// Keys per block in `lookup_batch`: the number of lookups whose misses overlap.
-pub const BATCH: usize = 32;
+pub const BATCH: usize = 16;
 
 /// Smallest `k` (direct bits).
 pub const MIN_K: u8 = 16;
@@ -125,8 +132,8 @@ const SIZE_MASK: u32 = (1 << SIZE_BITS) - 1;
 const FORMAT_LONG: u32 = 1 << SIZE_BITS;
 const POSITION_SHIFT: u32 = SIZE_BITS + 1;
 /// Words after the range table's last entry, so that a 32-bit read of its last 16-bit
-/// entry stays inside the allocation.
-const PAD_WORDS: usize = 1;
+/// entry, and a 64-byte window read from any entry, stay inside the allocation.
+const PAD_WORDS: usize = 16;
 
 /// How next-hop ids are stored in the range table.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -160,7 +167,8 @@ pub struct DxrConfig {
     /// Rebuild everything instead of chunk by chunk when one `apply` dirties more than
     /// this share of the chunks.
     pub full_rebuild_share: f64,
-    /// Use the scalar lookup path (DXR has no SIMD kernel; kept for the registry's option).
+    /// Use the scalar lookup path even if the CPU has AVX2 (the AVX2 path finishes each
+    /// search with one 64-byte window compare; see `avx2.rs`).
     pub force_scalar: bool,
 }
 
@@ -321,6 +329,9 @@ pub(crate) struct Tables {
     pos_shift: u32,
     /// Size unit = `2^size_shift` entries.
     size_shift: u32,
+    /// The AVX2 stage 3 of `lookup_batch`, when the CPU has it and it is not disabled.
+    #[cfg(target_arch = "x86_64")]
+    avx2: Option<avx2::Token>,
 }
 
 /// Structure figures of a [`Dxr`] (the paper's Table 1 and the layout chosen).
@@ -483,6 +494,19 @@ impl Dxr {
         NextHop::new(self.tables.map(self.tables.lookup_counting(key).0))
     }
 
+    /// `lookup_batch` on the scalar path whatever the CPU (the twin of the AVX2 path);
+    /// for tests and benchmarks.
+    #[doc(hidden)]
+    pub fn lookup_batch_scalar(&self, addrs: &[Ipv4], out: &mut [u32]) {
+        assert!(out.len() >= addrs.len(), "output shorter than input");
+        let out = &mut out[..addrs.len()];
+        if self.tables.nh_map.is_empty() {
+            self.tables.lookup_batch_scalar::<false>(addrs, out);
+        } else {
+            self.tables.lookup_batch_scalar::<true>(addrs, out);
+        }
+    }
+
     /// Checks the internal invariants (lookup-table entries inside the range table, sorted
     /// chunks, counters, allocator); for tests. Returns a description of the first problem.
     #[doc(hidden)]
@@ -517,10 +541,21 @@ impl Fib<Ipv4> for Dxr {
     fn lookup_batch(&self, addrs: &[Ipv4], out: &mut [u32]) {
         assert!(out.len() >= addrs.len(), "output shorter than input");
         let out = &mut out[..addrs.len()];
-        if self.tables.nh_map.is_empty() {
-            self.tables.lookup_batch::<false>(addrs, out);
+        let t = &self.tables;
+        let remap = !t.nh_map.is_empty();
+        #[cfg(target_arch = "x86_64")]
+        if let Some(token) = t.avx2 {
+            if remap {
+                avx2::lookup_batch::<true>(token, t, addrs, out);
+            } else {
+                avx2::lookup_batch::<false>(token, t, addrs, out);
+            }
+            return;
+        }
+        if remap {
+            t.lookup_batch_scalar::<true>(addrs, out);
         } else {
-            self.tables.lookup_batch::<true>(addrs, out);
+            t.lookup_batch_scalar::<false>(addrs, out);
         }
     }
 
@@ -554,6 +589,10 @@ impl Fib<Ipv4> for Dxr {
     }
 
     fn implementation(&self) -> Implementation {
+        #[cfg(target_arch = "x86_64")]
+        if self.tables.avx2.is_some() {
+            return Implementation::Avx2;
+        }
         Implementation::Scalar
     }
 }

@@ -10,23 +10,170 @@
 use super::{Tables, BATCH, FORMAT_LONG, POSITION_SHIFT, SIZE_MASK};
 use crate::simd::prefetch;
 
+/// How many blocks ahead of the search stage the lookup-table entries are prefetched.
+const LT_AHEAD: usize = 4;
+
 /// The state of one binary search over a chunk.
 #[derive(Clone, Copy, Default)]
 pub(super) struct Search {
     /// Byte offset of the chunk in the range table.
-    off: usize,
+    pub(super) off: usize,
     /// Entries still in play (`base .. base + len`).
-    len: u32,
+    pub(super) len: u32,
     /// First entry in play.
-    base: u32,
+    pub(super) base: u32,
     /// log2 of the entry size in bytes.
-    es: u32,
+    pub(super) es: u32,
     /// Mask of the entry width.
-    mask: u32,
+    pub(super) mask: u32,
     /// Mask of the next-hop bits of an entry.
-    nh_mask: u32,
+    pub(super) nh_mask: u32,
     /// The key's low bits, shaped like an entry with all next-hop bits set.
-    kc: u32,
+    pub(super) kc: u32,
+}
+
+/// The searches of one block of keys in flight.
+///
+/// The scalar stages keep each search's state in `lanes`; the AVX2 stages keep the key,
+/// the lookup-table entry and the key's position of each search in `keys`, `entries` and
+/// `slots` (with room for a full vector store past the last lane).
+pub(super) struct Pipeline {
+    pub(super) lanes: [Search; BATCH],
+    /// Position of each lane's key in the block.
+    pub(super) slot: [u8; BATCH],
+    /// Lanes in use.
+    pub(super) n: usize,
+    /// Halving rounds the longest search needs.
+    pub(super) rounds: u32,
+    pub(super) keys: [u32; BATCH + 8],
+    pub(super) entries: [u32; BATCH + 8],
+    pub(super) slots: [u32; BATCH + 8],
+}
+
+impl Default for Pipeline {
+    fn default() -> Self {
+        Pipeline {
+            lanes: [Search::default(); BATCH],
+            slot: [0; BATCH],
+            n: 0,
+            rounds: 0,
+            keys: [0; BATCH + 8],
+            entries: [0; BATCH + 8],
+            slots: [0; BATCH + 8],
+        }
+    }
+}
+
+impl Pipeline {
+    /// Stage 2: read the lookup-table entries of `keys`; answer direct chunks into `out`
+    /// (local ids), set up a search for the others and prefetch their chunk (its first
+    /// and last line and the first probe). Branch-free: every key writes a lane and a
+    /// result, and the lane count advances only for chunks that need a search.
+    #[inline(always)]
+    pub(super) fn start(&mut self, t: &Tables, keys: &[u32], out: &mut [u32]) {
+        let rt = t.rt.as_ptr() as *const u8;
+        let mut n = 0;
+        let mut rounds = 0;
+        for (i, (&a, o)) in keys.iter().zip(out.iter_mut()).enumerate() {
+            let e = t.entry_of(a);
+            let direct = e & SIZE_MASK == 0;
+            *o = e >> POSITION_SHIFT;
+            let s = t.search(e, a);
+            let bytes = (s.len as usize) << s.es;
+            prefetch(rt.wrapping_add(s.off));
+            prefetch(rt.wrapping_add(s.off + bytes.saturating_sub(1)));
+            prefetch(rt.wrapping_add(s.off + (((s.len / 2) as usize) << s.es)));
+            // Direct chunks have len 0, so `len - 1` wraps and they would ask for 32
+            // rounds: count 0 for them.
+            let r = 32 - (s.len.wrapping_sub(1)).leading_zeros();
+            rounds = rounds.max(if direct { 0 } else { r });
+            self.lanes[n] = s;
+            self.slot[n] = i as u8;
+            n += !direct as usize;
+        }
+        self.n = n;
+        self.rounds = rounds;
+    }
+}
+
+/// Stages 2 and 3 of the batched lookup.
+pub(super) trait Stages {
+    /// Stage 2: reads the lookup-table entries of `keys` (a block), writes the answers of
+    /// direct chunks into `out` and sets up the searches of the others in `p`.
+    ///
+    /// # Safety
+    /// The CPU must support the instructions the implementation uses (none beyond the
+    /// baseline for [`Lockstep`]; AVX2 and POPCNT for the AVX2 stages).
+    unsafe fn start(p: &mut Pipeline, t: &Tables, keys: &[u32], out: &mut [u32]);
+
+    /// Stage 3: runs the searches of `p` and writes their local ids into `out` (the
+    /// block's results).
+    ///
+    /// # Safety
+    /// As [`start`](Self::start).
+    unsafe fn finish(p: &mut Pipeline, t: &Tables, out: &mut [u32]);
+}
+
+/// The scalar stages: a branch-free stage 2, and branch-free halving steps in stage 3, all
+/// lanes of the block in lock step (a finished lane, `len == 1`, steps in place:
+/// `half = 0` rereads its `base`), so that the loads of different lanes overlap and the
+/// loop count is the same for all of them.
+pub(super) struct Lockstep;
+
+impl Stages for Lockstep {
+    #[inline(always)]
+    unsafe fn start(p: &mut Pipeline, t: &Tables, keys: &[u32], out: &mut [u32]) {
+        p.start(t, keys, out);
+    }
+
+    #[inline(always)]
+    unsafe fn finish(p: &mut Pipeline, t: &Tables, out: &mut [u32]) {
+        let n = p.n;
+        for _ in 0..p.rounds {
+            for s in &mut p.lanes[..n] {
+                t.step(s);
+            }
+        }
+        for (s, &i) in p.lanes[..n].iter().zip(&p.slot[..n]) {
+            out[i as usize] = t.entry_at(s, s.base) & s.nh_mask;
+        }
+    }
+}
+
+/// `if v <= kc { a } else { b }` as a conditional move.
+///
+/// LLVM's x86 cmov-conversion pass turns every branch-free formulation of the search step
+/// (`if`, a mask from `(v <= kc) as u32`, a mask from a subtraction's borrow) back into a
+/// jump inside the search loop, and that jump mispredicts half of the time; the few
+/// instructions here pin the `cmov`.
+#[inline(always)]
+fn select_le(v: u32, kc: u32, a: u32, b: u32) -> u32 {
+    #[cfg(target_arch = "x86_64")]
+    {
+        let mut r = b;
+        // SAFETY: a register compare and a conditional move: no memory access, no stack
+        // use, and the flags it clobbers are declared clobbered by `asm!`'s default.
+        unsafe {
+            core::arch::asm!(
+                "cmp {v:e}, {kc:e}",
+                "cmovbe {r:e}, {a:e}",
+                v = in(reg) v,
+                kc = in(reg) kc,
+                a = in(reg) a,
+                r = inout(reg) r,
+                options(pure, nomem, nostack),
+            );
+        }
+        r
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    {
+        if v <= kc {
+            a
+        } else {
+            b
+        }
+    }
 }
 
 impl Tables {
@@ -91,16 +238,16 @@ impl Tables {
 
     /// Entry `i` of the chunk searched by `s`.
     #[inline(always)]
-    fn entry_at(&self, s: &Search, i: u32) -> u32 {
+    pub(super) fn entry_at(&self, s: &Search, i: u32) -> u32 {
         self.read(s.off + ((i as usize) << s.es)) & s.mask
     }
 
     /// One branch-free halving step.
     #[inline(always)]
-    fn step(&self, s: &mut Search) {
+    pub(super) fn step(&self, s: &mut Search) {
         let half = s.len / 2;
         let v = self.entry_at(s, s.base + half);
-        s.base = if v <= s.kc { s.base + half } else { s.base };
+        s.base = select_le(v, s.kc, s.base + half, s.base);
         s.len -= half;
     }
 
@@ -123,51 +270,63 @@ impl Tables {
         self.finish(self.search(e, key))
     }
 
-    /// Bulk lookup: blocks of [`BATCH`] keys, three passes each (prefetch the lookup-table
-    /// entries; read them, resolve direct chunks and prefetch every first probe; run the
-    /// remaining searches in lock step, prefetching each lane's next probe).
-    pub(super) fn lookup_batch<const REMAP: bool>(&self, keys: &[u32], out: &mut [u32]) {
+    /// Bulk lookup, software-pipelined over blocks of [`BATCH`] keys: while block `b` is
+    /// searched, the chunks of block `b + 1` are being fetched and the lookup-table entries
+    /// of block `b + 2` are on their way (see [`Pipeline`]).
+    pub(super) fn lookup_batch_scalar<const REMAP: bool>(&self, keys: &[u32], out: &mut [u32]) {
+        // SAFETY: `Lockstep` uses baseline instructions only.
+        unsafe { self.lookup_pipeline::<REMAP, Lockstep>(keys, out) }
+    }
+
+    /// The pipeline with stage 3 `F`.
+    ///
+    /// # Safety
+    /// As [`Stages::start`] of `F`.
+    #[inline(always)]
+    pub(super) unsafe fn lookup_pipeline<const REMAP: bool, F: Stages>(
+        &self,
+        keys: &[u32],
+        out: &mut [u32],
+    ) {
         debug_assert_eq!(keys.len(), out.len());
-        let shift = 32 - self.k;
-        let lt = self.lt.as_ptr();
-        let rt = self.rt.as_ptr() as *const u8;
-        for (kb, ob) in keys.chunks(BATCH).zip(out.chunks_mut(BATCH)) {
-            for &a in kb {
-                prefetch(lt.wrapping_add((a >> shift) as usize));
+        let blocks = keys.len().div_ceil(BATCH);
+        let range = |b: usize| b * BATCH..keys.len().min((b + 1) * BATCH);
+        let mut stage = [Pipeline::default(), Pipeline::default()];
+        for b in 0..blocks.min(LT_AHEAD) {
+            self.prefetch_entries(&keys[range(b)]);
+        }
+        if blocks > 0 {
+            let r = range(0);
+            // SAFETY: passed on from the caller.
+            unsafe { F::start(&mut stage[0], self, &keys[r.clone()], &mut out[r]) };
+        }
+        for b in 0..blocks {
+            if b + LT_AHEAD < blocks {
+                self.prefetch_entries(&keys[range(b + LT_AHEAD)]);
             }
-            let mut lanes = [Search::default(); BATCH];
-            let mut slot = [0u8; BATCH];
-            let mut n = 0;
-            let mut rounds = 0;
-            for (i, (&a, o)) in kb.iter().zip(ob.iter_mut()).enumerate() {
-                let e = self.entry_of(a);
-                if e & SIZE_MASK == 0 {
-                    *o = e >> POSITION_SHIFT;
-                    continue;
-                }
-                let s = self.search(e, a);
-                prefetch(rt.wrapping_add(s.off + (((s.len / 2) as usize) << s.es)));
-                rounds = rounds.max(32 - (s.len - 1).leading_zeros());
-                lanes[n] = s;
-                slot[n] = i as u8;
-                n += 1;
+            if b + 1 < blocks {
+                let r = range(b + 1);
+                // SAFETY: passed on from the caller.
+                unsafe { F::start(&mut stage[(b + 1) & 1], self, &keys[r.clone()], &mut out[r]) };
             }
-            // Lanes whose search is over (len == 1) step in place: half = 0 rereads `base`.
-            for _ in 0..rounds {
-                for s in &mut lanes[..n] {
-                    self.step(s);
-                    let next = s.off + (((s.base + s.len / 2) as usize) << s.es);
-                    prefetch(rt.wrapping_add(next));
-                }
-            }
-            for (s, &i) in lanes[..n].iter().zip(&slot[..n]) {
-                ob[i as usize] = self.entry_at(s, s.base) & s.nh_mask;
-            }
+            let r = range(b);
+            // SAFETY: passed on from the caller.
+            unsafe { F::finish(&mut stage[b & 1], self, &mut out[r]) };
             if REMAP {
-                for o in ob.iter_mut() {
+                for o in &mut out[range(b)] {
                     *o = self.map(*o);
                 }
             }
+        }
+    }
+
+    /// Stage 1: prefetch the lookup-table entries of `keys`.
+    #[inline(always)]
+    fn prefetch_entries(&self, keys: &[u32]) {
+        let lt = self.lt.as_ptr();
+        let shift = 32 - self.k;
+        for &a in keys {
+            prefetch(lt.wrapping_add((a >> shift) as usize));
         }
     }
 

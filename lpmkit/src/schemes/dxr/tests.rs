@@ -36,8 +36,16 @@ fn check(rib: &Rib<Ipv4>, d: &Dxr) {
     let keys = boundary_keys(rib, d.k());
     let mut out = vec![u32::MAX; keys.len()];
     d.lookup_batch(&keys, &mut out);
-    for (&key, &o) in keys.iter().zip(&out) {
+    let mut scalar = vec![u32::MAX; keys.len()];
+    d.lookup_batch_scalar(&keys, &mut scalar);
+    for ((&key, &o), &sc) in keys.iter().zip(&out).zip(&scalar) {
         let want = rib.lookup(key);
+        assert_eq!(
+            NextHop::new(sc),
+            want,
+            "scalar batch {key:#010x} k={}",
+            d.k()
+        );
         assert_eq!(d.lookup(key), want, "lookup {key:#010x} k={}", d.k());
         assert_eq!(
             NextHop::new(o),
@@ -92,7 +100,11 @@ fn paper_example() {
     let s = d.dxr_stats();
     assert_eq!((s.full_chunks, s.short_ranges, s.long_ranges), (1, 3, 0));
     assert_eq!(s.direct_chunks, (1 << 16) - 1);
-    assert_eq!(s.total_bytes(), (1 << 18) + 8 + 4, "two words and the pad");
+    assert_eq!(
+        s.total_bytes(),
+        (1 << 18) + 8 + 4 * PAD_WORDS as u64,
+        "two words and the pad"
+    );
     // The same chunk in the long format (§3.2: 0.0 C, 3.0 D, 4.0 C) once a next hop is
     // too wide for 8 bits.
     let r = rib(&[("1.2.0.0/16", 300), ("1.2.3.0/24", 4)]);
@@ -422,8 +434,13 @@ fn batch_lengths() {
     for n in 0..keys.len() {
         let mut out = vec![u32::MAX; n];
         d.lookup_batch(&keys[..n], &mut out);
-        for (k, o) in keys[..n].iter().zip(&out) {
+        let mut scalar = vec![u32::MAX; n];
+        d.lookup_batch_scalar(&keys[..n], &mut scalar);
+        for ((k, o), sc) in keys[..n].iter().zip(&out).zip(&scalar) {
             assert_eq!(*o, NextHop::raw(r.lookup(*k)));
+            assert_eq!(*sc, *o);
         }
     }
+    let forced = Dxr::build(&r, &DxrConfig::d18r().force_scalar(true)).unwrap();
+    assert_eq!(forced.implementation(), Implementation::Scalar);
 }
