@@ -470,3 +470,69 @@ fn range_table_position_limit() {
         "after update",
     );
 }
+
+/// A table just under the position field (s = 0) that updates push over it: the update
+/// compacts, then rebuilds once with a wider position shift, and stays correct.
+#[test]
+fn position_overflow_during_updates() {
+    let nh = |v| NextHop::new(v).unwrap();
+    let mut rib = Rib::new();
+    // 240,000 /24s split into two /25s: 480,000 long ranges (words).
+    for i in 0..240_000u32 {
+        let a = 0x0100_0000 + (i << 8);
+        rib.insert(Prefix::new_truncating(a, 25), nh(1));
+        rib.insert(Prefix::new_truncating(a | 0x80, 25), nh(2));
+    }
+    let mut d = Dxr::build(&rib, &DxrConfig::d16r()).unwrap();
+    assert_eq!(d.dxr_stats().position_shift, 0);
+    let changes: Vec<Change<Ipv4>> = (240_000..280_000u32)
+        .flat_map(|i| {
+            let a = 0x0100_0000 + (i << 8);
+            [
+                Change::Announce(Prefix::new_truncating(a, 25), nh(1)),
+                Change::Announce(Prefix::new_truncating(a | 0x80, 25), nh(2)),
+            ]
+        })
+        .collect();
+    let mut full = 0;
+    for group in changes.chunks(1000) {
+        for c in group {
+            c.apply_to(&mut rib);
+        }
+        full += d.apply(&rib, group).unwrap().full_rebuild as u32;
+    }
+    let s = d.dxr_stats();
+    assert_eq!((full, s.full_rebuilds, s.position_shift), (1, 1, 1));
+    d.check_invariants().unwrap();
+    let mut keys = random_keys(8, 1 << 16);
+    for c in changes.iter().step_by(13) {
+        boundary_keys(c.prefix(), &mut keys);
+    }
+    compare(&d, &keys, &expected(&rib, &keys), "position overflow");
+    // Without widening the same updates are an error.
+    let mut rib2: Rib<Ipv4> = rib
+        .iter()
+        .filter(|(p, _)| p.addr() < 0x0100_0000 + (240_000 << 8))
+        .collect();
+    let mut d2 = Dxr::build(&rib2, &DxrConfig::d16r().widen(false)).unwrap();
+    let mut err = None;
+    for group in changes.chunks(1000) {
+        for c in group {
+            c.apply_to(&mut rib2);
+        }
+        if let Err(e) = d2.apply(&rib2, group) {
+            err = Some(e);
+            break;
+        }
+    }
+    assert!(
+        matches!(
+            err,
+            Some(BuildError::CapacityExceeded {
+                what: "range table words",
+                ..
+            })
+        ),
+        "{err:?}"
+    );
+}

@@ -255,6 +255,20 @@ struct FullChunk {
 
 #[inline(never)]
 pub(super) fn build(rib: &Rib<Ipv4>, config: &DxrConfig) -> Result<Dxr, BuildError> {
+    build_with(rib, config, 0)
+}
+
+/// [`build`] with a position shift of at least `min_shift` (an incremental update that
+/// overflowed the position field asks for a wider one).
+///
+/// With widening allowed, the smallest shift is chosen that leaves a sixteenth of the
+/// position field free, so that updates do not overflow it right after the build.
+#[inline(never)]
+pub(super) fn build_with(
+    rib: &Rib<Ipv4>,
+    config: &DxrConfig,
+    min_shift: u32,
+) -> Result<Dxr, BuildError> {
     let t0 = std::time::Instant::now();
     config.validate()?;
     let k = config.k as u32;
@@ -300,8 +314,16 @@ pub(super) fn build(rib: &Rib<Ipv4>, config: &DxrConfig) -> Result<Dxr, BuildErr
     let words = |c: &FullChunk| chunk_words(round_up(c.ranges as usize, t), c.short);
     let s_limit = if config.widen { MAX_POSITION_SHIFT } else { 0 };
     let total_for = |s: u32| full.iter().map(|c| round_up(words(c), s)).sum::<usize>();
-    let s = (0..=s_limit)
-        .find(|&s| total_for(s) <= position_limit(s))
+    let room = |s: u32| {
+        let limit = position_limit(s);
+        if config.widen && s < s_limit {
+            limit - limit / 16
+        } else {
+            limit
+        }
+    };
+    let s = (min_shift.min(s_limit)..=s_limit)
+        .find(|&s| total_for(s) <= room(s))
         .ok_or_else(|| BuildError::CapacityExceeded {
             scheme: config.name(),
             what: "range table words",

@@ -11,7 +11,7 @@ use super::{Tables, BATCH, FORMAT_LONG, POSITION_SHIFT, SIZE_MASK};
 use crate::simd::prefetch;
 
 /// How many blocks ahead of the search stage the lookup-table entries are prefetched.
-const LT_AHEAD: usize = 4;
+const LT_AHEAD: usize = 3;
 
 /// The state of one binary search over a chunk.
 #[derive(Clone, Copy, Default)]

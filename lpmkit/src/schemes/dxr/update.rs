@@ -177,7 +177,15 @@ impl Control {
 }
 
 /// The layout cannot hold a rebuilt chunk: rebuild everything.
-struct NeedRebuild;
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum NeedRebuild {
+    /// A chunk outgrew the size field, a next hop the format, or the `Rib` holds a next
+    /// hop no change announced: a plain rebuild picks the layout.
+    Layout,
+    /// The range table outgrew the position field even after compaction: rebuild with a
+    /// larger position shift.
+    Positions,
+}
 
 impl Tables {
     /// Words of the block of a full chunk's entry `e` (position alignment included).
@@ -322,9 +330,11 @@ impl Dxr {
         Ok(r)
     }
 
-    /// Rebuilds everything from `rib`, keeping the update counters.
-    fn rebuild_all(&mut self, rib: &Rib<Ipv4>) -> Result<UpdateStats, BuildError> {
-        let mut fresh = Dxr::build(rib, &self.ctl.config)?;
+    /// Rebuilds everything from `rib`, keeping the update counters; with `wider`, the
+    /// position shift grows by one at least.
+    fn rebuild_all(&mut self, rib: &Rib<Ipv4>, wider: bool) -> Result<UpdateStats, BuildError> {
+        let min_shift = self.tables.pos_shift + wider as u32;
+        let mut fresh = super::build::build_with(rib, &self.ctl.config, min_shift)?;
         fresh.ctl.updates = self.ctl.updates;
         fresh.ctl.chunks_rebuilt = self.ctl.chunks_rebuilt + (1u64 << self.tables.k);
         fresh.ctl.compactions = self.ctl.compactions;
@@ -358,7 +368,7 @@ impl Dxr {
             let padded = round_up(rs.len(), t.size_shift);
             let size_field = padded >> t.size_shift;
             if size_field > SIZE_MASK as usize {
-                return Err(NeedRebuild);
+                return Err(NeedRebuild::Layout);
             }
             let short = is_short(rs);
             ctl.words.clear();
@@ -372,7 +382,15 @@ impl Dxr {
                 }
             }
             let block = round_up(words, t.pos_shift);
-            let pos = ctl.alloc.alloc(&mut t.rt, block).ok_or(NeedRebuild)?;
+            let pos = match ctl.alloc.alloc(&mut t.rt, block) {
+                Some(pos) => pos,
+                None if ctl.alloc.free > 0 => {
+                    // Holes would fit it: compact, then allocate at the new end.
+                    self.compact();
+                    return self.rewrite_chunk(c, cstart, rs);
+                }
+                None => return Err(NeedRebuild::Positions),
+            };
             t.rt[pos..pos + words].copy_from_slice(&ctl.words);
             t.rt[pos + words..pos + block].fill(0);
             full_entry(pos, t.pos_shift, short, size_field)
@@ -423,7 +441,7 @@ impl Dxr {
                     .add(nh.get(), &mut self.tables.nh_map)
                     .is_none()
                 {
-                    return self.rebuild_all(rib);
+                    return self.rebuild_all(rib, false);
                 }
             }
         }
@@ -447,7 +465,7 @@ impl Dxr {
         }
         let total: u64 = merged.iter().map(|&(a, b)| (b - a) as u64 + 1).sum();
         if total as f64 > self.ctl.config.full_rebuild_share * (1u64 << k) as f64 {
-            return self.rebuild_all(rib);
+            return self.rebuild_all(rib, false);
         }
 
         let mut rebuilt = 0usize;
@@ -478,7 +496,7 @@ impl Dxr {
                 });
                 if unknown {
                     // The Rib holds a next hop no change announced: start over.
-                    outcome = Err(NeedRebuild);
+                    outcome = Err(NeedRebuild::Layout);
                     break 'blocks;
                 }
                 let r = for_each_chunk(
@@ -504,8 +522,8 @@ impl Dxr {
         }
         self.ctl.ranges = ranges;
         self.ctl.chunks_rebuilt += rebuilt as u64;
-        if outcome.is_err() {
-            return self.rebuild_all(rib);
+        if let Err(why) = outcome {
+            return self.rebuild_all(rib, why == NeedRebuild::Positions);
         }
         let a = &self.ctl.alloc;
         if a.free > 64 && a.free as f64 > self.ctl.config.compact_threshold * a.end as f64 {
