@@ -258,11 +258,9 @@ pub(super) fn build(rib: &Rib<Ipv4>, config: &DxrConfig) -> Result<Dxr, BuildErr
     build_with(rib, config, 0)
 }
 
-/// [`build`] with a position shift of at least `min_shift` (an incremental update that
-/// overflowed the position field asks for a wider one).
-///
-/// With widening allowed, the smallest shift is chosen that leaves a sixteenth of the
-/// position field free, so that updates do not overflow it right after the build.
+/// [`build`] with a position shift of at least `min_shift`: an incremental update that
+/// overflowed the position field asks for a wider one, and later rebuilds keep it, so a
+/// table that hovers at the limit is not rebuilt again and again.
 #[inline(never)]
 pub(super) fn build_with(
     rib: &Rib<Ipv4>,
@@ -314,16 +312,8 @@ pub(super) fn build_with(
     let words = |c: &FullChunk| chunk_words(round_up(c.ranges as usize, t), c.short);
     let s_limit = if config.widen { MAX_POSITION_SHIFT } else { 0 };
     let total_for = |s: u32| full.iter().map(|c| round_up(words(c), s)).sum::<usize>();
-    let room = |s: u32| {
-        let limit = position_limit(s);
-        if config.widen && s < s_limit {
-            limit - limit / 16
-        } else {
-            limit
-        }
-    };
     let s = (min_shift.min(s_limit)..=s_limit)
-        .find(|&s| total_for(s) <= room(s))
+        .find(|&s| total_for(s) <= position_limit(s))
         .ok_or_else(|| BuildError::CapacityExceeded {
             scheme: config.name(),
             what: "range table words",
