@@ -286,3 +286,28 @@ impl<A: Address> Fib<A> for Rib<A> {
         Stats::new().with("routes", StatValue::Count(self.len() as u64))
     }
 }
+
+/// A boxed scheme is a scheme: registry-built tables (`Box<dyn Fib<A>>`) go wherever a
+/// `Fib` is expected, such as a [`Publisher`](crate::sync::Publisher).
+impl<A: Address, F: Fib<A> + ?Sized> Fib<A> for Box<F> {
+    fn name(&self) -> &str {
+        (**self).name()
+    }
+    #[inline]
+    fn lookup(&self, addr: A) -> Option<NextHop> {
+        (**self).lookup(addr)
+    }
+    #[inline]
+    fn lookup_batch(&self, addrs: &[A], out: &mut [u32]) {
+        (**self).lookup_batch(addrs, out)
+    }
+    fn memory_bytes(&self) -> usize {
+        (**self).memory_bytes()
+    }
+    fn stats(&self) -> Stats {
+        (**self).stats()
+    }
+    fn implementation(&self) -> Implementation {
+        (**self).implementation()
+    }
+}

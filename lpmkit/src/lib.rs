@@ -36,6 +36,7 @@
 //! * [`schemes`]: one module per scheme.
 //! * [`table`]: a loaded [`Table`] (routes plus next-hop names).
 //! * [`io`]: readers for text tables, MRT dumps, update traces and address lists.
+//! * [`sync`]: route updates while other threads look up (RCU-style publication).
 //! * [`synth`]: deterministic Internet-like synthetic tables.
 //! * [`traffic`]: key streams (uniform, REP/RND/SEQ, IPv6 matching keys, Zipf, traces).
 
@@ -50,6 +51,7 @@ pub mod rib;
 pub mod rng;
 pub mod schemes;
 pub mod simd;
+pub mod sync;
 pub mod synth;
 pub mod table;
 pub mod traffic;

@@ -18,7 +18,7 @@
 
 use core::any::Any;
 
-use crate::fib::{BuildError, Fib};
+use crate::fib::{BuildError, Fib, IncrementalFib};
 use crate::prefix::{Address, Family};
 use crate::rib::Rib;
 use crate::schemes;
@@ -207,6 +207,30 @@ static SCHEMES: &[SchemeInfo] = &[
         v6: None,
     },
 ];
+
+/// Builds an incremental scheme for family `A` from a `Rib`.
+pub type IncrementalBuildFn<A> =
+    fn(&Rib<A>, &BuildOptions) -> Result<Box<dyn IncrementalFib<A>>, BuildError>;
+
+/// The in-place update builder of an incremental scheme (`SchemeInfo::incremental`).
+struct IncrementalRow {
+    name: &'static str,
+    v4: Option<IncrementalBuildFn<u32>>,
+    v6: Option<IncrementalBuildFn<u128>>,
+}
+
+static INCREMENTAL: &[IncrementalRow] = &[];
+
+/// The builder of scheme `name` as an [`IncrementalFib`], if it updates in place.
+pub fn incremental_builder<A: Address>(name: &str) -> Option<IncrementalBuildFn<A>> {
+    let row = INCREMENTAL.iter().find(|r| r.name == name)?;
+    let any: &dyn Any = match A::FAMILY {
+        Family::V4 => &row.v4,
+        Family::V6 => &row.v6,
+    };
+    *any.downcast_ref::<Option<IncrementalBuildFn<A>>>()
+        .expect("family and address type agree")
+}
 
 /// Every registered scheme, in a stable order.
 pub fn schemes() -> &'static [SchemeInfo] {
