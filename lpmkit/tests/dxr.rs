@@ -3,19 +3,19 @@
 //! `../shared/data/updates/` replayed change by change, random update sequences
 //! (proptest), and the layout's limits.
 //!
-//! Real data is found at `$LPMKIT_DATA` or `<workspace>/../shared/data`; when it is absent
-//! the tests that need it print a note and pass.
+//! Real data is found at `$LPMKIT_DATA` or `<workspace>/../shared/data` and read with
+//! `lpmkit::io`; when it is absent the tests that need it print a note and pass.
 
-use std::io::{BufRead, BufReader};
 use std::path::{Path, PathBuf};
 
-use lpmkit::rng::{mix64, SplitMix64};
+use lpmkit::io::{read_table_as, read_updates, TableOptions};
+use lpmkit::rng::SplitMix64;
 use lpmkit::schemes::dxr::{Dxr, DxrConfig, NextHopMode};
 use lpmkit::{BuildError, Change, Fib, IncrementalFib, Ipv4, NextHop, NextHopTable, Prefix, Rib};
 use proptest::prelude::*;
 
 // ---------------------------------------------------------------------------------------
-// A minimal private loader (until `lpmkit::io` lands): `PREFIX/LEN [NEXTHOP]` lines, xz.
+// Data.
 
 fn data_dir() -> Option<PathBuf> {
     let dir = match std::env::var_os("LPMKIT_DATA") {
@@ -30,56 +30,19 @@ fn data_dir() -> Option<PathBuf> {
     }
 }
 
-fn lines(path: &Path) -> impl Iterator<Item = (usize, String)> {
-    let f = std::fs::File::open(path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
-    let p = path.display().to_string();
-    BufReader::new(liblzma::read::XzDecoder::new(f))
-        .lines()
-        .enumerate()
-        .map(move |(i, l)| (i + 1, l.unwrap_or_else(|e| panic!("{p}:{}: {e}", i + 1))))
+/// A table through `lpmkit::io` (prefix-only files get its assigned next hops, 200 values).
+fn load_table(path: &Path) -> (Rib<Ipv4>, NextHopTable<String>) {
+    let t = read_table_as::<Ipv4>(path, &TableOptions::default()).unwrap_or_else(|e| panic!("{e}"));
+    (t.rib, t.next_hops)
 }
 
-/// A table; the next hop is the interned token, or a hash of the prefix mod 200 when the
-/// file has none.
-fn load_table(path: &Path, hops: &mut NextHopTable<String>) -> Rib<Ipv4> {
-    let mut rib = Rib::new();
-    for (n, line) in lines(path) {
-        let mut it = line.split_whitespace();
-        let Some(p) = it.next() else { continue };
-        let p: Prefix<Ipv4> = p
-            .parse()
-            .unwrap_or_else(|e| panic!("{}:{n}: {e}", path.display()));
-        let nh = match it.next() {
-            Some(tok) => hops.intern(tok.to_string()),
-            None => hops.intern(format!(
-                "h{}",
-                mix64(((p.addr() as u64) << 8) | p.len() as u64) % 200
-            )),
-        };
-        rib.insert(p, nh);
-    }
-    rib
-}
-
-/// An update trace: `TIME A PREFIX NEXTHOP [PEER]` / `TIME W PREFIX - [PEER]`.
+/// An update trace through `lpmkit::io`, its next hops interned into `hops`.
 fn load_updates(path: &Path, hops: &mut NextHopTable<String>) -> Vec<Change<Ipv4>> {
-    let mut v = Vec::new();
-    for (n, line) in lines(path) {
-        let t: Vec<&str> = line.split_whitespace().collect();
-        if t.is_empty() {
-            continue;
-        }
-        assert!(t.len() >= 4, "{}:{n}: too few fields", path.display());
-        let p: Prefix<Ipv4> = t[2]
-            .parse()
-            .unwrap_or_else(|e| panic!("{}:{n}: {e}", path.display()));
-        v.push(match t[1] {
-            "A" => Change::Announce(p, hops.intern(t[3].to_string())),
-            "W" => Change::Withdraw(p),
-            other => panic!("{}:{n}: unknown kind {other:?}", path.display()),
-        });
-    }
-    v
+    read_updates::<Ipv4>(path, hops)
+        .unwrap_or_else(|e| panic!("{e}"))
+        .into_iter()
+        .map(|u| u.change)
+        .collect()
 }
 
 fn ipv4_files(sub: &str) -> Vec<PathBuf> {
@@ -194,8 +157,7 @@ fn real_tables_every_k() {
         return;
     }
     for path in files {
-        let mut hops = NextHopTable::new();
-        let rib = load_table(&path, &mut hops);
+        let (rib, hops) = load_table(&path);
         let label = path.file_name().unwrap().to_string_lossy().to_string();
         // The descriptor table, forced, on the tables with many next hops.
         let extra: Vec<DxrConfig> = if hops.len() > 255 {
@@ -327,8 +289,7 @@ fn update_traces() {
         eprintln!("note: {} missing; skipping", base_path.display());
         return;
     }
-    let mut hops = NextHopTable::new();
-    let base = load_table(&base_path, &mut hops);
+    let (base, mut hops) = load_table(&base_path);
     for path in ipv4_files("updates") {
         let changes = load_updates(&path, &mut hops);
         let label = path.file_name().unwrap().to_string_lossy().to_string();
