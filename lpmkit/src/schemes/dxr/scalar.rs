@@ -32,67 +32,32 @@ pub(super) struct Search {
     pub(super) kc: u32,
 }
 
-/// The searches of one block of keys in flight.
-///
-/// The scalar stages keep each search's state in `lanes`; the AVX2 stages keep the key,
-/// the lookup-table entry and the key's position of each search in `keys`, `entries` and
-/// `slots` (with room for a full vector store past the last lane).
+/// The searches of one block of keys in flight: stage 2 records the key, the lookup-table
+/// entry and the key's position of each search in `keys`, `entries` and `slots` (with
+/// room for a full vector store past the last one); the scalar stage 3 expands them into
+/// search states in `lanes`.
 pub(super) struct Pipeline {
-    pub(super) lanes: [Search; BATCH],
-    /// Position of each lane's key in the block.
-    pub(super) slot: [u8; BATCH],
-    /// Lanes in use.
+    /// Searches in use.
     pub(super) n: usize,
-    /// Halving rounds the longest search needs.
-    pub(super) rounds: u32,
+    /// Key of each search.
     pub(super) keys: [u32; BATCH + 8],
+    /// Lookup-table entry of each search.
     pub(super) entries: [u32; BATCH + 8],
+    /// Position of each search's key in the block.
     pub(super) slots: [u32; BATCH + 8],
+    /// Search states (the scalar stage 3).
+    pub(super) lanes: [Search; BATCH],
 }
 
 impl Default for Pipeline {
     fn default() -> Self {
         Pipeline {
-            lanes: [Search::default(); BATCH],
-            slot: [0; BATCH],
             n: 0,
-            rounds: 0,
             keys: [0; BATCH + 8],
             entries: [0; BATCH + 8],
             slots: [0; BATCH + 8],
+            lanes: [Search::default(); BATCH],
         }
-    }
-}
-
-impl Pipeline {
-    /// Stage 2: read the lookup-table entries of `keys`; answer direct chunks into `out`
-    /// (local ids), set up a search for the others and prefetch their chunk (its first
-    /// and last line and the first probe). Branch-free: every key writes a lane and a
-    /// result, and the lane count advances only for chunks that need a search.
-    #[inline(always)]
-    pub(super) fn start(&mut self, t: &Tables, keys: &[u32], out: &mut [u32]) {
-        let rt = t.rt.as_ptr() as *const u8;
-        let mut n = 0;
-        let mut rounds = 0;
-        for (i, (&a, o)) in keys.iter().zip(out.iter_mut()).enumerate() {
-            let e = t.entry_of(a);
-            let direct = e & SIZE_MASK == 0;
-            *o = e >> POSITION_SHIFT;
-            let s = t.search(e, a);
-            let bytes = (s.len as usize) << s.es;
-            prefetch(rt.wrapping_add(s.off));
-            prefetch(rt.wrapping_add(s.off + bytes.saturating_sub(1)));
-            prefetch(rt.wrapping_add(s.off + (((s.len / 2) as usize) << s.es)));
-            // Direct chunks have len 0, so `len - 1` wraps and they would ask for 32
-            // rounds: count 0 for them.
-            let r = 32 - (s.len.wrapping_sub(1)).leading_zeros();
-            rounds = rounds.max(if direct { 0 } else { r });
-            self.lanes[n] = s;
-            self.slot[n] = i as u8;
-            n += !direct as usize;
-        }
-        self.n = n;
-        self.rounds = rounds;
     }
 }
 
@@ -115,26 +80,47 @@ pub(super) trait Stages {
 }
 
 /// The scalar stages: a branch-free stage 2, and branch-free halving steps in stage 3, all
-/// lanes of the block in lock step (a finished lane, `len == 1`, steps in place:
-/// `half = 0` rereads its `base`), so that the loads of different lanes overlap and the
-/// loop count is the same for all of them.
+/// searches of the block in lock step (a finished one, `len == 1`, steps in place:
+/// `half = 0` rereads its `base`), so that the loads of different searches overlap and
+/// the loop count is the same for all of them.
 pub(super) struct Lockstep;
 
 impl Stages for Lockstep {
+    /// Reads the lookup-table entries, writes every key's direct answer, prefetches the
+    /// chunk start, and appends `(key, entry, position)` to the block's searches without a
+    /// branch (the count advances only for chunks that need a search).
     #[inline(always)]
     unsafe fn start(p: &mut Pipeline, t: &Tables, keys: &[u32], out: &mut [u32]) {
-        p.start(t, keys, out);
+        let rt = t.rt.as_ptr() as *const u8;
+        let scale = t.pos_shift + 2;
+        let mut n = 0;
+        for (i, (&a, o)) in keys.iter().zip(out.iter_mut()).enumerate() {
+            let e = t.entry_of(a);
+            *o = e >> POSITION_SHIFT;
+            prefetch(rt.wrapping_add(((e >> POSITION_SHIFT) as usize) << scale));
+            p.keys[n] = a;
+            p.entries[n] = e;
+            p.slots[n] = i as u32;
+            n += (e & SIZE_MASK != 0) as usize;
+        }
+        p.n = n;
     }
 
     #[inline(always)]
     unsafe fn finish(p: &mut Pipeline, t: &Tables, out: &mut [u32]) {
         let n = p.n;
-        for _ in 0..p.rounds {
+        let mut rounds = 0;
+        for j in 0..n {
+            let s = t.search(p.entries[j], p.keys[j]);
+            rounds = rounds.max(32 - (s.len - 1).leading_zeros());
+            p.lanes[j] = s;
+        }
+        for _ in 0..rounds {
             for s in &mut p.lanes[..n] {
                 t.step(s);
             }
         }
-        for (s, &i) in p.lanes[..n].iter().zip(&p.slot[..n]) {
+        for (s, &i) in p.lanes[..n].iter().zip(&p.slots[..n]) {
             out[i as usize] = t.entry_at(s, s.base) & s.nh_mask;
         }
     }
