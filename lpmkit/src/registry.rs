@@ -219,7 +219,53 @@ struct IncrementalRow {
     v6: Option<IncrementalBuildFn<u128>>,
 }
 
-static INCREMENTAL: &[IncrementalRow] = &[];
+static INCREMENTAL: &[IncrementalRow] = &[
+    IncrementalRow {
+        name: "d16r",
+        v4: Some(schemes::dxr::Dxr::build_incremental::<16>),
+        v6: None,
+    },
+    IncrementalRow {
+        name: "d17r",
+        v4: Some(schemes::dxr::Dxr::build_incremental::<17>),
+        v6: None,
+    },
+    IncrementalRow {
+        name: "d18r",
+        v4: Some(schemes::dxr::Dxr::build_incremental::<18>),
+        v6: None,
+    },
+    IncrementalRow {
+        name: "d19r",
+        v4: Some(schemes::dxr::Dxr::build_incremental::<19>),
+        v6: None,
+    },
+    IncrementalRow {
+        name: "d20r",
+        v4: Some(schemes::dxr::Dxr::build_incremental::<20>),
+        v6: None,
+    },
+    IncrementalRow {
+        name: "d21r",
+        v4: Some(schemes::dxr::Dxr::build_incremental::<21>),
+        v6: None,
+    },
+    IncrementalRow {
+        name: "d22r",
+        v4: Some(schemes::dxr::Dxr::build_incremental::<22>),
+        v6: None,
+    },
+    IncrementalRow {
+        name: "d23r",
+        v4: Some(schemes::dxr::Dxr::build_incremental::<23>),
+        v6: None,
+    },
+    IncrementalRow {
+        name: "d24r",
+        v4: Some(schemes::dxr::Dxr::build_incremental::<24>),
+        v6: None,
+    },
+];
 
 /// The builder of scheme `name` as an [`IncrementalFib`], if it updates in place.
 pub fn incremental_builder<A: Address>(name: &str) -> Option<IncrementalBuildFn<A>> {

@@ -417,6 +417,15 @@ impl Dxr {
         Self::build_registry(K, rib, options)
     }
 
+    /// The registry's in-place-update builder for `k` = `K`.
+    pub fn build_incremental<const K: u8>(
+        rib: &Rib<Ipv4>,
+        options: &BuildOptions,
+    ) -> Result<Box<dyn crate::IncrementalFib<Ipv4>>, BuildError> {
+        let config = DxrConfig::with_k(K).force_scalar(options.force_scalar);
+        Ok(Box::new(Self::build(rib, &config)?))
+    }
+
     /// The configuration the structure was built with.
     pub fn config(&self) -> &DxrConfig {
         &self.ctl.config
