@@ -50,6 +50,11 @@ pub struct UpdatesArgs {
     #[arg(long, default_value_t = 1)]
     repeat: usize,
 
+    /// Pace the replay by the trace's timestamps, this many times faster than real time
+    /// (rebuild-style schemes); without it the writer applies changes as fast as it can.
+    #[arg(long, value_name = "FACTOR")]
+    speedup: Option<f64>,
+
     /// Random keys the readers cycle through.
     #[arg(long, default_value_t = 1 << 22)]
     keys: usize,
@@ -74,10 +79,19 @@ fn replay<A: Address>(mut table: Table<A>, args: &UpdatesArgs) -> anyhow::Result
     if updates.is_empty() {
         anyhow::bail!("{} holds no {} updates", args.trace.display(), A::FAMILY);
     }
-    let changes: Vec<Change<A>> = std::iter::repeat_n(&updates, args.repeat.max(1))
-        .flatten()
-        .map(|u| u.change)
-        .collect();
+    if args.speedup.is_some_and(|f| !(f > 0.0)) {
+        anyhow::bail!("--speedup must be positive");
+    }
+    let span = updates.last().map_or(0, |u| u.time) - updates.first().map_or(0, |u| u.time);
+    // Offsets in seconds from the start of the (repeated) trace, for paced replays.
+    let mut offsets = Vec::new();
+    let mut changes: Vec<Change<A>> = Vec::new();
+    for r in 0..args.repeat.max(1) {
+        for u in &updates {
+            offsets.push(((u.time - updates[0].time) + r as u64 * (span + 1)) as f64);
+            changes.push(u.change);
+        }
+    }
     eprintln!(
         "replaying {} changes ({} in the trace)",
         changes.len(),
@@ -89,7 +103,7 @@ fn replay<A: Address>(mut table: Table<A>, args: &UpdatesArgs) -> anyhow::Result
         if let Some(build) = lpmkit::registry::incremental_builder::<A>(info.name) {
             failed |= !replay_incremental(&table.rib, info.name, build, &changes, &keys)?;
         } else {
-            failed |= !replay_rebuild(&table.rib, info, &changes, &keys, args)?;
+            failed |= !replay_rebuild(&table.rib, info, &changes, &offsets, &keys, args)?;
         }
     }
     Ok(if failed {
@@ -153,6 +167,7 @@ fn replay_rebuild<A: Address>(
     rib0: &Rib<A>,
     info: &lpmkit::registry::SchemeInfo,
     changes: &[Change<A>],
+    offsets: &[f64],
     keys: &[A],
     args: &UpdatesArgs,
 ) -> anyhow::Result<bool> {
@@ -195,6 +210,22 @@ fn replay_rebuild<A: Address>(
         let pb = progress::bar(changes.len() as u64, format!("{}: replaying", info.name));
         let mut result = Ok(());
         for (i, c) in changes.iter().enumerate() {
+            if let Some(f) = args.speedup {
+                // Wait for the change's time, publishing when the hold time runs out.
+                let due = t0 + Duration::from_secs_f64(offsets[i] / f);
+                while Instant::now() < due {
+                    let wake = publisher.deadline().map_or(due, |d| d.min(due));
+                    std::thread::sleep(wake.saturating_duration_since(Instant::now()));
+                    match publisher.poll() {
+                        Ok(Some(p)) => log.push(p),
+                        Ok(None) => {}
+                        Err(e) => result = Err(e),
+                    }
+                }
+                if result.is_err() {
+                    break;
+                }
+            }
             match publisher.apply(*c) {
                 Ok(Some(p)) => log.push(p),
                 Ok(None) => {}
@@ -229,9 +260,10 @@ fn replay_rebuild<A: Address>(
     let max_build = builds.iter().copied().fold(0.0, f64::max);
     let ok = agrees(&reader.load().fib, publisher.rib(), keys, changes);
     println!(
-        "{:<12} rebuild+publish (hold {} ms): {} changes in {:.3} s = {:.0} updates/s; {} publications, build mean {:.1} ms max {:.1} ms; {} reader(s): {:.1} Mlps during updates vs {:.1} idle; final table {} the trie",
+        "{:<12} rebuild+publish (hold {} ms{}): {} changes in {:.3} s = {:.0} updates/s; {} publications, build mean {:.1} ms max {:.1} ms; {} reader(s): {:.1} Mlps during updates vs {:.1} idle; final table {} the trie",
         info.name,
         args.hold_ms,
+        args.speedup.map_or(String::new(), |f| format!(", paced at {f}x real time")),
         changes.len(),
         secs,
         changes.len() as f64 / secs,
