@@ -79,7 +79,7 @@ fn replay<A: Address>(mut table: Table<A>, args: &UpdatesArgs) -> anyhow::Result
     if updates.is_empty() {
         anyhow::bail!("{} holds no {} updates", args.trace.display(), A::FAMILY);
     }
-    if args.speedup.is_some_and(|f| !(f > 0.0)) {
+    if args.speedup.is_some_and(|f| f.is_nan() || f <= 0.0) {
         anyhow::bail!("--speedup must be positive");
     }
     let span = updates.last().map_or(0, |u| u.time) - updates.first().map_or(0, |u| u.time);
