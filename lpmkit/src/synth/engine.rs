@@ -41,6 +41,11 @@ use crate::rng::{mix64, SplitMix64};
 /// that "is this free?" is one array read for them; longer ones are probed in the index.
 const G: u8 = 24;
 
+/// Share of more-specifics placed at the very start of their parent (real tables: 13.5%
+/// of IPv4 and 7.5% of IPv6 more-specifics start where their closest cover starts, far
+/// more than uniform placement gives).
+const FIRST_SHARE: f64 = 0.1;
+
 /// Positions tried in a drawn parent before giving up on it.
 const POSITION_TRIES: u32 = 4;
 
@@ -562,8 +567,12 @@ impl<'a, A: Address> Engine<'a, A> {
             let pr = list[self.rng.below(list.len() as u64) as usize];
             let parent = pr.prefix();
             for _ in 0..POSITION_TRIES {
-                let target = self.nested_target(parent, pr.region as usize, len);
-                let addr = self.random_within(target, len);
+                let addr = if self.rng.unit() < FIRST_SHARE {
+                    parent.addr()
+                } else {
+                    let target = self.nested_target(parent, pr.region as usize, len);
+                    self.random_within(target, len)
+                };
                 if self.nested_free(addr, len, pr.idx, pr.len) {
                     return Some((pr, addr));
                 }
