@@ -254,7 +254,10 @@ mod tests {
         let mut rng = SplitMix64::new(9);
         for _ in 0..1000 {
             let r = rng.next();
-            assert_eq!(p.resolve(p.slot(r), r), ['a', 'b', 'c', 'd', 'e'][a.pick(r)]);
+            assert_eq!(
+                p.resolve(p.slot(r), r),
+                ['a', 'b', 'c', 'd', 'e'][a.pick(r)]
+            );
         }
         assert!(Alias::new(&[0.0, 0.0]).is_none());
         assert!(Alias::new(&[]).is_none());

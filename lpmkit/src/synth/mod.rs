@@ -545,7 +545,7 @@ pub fn try_generate<A: Address>(cfg: &SynthConfig) -> Result<Table<A>, SynthErro
             attach_share: cfg.get_attach_share(family),
         },
         cfg.routes,
-        counts.iter().skip(25).sum::<u64>() as usize,
+        counts.iter().skip(engine::G as usize + 1).sum::<u64>() as usize,
     );
     if default_route {
         engine.add_default(1);
