@@ -143,7 +143,7 @@ fn matching_keys(patterns: &[u32], n: usize, seed: u64) -> Vec<u128> {
 pub fn repeated<A: Copy>(keys: &[A], times: usize) -> Vec<A> {
     let mut out = Vec::with_capacity(keys.len() * times);
     for &k in keys {
-        out.extend(core::iter::repeat(k).take(times));
+        out.extend(core::iter::repeat_n(k, times));
     }
     out
 }
@@ -243,27 +243,30 @@ pub fn zipf<A: Address>(rib: &Rib<A>, n: usize, exponent: f64, seed: u64) -> Vec
 }
 
 /// The addresses where lookups are most likely to go wrong: for every prefix its first
-/// and last address and their neighbours (first − 1, last + 1, when they exist), plus
-/// `0` and the largest address; deduplicated and sorted.
+/// and last address and their neighbours on both sides (first ± 1, last ± 1, when they
+/// exist), plus `0` and the largest address; deduplicated and sorted.
 ///
 /// ```
 /// use lpmkit::{NextHop, Rib};
 /// let mut rib = Rib::<u32>::new();
 /// rib.insert("10.0.0.0/8".parse()?, NextHop::new(1).unwrap());
 /// let keys = lpmkit::traffic::boundary_keys(&rib);
-/// assert_eq!(keys, [0, 0x09ff_ffff, 0x0a00_0000, 0x0aff_ffff, 0x0b00_0000, u32::MAX]);
+/// assert_eq!(
+///     keys,
+///     [0, 0x09ff_ffff, 0x0a00_0000, 0x0a00_0001, 0x0aff_fffe, 0x0aff_ffff, 0x0b00_0000, u32::MAX]
+/// );
 /// # Ok::<(), lpmkit::PrefixError>(())
 /// ```
 pub fn boundary_keys<A: Address>(rib: &Rib<A>) -> Vec<A> {
-    let mut out = Vec::with_capacity(rib.len() * 4 + 2);
+    let mut out = Vec::with_capacity(rib.len() * 6 + 2);
     out.push(A::ZERO);
     out.push(A::MAX);
     for (p, _) in rib.iter() {
-        let (first, last) = (p.first(), p.last());
-        out.push(first);
-        out.push(last);
-        out.extend(first.checked_dec());
-        out.extend(last.checked_inc());
+        for a in [p.first(), p.last()] {
+            out.push(a);
+            out.extend(a.checked_dec());
+            out.extend(a.checked_inc());
+        }
     }
     out.sort_unstable();
     out.dedup();
