@@ -145,6 +145,53 @@ impl Alias {
     pub(crate) fn sample(&self, rng: &mut SplitMix64) -> usize {
         self.pick(rng.next())
     }
+
+    /// The same distribution over `items[i]` instead of `i`, with each slot holding its
+    /// two possible outcomes, so that a draw reads one slot (one cache line) only.
+    pub(crate) fn with_payload<T: Copy>(&self, items: &[T]) -> PayloadAlias<T> {
+        assert_eq!(items.len(), self.threshold.len());
+        PayloadAlias {
+            slots: self
+                .threshold
+                .iter()
+                .zip(&self.alias)
+                .enumerate()
+                .map(|(i, (&threshold, &a))| (threshold, items[i], items[a as usize]))
+                .collect(),
+        }
+    }
+}
+
+/// An [`Alias`] sampler whose slots carry the outcomes themselves.
+#[derive(Clone, Debug)]
+pub(crate) struct PayloadAlias<T> {
+    /// (acceptance threshold scaled to 2^32, own outcome, alias outcome)
+    slots: Vec<(u64, T, T)>,
+}
+
+impl<T: Copy> PayloadAlias<T> {
+    /// The slot a draw from `r` reads (to prefetch it before [`resolve`](Self::resolve)).
+    #[inline]
+    pub(crate) fn slot(&self, r: u64) -> usize {
+        (((r >> 32) * self.slots.len() as u64) >> 32) as usize
+    }
+
+    /// The address of slot `i`, for a prefetch.
+    #[inline]
+    pub(crate) fn slot_ptr(&self, i: usize) -> *const (u64, T, T) {
+        &self.slots[i]
+    }
+
+    /// The outcome of a draw from `r` that reads slot `i = self.slot(r)`.
+    #[inline]
+    pub(crate) fn resolve(&self, i: usize, r: u64) -> T {
+        let (threshold, own, alias) = self.slots[i];
+        if (r & 0xffff_ffff) < threshold {
+            own
+        } else {
+            alias
+        }
+    }
 }
 
 #[cfg(test)]
@@ -202,6 +249,16 @@ mod tests {
             assert!((got - want).abs() < 0.01, "slot {i}: {got} vs {want}");
         }
         assert_eq!(hits[1], 0, "zero weight is never drawn");
+        // The payload form draws the same outcomes from the same bits.
+        let p = a.with_payload(&['a', 'b', 'c', 'd', 'e']);
+        let mut rng = SplitMix64::new(9);
+        for _ in 0..1000 {
+            let r = rng.next();
+            assert_eq!(
+                p.resolve(p.slot(r), r),
+                ['a', 'b', 'c', 'd', 'e'][a.pick(r)]
+            );
+        }
         assert!(Alias::new(&[0.0, 0.0]).is_none());
         assert!(Alias::new(&[]).is_none());
     }

@@ -19,48 +19,71 @@
 //!
 //! # Model
 //!
-//! * **Prefix lengths.** The number of routes of each length follows the histogram of the
-//!   bart tier-1 tables (`shared/data/README.md`), scaled to `routes` by largest remainders.
-//! * **Nesting.** For each length, the share of top-level (uncovered) prefixes is the
-//!   real table's; the rest are more-specifics placed inside an existing shorter prefix.
-//!   A parent of length `m` is drawn with weight `count(m) · 2^(bias·(l − m))`, the bias
-//!   (`0.6` for IPv4, `0.27` for IPv6) being fitted to the real tables' children per
-//!   parent (an IPv4 /16 has 6.2 direct more-specifics on average, a /20 1.1, a /23 0.3).
-//!   Deeper nesting emerges when a more-specific lands inside an earlier one.
-//! * **Clustering.** Top-level prefixes lie in regions: IPv4 /8s 1–223 except 10 and 127,
-//!   each with a seeded density weight (1 to 16), avoiding the reserved blocks (RFC 6598
-//!   shared space, link local, private, TEST-NETs, benchmarking); IPv6 the IANA→RIR unicast
-//!   blocks in 2000::/3 (/12 to /23), weighted by their route counts in the bart table
-//!   (APNIC 2400::/12 most), avoiding 2001:db8::/32. Consecutive blocks are announced in
-//!   runs (see `run_share`), giving the real tables' high share of routes whose sibling is
-//!   also a route.
-//! * **Coverage.** Top-level prefixes may cover at most [`SynthConfig::coverage`] of the
-//!   address space (IPv4 default 71.3%, the bart table's). A larger IPv4 table therefore
-//!   grows by more-specifics, as the real Internet has since the space ran out: its nested
-//!   share rises above the reference 50.7%.
-//! * **Next hops.** Ids `1..=next_hops`: id 1 is the dominant next hop (the transit
-//!   default), drawn with probability `dominant_share`; ids 2.. follow a Zipf law with
-//!   exponent `tail_exponent`. A more-specific takes its closest cover's next hop with
+//! Prefixes are placed one length at a time, shortest first (details in `engine.rs`).
+//!
+//! * **Prefix lengths.** The routes of each length follow the histogram of the bart
+//!   tier-1 tables (`shared/data/README.md`), scaled to `routes` by largest remainders.
+//!   Above the reference size (901,899 IPv4 routes) the IPv4 lengths /8–/16 keep the
+//!   reference counts: in real tables they have barely changed while the table doubled
+//!   (/16: 11,161 in 2010, 13,138 in 2015, 13,490 in 2023), and they alone cover over half
+//!   the address space. IPv6 scales linearly. A length that finds no room moves on to the
+//!   next longer one.
+//! * **Nesting.** Per length, the share of top-level (uncovered) prefixes is the real
+//!   table's; the others are more-specifics, each placed inside a parent so that the
+//!   parent is its closest cover. The parent's length `m` is drawn with weight
+//!   `count(m) · 2^(bias·(l − m))` (nested parents weighted by `nested_parent_weight`);
+//!   within the length, with probability `attach_share`, the parent of an earlier
+//!   more-specific of that length is reused (preferential attachment: most prefixes have
+//!   no more-specifics, a few have hundreds, as in real tables), else one is drawn
+//!   uniformly. 10% of more-specifics sit at their parent's first address (real tables:
+//!   13.5% IPv4, 7.5% IPv6).
+//! * **Clustering.** Top-level prefixes lie in regions: IPv4 the /8s 1–223 except 10 and
+//!   127, IPv6 the IANA→RIR unicast blocks of 2000::/3 (/12 to /23, weighted by their
+//!   route counts in the bart table, APNIC's 2400::/12 most). Each region is split into
+//!   256 sub-blocks (the /16s of an IPv4 /8), and regions and sub-blocks have seeded
+//!   weights (IPv4 /8s 1 to 256, sub-blocks 1 to `2^clustering`). A prefix picks a place
+//!   with weight `w^((l − 18)/6)` (IPv4): /24s crowd into the dense places, /8–/16s avoid
+//!   them, like the legacy blocks; IPv6 uses `w^1`. More-specifics in a parent spanning
+//!   several sub-blocks go to the dense ones too. The reserved blocks inside the regions
+//!   (RFC 6598 shared space, link local, private, TEST-NETs, benchmarking; IPv6
+//!   2001:db8::/32) stay empty. Consecutive blocks are announced in runs (`run_share`),
+//!   giving the real tables' share of routes whose sibling is also a route.
+//! * **Coverage.** Top-level prefixes cover at most [`SynthConfig::coverage`] of the
+//!   address space (IPv4 default 71.3%, the bart table's), so a larger IPv4 table grows
+//!   by more-specifics, as the real Internet has since the space ran out: its nested share
+//!   rises above the reference 50.7% (55.5% at 1M).
+//! * **Next hops.** Ids `1..=next_hops`: id 1, the dominant next hop (the transit
+//!   default), is drawn with probability `dominant_share`, ids 2.. with a Zipf law of
+//!   exponent `tail_exponent`. A more-specific takes its parent's next hop with
 //!   probability `inherit_share`, else draws. Names are addresses from 198.18.0.0/15
-//!   (IPv4, RFC 2544 benchmarking) or 2001:db8::/32 (IPv6): id `i` is base + `i`.
+//!   (IPv4, RFC 2544 benchmarking) or 2001:db8::/32 (IPv6): id `i` is the base + `i`.
 //!
 //! # Calibration targets
 //!
-//! Checked by `tests/synth_traffic.rs` on [`default_v4`] (1,000,000 routes) and
-//! [`default_v6`] (200,000 routes); reference figures are the bart tier-1 tables and,
-//! for next hops, the real FIBs of `shared/data`:
+//! Checked by `tests/synth_traffic.rs` (the tolerance in brackets) on [`default_v4`]
+//! (1,000,000 routes) and [`default_v6`] (200,000 routes); the targets are the bart tier-1
+//! tables' figures and, for next hops, the real FIBs of `shared/data`. "Measured" is seed
+//! 1, as printed by `Shape`.
 //!
-//! | figure | IPv4 target (bart) | IPv6 target (bart) |
-//! |---|---|---|
-//! | main lengths | /24 59.6%, /22 12.0%, /23 10.7%, /16 1.5% (±0.5 points) | /48 47.1%, /32 14.1%, /44 9.0%, /40 8.4% (±0.5 points) |
-//! | longer than /24 resp. /48 | 0.11% (< 0.3%) | 0.21% (< 0.5%) |
-//! | nested share | 50.7% at 902k routes (0.45–0.62 at 1M, see Coverage) | 56.9% (±5 points) |
-//! | covered space | 71.3% (±2 points) | – |
-//! | sibling share | 70.1% (0.55–0.80) | 57.5% (0.45–0.70) |
-//! | dominant next hop | 56–92% in real FIBs; default 70% (±3 points) | 76% LINX 2017; default 70% |
-//! | same next hop as closest cover | 87.5% (rrc06 2010); expect ≈ inherit + (1 − inherit)·Σp² ≈ 0.75 | same |
+//! | figure | IPv4 target | IPv4 measured | IPv6 target | IPv6 measured |
+//! |---|---|---|---|---|
+//! | main lengths | /24 59.6%, /22 12.0%, /23 10.7% [±0.5], /16 13,490 = 1.35% at 1M (1.50% at 902k) | 59.7%, 12.1%, 10.7%, 1.35% | /48 47.1%, /32 14.1%, /44 9.0%, /40 8.4% [±0.5] | 47.1%, 14.1%, 9.0%, 8.4% |
+//! | longer than /24, /48 | 0.11% [0.05–0.3] | 0.11% | 0.21% [0.1–0.5] | 0.20% |
+//! | every length at the reference size | bart's share [±0.5 points] | ✓ | bart's share [±0.5 points] | ✓ |
+//! | nested share | 50.7% at 902k; more at 1M [0.48–0.62] | 55.5% | 56.9% [±5] | 56.9% |
+//! | nesting depth 0/1/2/3/4+ (per mille) | 493/359/108/29/11 (bart, scaled) | 445/386/137/29/4 | 431/377/151/34/6 (bart) | 431/390/146/29/3 |
+//! | covered space | 71.3% [±2] | 71.3% | – | 0.006% |
+//! | routes whose sibling is a route | 70.1% [60–80] | 71.8% | 57.5% [45–70] | 61.6% |
+//! | boundaries per route (≈ ranges) | 1.12 [1.0–1.35] | 1.17 | 1.39 | 1.35 |
+//! | /16 (v6: /32) parents without more-specifics | 56% | 27% | 82% | 77% |
+//! | dominant next hop | 56–92% in real FIBs; 70% [±3] | 70.0% | 76% (LINX 2017); 70% [±3] | 69.9% |
+//! | same next hop as closest cover | ≈ inherit + (1 − inherit)·Σp² ≈ 0.75 [0.70–0.80] (rrc06 2010: 87.5%) | 74.8% | same | 74.5% |
 //!
-//! `Shape::of(&table.rib)` measures all of these; `lpmkit info` prints them.
+//! Known gaps: routes per /8 are more even than in real tables (densest /8: 10k routes
+//! against 103/8's 38.5k), and the heaviest parents have about 100 more-specifics where
+//! real ones reach 256 (IPv4 /16) or 1,621 (IPv6 /32).
+//!
+//! `Shape::of(&table.rib)` measures most of these.
 
 mod engine;
 pub(crate) mod math;
@@ -383,8 +406,37 @@ impl fmt::Display for SynthError {
 
 impl std::error::Error for SynthError {}
 
+/// Splits `routes` over `weights` (indexed by length) by largest remainders; ties go to
+/// the shorter length.
+fn apportion(routes: u64, weights: &[u64]) -> Vec<u64> {
+    let total: u128 = weights.iter().map(|&w| w as u128).sum();
+    let mut counts = vec![0u64; weights.len()];
+    if total == 0 {
+        return counts;
+    }
+    let mut rems: Vec<(u128, usize)> = Vec::new();
+    let mut assigned = 0u64;
+    for (l, &w) in weights.iter().enumerate() {
+        let exact = routes as u128 * w as u128;
+        counts[l] = (exact / total) as u64;
+        assigned += counts[l];
+        rems.push((exact % total, l));
+    }
+    rems.sort_by(|a, b| b.0.cmp(&a.0).then(a.1.cmp(&b.1)));
+    for &(_, l) in rems.iter().take((routes - assigned) as usize) {
+        counts[l] += 1;
+    }
+    counts
+}
+
 /// The routes of each length (`BITS + 1` entries, summing to `routes`) and the share of
 /// top-level prefixes at each length.
+///
+/// With the built-in IPv4 histogram and more routes than the reference table's 901,899,
+/// lengths up to [`model::V4_FIXED_UPTO`] keep the reference counts and the rest grows:
+/// the short prefixes of real tables have barely changed in number while the table
+/// doubled (/16: 11,161 in 2010, 13,138 in 2015, 13,490 in 2023), and they alone cover
+/// over half the address space, so scaling them would overflow it.
 fn length_plan<A: Address>(cfg: &SynthConfig, routes: u64) -> (Vec<u64>, Vec<f64>) {
     let bits = A::BITS as usize;
     let reference = model::reference_lengths(A::FAMILY);
@@ -407,25 +459,22 @@ fn length_plan<A: Address>(cfg: &SynthConfig, routes: u64) -> (Vec<u64>, Vec<f64
     }
     // A default route is added separately.
     weights[0] = 0;
-    let total: u128 = weights.iter().map(|&w| w as u128).sum();
-    let mut counts = vec![0u64; bits + 1];
-    if total == 0 {
+    let reference_total: u64 = weights.iter().sum();
+    if cfg.histogram.is_none() && A::FAMILY == Family::V4 && routes > reference_total {
+        let fixed = model::V4_FIXED_UPTO as usize + 1;
+        let mut counts = weights.clone();
+        let rest = routes - weights[..fixed].iter().sum::<u64>();
+        let mut long = weights.clone();
+        long[..fixed].fill(0);
+        for (c, x) in counts[fixed..]
+            .iter_mut()
+            .zip(&apportion(rest, &long)[fixed..])
+        {
+            *c = *x;
+        }
         return (counts, top_share);
     }
-    let mut rems: Vec<(u128, usize)> = Vec::new();
-    let mut assigned = 0u64;
-    for (l, &w) in weights.iter().enumerate() {
-        let exact = routes as u128 * w as u128;
-        counts[l] = (exact / total) as u64;
-        assigned += counts[l];
-        rems.push((exact % total, l));
-    }
-    // Largest remainders first; ties to the shorter length.
-    rems.sort_by(|a, b| b.0.cmp(&a.0).then(a.1.cmp(&b.1)));
-    for &(_, l) in rems.iter().take((routes - assigned) as usize) {
-        counts[l] += 1;
-    }
-    (counts, top_share)
+    (apportion(routes, &weights), top_share)
 }
 
 /// Generates a table, or explains why it cannot.
@@ -456,14 +505,24 @@ pub fn try_generate<A: Address>(cfg: &SynthConfig) -> Result<Table<A>, SynthErro
     }
     let next_hops = Alias::new(&weights).expect("positive next-hop weights");
 
-    // Coverage budget: scale the top-level quotas down if they would cover too much.
-    let linear: f64 = counts
-        .iter()
-        .enumerate()
-        .map(|(l, &c)| c as f64 * top_share[l] * 2f64.powi(-(l as i32)))
-        .sum();
-    let cap = cfg.get_coverage(family);
-    let k = if linear > cap { cap / linear } else { 1.0 };
+    // Coverage budget: scale the top-level quotas of the lengths that can nest down if
+    // they would cover too much (the fixed short lengths keep theirs).
+    let fixed = match (family, &cfg.histogram) {
+        (Family::V4, None) => model::V4_FIXED_UPTO as usize,
+        _ => 0,
+    };
+    let coverage = |range: core::ops::Range<usize>| -> f64 {
+        range
+            .map(|l| counts[l] as f64 * top_share[l] * 2f64.powi(-(l as i32)))
+            .sum()
+    };
+    let (short, long) = (coverage(1..fixed + 1), coverage(fixed + 1..counts.len()));
+    let budget = cfg.get_coverage(family) - short;
+    let k = if long > budget {
+        (budget / long).max(0.0)
+    } else {
+        1.0
+    };
 
     let regions = model::regions::<A>(cfg.seed);
     let sub_levels = model::sub_levels(cfg.seed, regions.len());
@@ -486,7 +545,7 @@ pub fn try_generate<A: Address>(cfg: &SynthConfig) -> Result<Table<A>, SynthErro
             attach_share: cfg.get_attach_share(family),
         },
         cfg.routes,
-        counts.iter().skip(25).sum::<u64>() as usize,
+        counts.iter().skip(engine::G as usize + 1).sum::<u64>() as usize,
     );
     if default_route {
         engine.add_default(1);
@@ -497,7 +556,8 @@ pub fn try_generate<A: Address>(cfg: &SynthConfig) -> Result<Table<A>, SynthErro
         if want == 0 {
             continue;
         }
-        let top = ((want as f64) * top_share[len as usize] * k).round() as u64;
+        let scale = if (len as usize) <= fixed { 1.0 } else { k };
+        let top = ((want as f64) * top_share[len as usize] * scale).round() as u64;
         let top = top.min(want);
         carry = engine.place_length(len, top, want - top);
     }
@@ -565,9 +625,16 @@ mod tests {
 
     #[test]
     fn plan_sums_exactly() {
-        for routes in [0u64, 1, 7, 1000, 999_999] {
+        for routes in [0u64, 1, 7, 1000, 901_899, 901_900, 999_999, 2_500_000] {
             let (c, _) = length_plan::<Ipv4>(&SynthConfig::ipv4_default(), routes);
             assert_eq!(c.iter().sum::<u64>(), routes);
+            if routes >= 901_899 {
+                assert_eq!(
+                    (c[8], c[16]),
+                    (16, 13490),
+                    "short lengths keep their counts"
+                );
+            }
             let (c, _) = length_plan::<Ipv6>(&SynthConfig::ipv6_default(), routes);
             assert_eq!(c.iter().sum::<u64>(), routes);
         }

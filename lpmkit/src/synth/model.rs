@@ -37,6 +37,10 @@ pub(crate) const V4_LENGTHS: &[(u8, u64, u64)] = &[
     (32, 886, 6),
 ];
 
+/// IPv4 lengths up to this keep their reference counts in tables larger than the
+/// reference (see `length_plan`).
+pub(crate) const V4_FIXED_UPTO: u8 = 16;
+
 /// `(length, prefixes, top-level prefixes)` of the bart IPv6 tier-1 table.
 pub(crate) const V6_LENGTHS: &[(u8, u64, u64)] = &[
     (16, 1, 1),
@@ -174,6 +178,9 @@ pub(crate) struct Region<A: Address> {
     pub(crate) weight: f64,
 }
 
+/// log2 of the largest IPv4 region (/8) weight.
+const REGION_SPREAD: f64 = 8.0;
+
 /// The regions of `A`'s family. IPv4: every /8 from 1 to 223 except 10 and 127, each with
 /// a seeded weight `2^(4u)`, `u` uniform in `[0,1)` (so /8s differ up to 16-fold in density,
 /// as the route counts per /8 do in real tables). IPv6: [`V6_REGIONS`].
@@ -187,7 +194,7 @@ pub(crate) fn regions<A: Address>(seed: u64) -> Vec<Region<A>> {
                     * (1.0 / (1u64 << 53) as f64);
                 Region {
                     prefix: Prefix::new_truncating(A::from_u128((o as u128) << 24), 8),
-                    weight: super::math::pow(2.0, 4.0 * u),
+                    weight: super::math::pow(2.0, REGION_SPREAD * u),
                 }
             })
             .collect(),
