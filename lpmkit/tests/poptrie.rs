@@ -1,6 +1,7 @@
 //! Poptrie against the `Rib`: real tables, synthetic tables, edge routes, the real update
 //! traces replayed incrementally, and random update sequences (proptest).
 
+mod common;
 mod data_loader;
 
 use lpmkit::rng::SplitMix64;

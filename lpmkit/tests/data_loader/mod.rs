@@ -1,5 +1,6 @@
 //! Finding and reading the shared real data (tables and update traces) for the tests,
-//! through `lpmkit::io`, plus the boundary keys every differential test probes.
+//! through `lpmkit::io` (the directory from `common`), plus the boundary keys every
+//! differential test probes.
 
 #![allow(dead_code)]
 
@@ -8,17 +9,10 @@ use std::path::{Path, PathBuf};
 use lpmkit::io::{read_table_as, read_updates, TableOptions};
 use lpmkit::{Address, Change, NextHopTable, Prefix, Rib, Table};
 
-/// `<workspace>/../shared/data` or `$LPMKIT_DATA`, if it exists.
+/// The data directory, by the shared rule of `common::data_dir` (absent data skips the
+/// test with a note, or fails it when `LPMKIT_REQUIRE_DATA` is set, as in CI).
 pub fn data_dir() -> Option<PathBuf> {
-    let dir = std::env::var_os("LPMKIT_DATA")
-        .map(PathBuf::from)
-        .unwrap_or_else(|| PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../shared/data"));
-    if dir.is_dir() {
-        Some(dir)
-    } else {
-        eprintln!("note: no real data at {}; skipping", dir.display());
-        None
-    }
+    crate::common::data_dir()
 }
 
 /// The files of `sub` (`fib`, `updates`) whose names start with `prefix`.
