@@ -3,3 +3,4 @@
 
 pub mod common;
 pub mod dir24_8;
+pub mod spider;
