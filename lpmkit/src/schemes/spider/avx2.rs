@@ -481,9 +481,6 @@ impl<C: Simd, F: Family> Ctx<C, F> {
     /// AVX2.
     #[inline(always)]
     unsafe fn prefetch<const FUSED: bool>(&self, s: &Slot) {
-        if self.cold_octets & (1 << s.octet) == 0 {
-            return;
-        }
         let m = self.octets[3 - s.octet % 4];
         let mut idx = [0u32; 16];
         // SAFETY: AVX2; `idx` holds 16 u32.
@@ -496,7 +493,11 @@ impl<C: Simd, F: Family> Ctx<C, F> {
             }
         }
         let n = if FUSED { 16 } else { 8 };
-        for &i in &idx[..n] {
+        for j in 0..n {
+            // A volatile read keeps this a store and plain loads (9 µops per 8 lanes);
+            // otherwise LLVM extracts each lane with `vpextrd` (2 µops each).
+            // SAFETY: `j < 16`, inside `idx`.
+            let i = unsafe { core::ptr::read_volatile(idx.as_ptr().add(j)) };
             let p = self.tp.wrapping_add(i as usize) as *const i8;
             // SAFETY: a prefetch is a hint; it never faults (the index is in the table
             // anyway). T1 (into L2, not L1): the data is needed a few hundred cycles later,
@@ -506,110 +507,103 @@ impl<C: Simd, F: Family> Ctx<C, F> {
         }
     }
 
-    /// Takes blocks from `next` into `s` until one needs a row (returns true) or none are
-    /// left (false); blocks answered by the direct pointing table alone are stored.
-    ///
-    /// # Safety
-    /// AVX2.
+    /// Whether the elements read at `octet` are prefetched: their level is too large to
+    /// stay cached (with `K = 1`, the paper's loop, nothing is).
     #[inline(always)]
-    unsafe fn start<const FUSED: bool, const PARTIAL: bool, const K: usize>(
-        &self,
-        next: &mut usize,
-        s: &mut Slot,
-    ) -> bool {
-        // SAFETY: AVX register operation.
-        let zero = unsafe { _mm256_setzero_si256() };
-        while *next < self.blocks {
-            let block = *next;
-            *next += 1;
-            // SAFETY: block `block < blocks` holds `ways` keys (8 per stream unless masked);
-            // direct-pointing indices are inside rows 1–256.
-            unsafe {
-                let k = self.keys.add(block * self.ways);
-                let m = &self.masks;
-                let da = F::word::<PARTIAL>(k, F::FIRST_WORD, &m[0]);
-                let va = if PARTIAL {
-                    C::gather_masked(self.tp, dp_index(da), m[0].lanes)
-                } else {
-                    C::gather(self.tp, dp_index(da))
-                };
-                let (ba, ra) = C::step(&self.dec, va, zero);
-                let (mut db, mut bb, mut rb) = (zero, zero, zero);
-                if FUSED {
-                    db = F::word::<PARTIAL>(k.add(8), F::FIRST_WORD, &m[1]);
-                    let vb = if PARTIAL {
-                        C::gather_masked(self.tp, dp_index(db), m[1].lanes)
-                    } else {
-                        C::gather(self.tp, dp_index(db))
-                    };
-                    (bb, rb) = C::step(&self.dec, vb, zero);
-                }
-                if all_zero(_mm256_or_si256(ba, bb)) {
-                    self.store::<FUSED, PARTIAL>(block, [ra, rb]);
-                    continue;
-                }
-                *s = Slot {
-                    block,
-                    octet: 2,
-                    base: [ba, bb],
-                    res: [ra, rb],
-                    dst: [da, db],
-                };
-                if K > 1 {
-                    self.prefetch::<FUSED>(s);
-                }
-            }
-            return true;
-        }
-        false
+    fn cold<const K: usize>(&self, octet: usize) -> bool {
+        K > 1 && self.cold_octets & (1 << octet) != 0
     }
 
-    /// One octet of the block in `s` (Algorithm 1, lines 11–17); a finished block is
-    /// stored and replaced (see [`start`](Self::start), whose result this returns).
+    /// One visit of slot `s`: if `fresh`, takes the next block (the direct-pointing
+    /// gathers, Algorithm 1 lines 1–8), else steps its block by one octet (lines 11–17);
+    /// continues while the next level is cached, and returns once it is cold, after
+    /// prefetching it. Finished blocks are stored and replaced. Returns false when no
+    /// blocks are left.
     ///
     /// # Safety
-    /// AVX2; `s` holds a block started by `start`.
+    /// AVX2; unless `fresh`, `s` holds a block from an earlier visit.
     #[inline(always)]
-    unsafe fn advance<const FUSED: bool, const PARTIAL: bool, const K: usize>(
+    unsafe fn visit<const FUSED: bool, const PARTIAL: bool, const K: usize>(
         &self,
         next: &mut usize,
         s: &mut Slot,
+        mut fresh: bool,
     ) -> bool {
-        let m = self.octets[3 - s.octet % 4];
-        // SAFETY: AVX2; row bases come from elements, which name allocated rows (or EoL).
+        // SAFETY: AVX2 (the contract). Block `block < blocks` holds `ways` keys (8 per
+        // stream unless masked); direct-pointing indices are inside rows 1–256; row bases
+        // come from elements, which name allocated rows (or EoL).
         unsafe {
-            let va = C::gather(
-                self.tp,
-                _mm256_add_epi32(s.base[0], _mm256_shuffle_epi8(s.dst[0], m)),
-            );
-            (s.base[0], s.res[0]) = C::step(&self.dec, va, s.res[0]);
-            if FUSED {
-                let vb = C::gather(
-                    self.tp,
-                    _mm256_add_epi32(s.base[1], _mm256_shuffle_epi8(s.dst[1], m)),
-                );
-                (s.base[1], s.res[1]) = C::step(&self.dec, vb, s.res[1]);
-            }
-            s.octet += 1;
-            if all_zero(_mm256_or_si256(s.base[0], s.base[1])) {
-                self.store::<FUSED, PARTIAL>(s.block, s.res);
-                return self.start::<FUSED, PARTIAL, K>(next, s);
-            }
-            debug_assert!(s.octet < F::OCTETS, "a row below the last octet");
-            if s.octet % 4 == 0 {
-                // Refill with the next 32 bits (Algorithm 2, lines 25–34).
-                let k = self.keys.add(s.block * self.ways);
-                let w = F::FIRST_WORD - s.octet / 4;
-                s.dst[0] = F::word::<PARTIAL>(k, w, &self.masks[0]);
-                if FUSED {
-                    s.dst[1] = F::word::<PARTIAL>(k.add(8), w, &self.masks[1]);
+            let zero = _mm256_setzero_si256();
+            let m = &self.masks;
+            loop {
+                if fresh {
+                    if *next == self.blocks {
+                        return false;
+                    }
+                    let block = *next;
+                    *next += 1;
+                    let k = self.keys.add(block * self.ways);
+                    let da = F::word::<PARTIAL>(k, F::FIRST_WORD, &m[0]);
+                    let va = if PARTIAL {
+                        C::gather_masked(self.tp, dp_index(da), m[0].lanes)
+                    } else {
+                        C::gather(self.tp, dp_index(da))
+                    };
+                    let (ba, ra) = C::step(&self.dec, va, zero);
+                    let (mut db, mut bb, mut rb) = (zero, zero, zero);
+                    if FUSED {
+                        db = F::word::<PARTIAL>(k.add(8), F::FIRST_WORD, &m[1]);
+                        let vb = if PARTIAL {
+                            C::gather_masked(self.tp, dp_index(db), m[1].lanes)
+                        } else {
+                            C::gather(self.tp, dp_index(db))
+                        };
+                        (bb, rb) = C::step(&self.dec, vb, zero);
+                    }
+                    if all_zero(_mm256_or_si256(ba, bb)) {
+                        self.store::<FUSED, PARTIAL>(block, [ra, rb]);
+                        continue;
+                    }
+                    *s = Slot {
+                        block,
+                        octet: 2,
+                        base: [ba, bb],
+                        res: [ra, rb],
+                        dst: [da, db],
+                    };
+                    fresh = false;
+                } else {
+                    let o = self.octets[3 - s.octet % 4];
+                    let ia = _mm256_add_epi32(s.base[0], _mm256_shuffle_epi8(s.dst[0], o));
+                    (s.base[0], s.res[0]) = C::step(&self.dec, C::gather(self.tp, ia), s.res[0]);
+                    if FUSED {
+                        let ib = _mm256_add_epi32(s.base[1], _mm256_shuffle_epi8(s.dst[1], o));
+                        (s.base[1], s.res[1]) =
+                            C::step(&self.dec, C::gather(self.tp, ib), s.res[1]);
+                    }
+                    s.octet += 1;
+                    if all_zero(_mm256_or_si256(s.base[0], s.base[1])) {
+                        self.store::<FUSED, PARTIAL>(s.block, s.res);
+                        fresh = true;
+                        continue;
+                    }
+                    debug_assert!(s.octet < F::OCTETS, "a row below the last octet");
+                    if s.octet % 4 == 0 {
+                        // Refill with the next 32 bits (Algorithm 2, lines 25–34).
+                        let k = self.keys.add(s.block * self.ways);
+                        let w = F::FIRST_WORD - s.octet / 4;
+                        s.dst[0] = F::word::<PARTIAL>(k, w, &m[0]);
+                        if FUSED {
+                            s.dst[1] = F::word::<PARTIAL>(k.add(8), w, &m[1]);
+                        }
+                    }
+                }
+                if self.cold::<K>(s.octet) {
+                    self.prefetch::<FUSED>(s);
+                    return true;
                 }
             }
-            if K > 1 {
-                self.prefetch::<FUSED>(s);
-            }
         }
-        true
     }
 }
 
@@ -660,12 +654,12 @@ unsafe fn kernel<C: Simd, F: Family, const FUSED: bool, const PARTIAL: bool, con
         let mut n_live = 0;
         let mut next = 0;
         for (s, l) in slots.iter_mut().zip(&mut live) {
-            *l = ctx.start::<FUSED, PARTIAL, K>(&mut next, s);
+            *l = ctx.visit::<FUSED, PARTIAL, K>(&mut next, s, true);
             n_live += *l as usize;
         }
         while n_live > 0 {
             for (s, l) in slots.iter_mut().zip(&mut live) {
-                if *l && !ctx.advance::<FUSED, PARTIAL, K>(&mut next, s) {
+                if *l && !ctx.visit::<FUSED, PARTIAL, K>(&mut next, s, false) {
                     *l = false;
                     n_live -= 1;
                 }
