@@ -61,27 +61,45 @@
 //!   and only if the answer is not constant over its block, which is what the paper's two
 //!   rules (omit, collapse) reach when applied until nothing changes.
 //! * **Element layouts** ([`ElementLayout`]). The paper's element is two 16-bit fields,
-//!   next-hop index and next-row index ([`ElementLayout::Paper32`]): it holds at most 65,535
-//!   rows and next hops. Because a leaf-pushed element never needs both fields, one tag bit
-//!   can say which one it holds, which gives two more layouts: [`ElementLayout::Compact16`]
-//!   (16-bit elements, 15-bit payload; half the memory, so more of the table stays in
-//!   cache; gathered as 32-bit words at scale 2 and masked) and [`ElementLayout::Wide32`]
-//!   (32-bit elements, 31-bit next hops, 2^23 rows = an 8 GiB table; the capacity layout
-//!   for large IPv6 and origin-AS tables). `Wide32` replaces the "2 × 32 bits with 64-bit
-//!   gathers" the issue suggested: the same capacity for any table that fits in memory, at
-//!   half the bytes and half the gathers. The build picks the smallest layout that holds the
-//!   table (`Compact16`, then `Paper32`, then `Wide32`); [`SpiderConfig::layout`] forces
-//!   one, and a table that does not fit the forced layout is a [`BuildError`], never
-//!   truncated.
+//!   next-hop index and next-row index ([`ElementLayout::Paper32`]): at most 65,535 rows
+//!   and next hops. A leaf-pushed element never needs both fields, which allows two more
+//!   layouts. [`ElementLayout::Compact16`] has 16-bit elements whose value space is split
+//!   per table: `1..=H` are next hops (`H` the largest id), larger values name rows; it
+//!   holds any table whose next hops plus rows fit in 65,535 (all the real tables of
+//!   `../shared/data` but the origin-AS IPv4 one) in half the memory, so twice as much of
+//!   it stays in cache; it is gathered as 32-bit words at scale 2 and masked.
+//!   [`ElementLayout::Wide32`] has 32-bit elements with a tag bit: 31-bit next hops or up
+//!   to 2^23 rows (an 8 GiB table), for large IPv6 tables and tables with many next hops.
+//!   It replaces the "2 × 32 bits with 64-bit gathers" the issue suggested: the same
+//!   capacity for any table that fits in memory, at half the bytes and half the gathers.
+//!   The build picks the smallest layout that holds the table (`Compact16`, then
+//!   `Paper32`, then `Wide32`); [`SpiderConfig::layout`] forces one, and a table that does
+//!   not fit the forced layout is a [`BuildError`], never truncated.
+//! * **Pipelining** ([`SpiderConfig::pipeline`], on by default). The paper's loop waits for
+//!   each level's gather before the next level's, so a 16-address iteration costs one
+//!   memory latency per level, and a gather that misses blocks the reorder buffer. The
+//!   AVX2 kernels instead keep [`IN_FLIGHT`] blocks of `ways` addresses at different
+//!   depths and visit them in turn (asynchronous memory access chaining, Kocberber et al.,
+//!   VLDB 2015): a visit steps a block, and when the block's next level is *cold* — its
+//!   rows take more than [`CACHED_LEVEL_BYTES`] — prefetches (into L2) the element every
+//!   lane reads next and moves on; by the block's next visit the data is there. Levels
+//!   small enough to stay cached are stepped at once. The lockstep blocks, End-of-Lookup
+//!   idling and loop fusion are the paper's; `pipeline: false` runs the paper's loop as it
+//!   is (one block at a time), and [`SpiderConfig::paper`] is the published `Spider16w`.
 //! * **IPv6 refill.** Algorithm 2 shifts the four loaded registers right by four bytes and
 //!   unpacks again; lpmkit keeps addresses in host order (`u128`), so the first 32 bits are
 //!   the *high* dword and the unpacks are `unpackhi`/`unpacklo` pairs. The refill re-reads
 //!   the eight addresses from the input (which is in L1) and picks the next dword with the
-//!   same three unpacks instead of shifting four live registers: with two fused streams
-//!   that saves eight of the sixteen `ymm` registers.
-//! * **Alignment.** The table is one zeroed allocation aligned to 2 MiB when it is larger
-//!   than that (to 4 KiB otherwise), so rows never straddle pages needlessly and the
-//!   kernel can back the table with huge pages where transparent huge pages are enabled.
+//!   same three unpacks instead of shifting four live registers, which saves registers
+//!   (two fused streams would need eight of the sixteen `ymm` registers for them).
+//! * **Memory.** The table is one allocation, aligned to 2 MiB and advised for transparent
+//!   huge pages (`madvise`) when it is larger than that: a lookup touches a random row, and
+//!   a 10–40 MiB table in 4 KiB pages would miss the TLB on most of them. Rows are 256
+//!   aligned elements (512 B or 1 KiB), so an element never straddles a cache line except
+//!   the 4-byte read of the last 2-byte element of a line (1 in 32).
+//!
+//! [`Fib::stats`] reports the layout, rows per level against the nodes of the multiway trie
+//! before aggregation (`trie_nodes_octetN`, `aggregated_away`), bytes, and build time.
 //!
 //! ```
 //! use lpmkit::{Fib, Ipv4, NextHop, Rib};
