@@ -507,7 +507,7 @@ impl<E: Copy + Default> Elements<E> {
 /// Asks Linux to back `[ptr, ptr + len)` with transparent huge pages (`madvise(2)` with
 /// `MADV_HUGEPAGE`): a table of tens of MiB read at random then needs a few TLB entries
 /// instead of thousands. Advice only: an error (or another OS) changes nothing.
-#[cfg(all(target_os = "linux", target_arch = "x86_64"))]
+#[cfg(all(target_os = "linux", target_arch = "x86_64", not(miri)))]
 fn advise_huge_pages(ptr: *mut u8, len: usize) {
     const SYS_MADVISE: usize = 28;
     const MADV_HUGEPAGE: usize = 14;
@@ -528,7 +528,7 @@ fn advise_huge_pages(ptr: *mut u8, len: usize) {
     }
 }
 
-#[cfg(not(all(target_os = "linux", target_arch = "x86_64")))]
+#[cfg(not(all(target_os = "linux", target_arch = "x86_64", not(miri))))]
 fn advise_huge_pages(_ptr: *mut u8, _len: usize) {}
 
 impl<E> Drop for Elements<E> {
@@ -732,6 +732,11 @@ impl<A: Address> Spider<A> {
                 StatValue::Count(nodes as u64),
             );
         }
+        let cold: Vec<String> = (0..32)
+            .filter(|o| self.params.cold_octets & (1 << o) != 0)
+            .map(|o| (o + 1).to_string())
+            .collect();
+        s.push("prefetched_octets", StatValue::Text(cold.join(",")));
         let nodes: usize = i.trie_nodes_per_level.iter().sum();
         s.push("trie_nodes", StatValue::Count(nodes as u64));
         s.push(
