@@ -498,8 +498,13 @@ impl<E: Copy + Default> Elements<E> {
         self.ptr.as_ptr()
     }
 
-    /// Bytes allocated.
+    /// Bytes of the table lookups read: the rows and the padding after them.
     pub(crate) fn bytes(&self) -> usize {
+        (self.len + PAD_ELEMENTS) * core::mem::size_of::<E>()
+    }
+
+    /// Bytes allocated (whole huge pages for large tables).
+    pub(crate) fn allocated_bytes(&self) -> usize {
         self.layout.size()
     }
 }
@@ -565,6 +570,13 @@ impl Table {
         match &self.elems {
             Elems::Compact16(t) => t.bytes(),
             Elems::Paper32(t) | Elems::Wide32(t) => t.bytes(),
+        }
+    }
+
+    fn allocated_bytes(&self) -> usize {
+        match &self.elems {
+            Elems::Compact16(t) => t.allocated_bytes(),
+            Elems::Paper32(t) | Elems::Wide32(t) => t.allocated_bytes(),
         }
     }
 }
@@ -747,6 +759,10 @@ impl<A: Address> Spider<A> {
         s.push("routes", StatValue::Count(i.routes as u64));
         s.push("max_next_hop", StatValue::Count(i.max_next_hop as u64));
         s.push("bytes", StatValue::Bytes(self.table.bytes() as u64));
+        s.push(
+            "allocated_bytes",
+            StatValue::Bytes(self.table.allocated_bytes() as u64),
+        );
         s.push("build", StatValue::Millis(i.build_ms));
         s
     }
