@@ -1,1 +1,89 @@
-fn main() {}
+//! `lpmkit`: longest-prefix-match lookup schemes on real and synthetic routing tables.
+//!
+//! Run without arguments it benchmarks every registered scheme on the embedded synthetic
+//! IPv4 and IPv6 tables. See `lpmkit --help` and `lpmkit <command> --help`.
+
+mod bench;
+mod info;
+mod input;
+mod lookup;
+mod progress;
+mod updates;
+mod verify;
+
+use std::process::ExitCode;
+
+use clap::{Parser, Subcommand};
+
+/// Longest-prefix-match route lookup: compare the schemes of the LPM literature (DIR-24-8,
+/// DXR, Poptrie, Spider, …) on real BGP tables or synthetic ones.
+///
+/// Every command reads a routing table with --table FILE (text `PREFIX/LEN NEXTHOP` lines,
+/// optionally .xz/.gz, or an MRT RIB dump) or generates the deterministic synthetic one
+/// (--synthetic v4|v6, the default). Scheme lists are comma-separated registry names, name
+/// prefixes (`spider` = every Spider variant) or `all`.
+///
+/// With no command, runs `bench` on the synthetic IPv4 and IPv6 tables for every scheme.
+#[derive(Parser, Debug)]
+#[command(name = "lpmkit", version, about, long_about, after_help = SCHEMES_HELP.as_str())]
+struct Cli {
+    #[command(subcommand)]
+    command: Option<Command>,
+}
+
+#[derive(Subcommand, Debug)]
+enum Command {
+    /// Table statistics (routes, next hops, prefix lengths) and, per scheme, build time,
+    /// memory and structure figures.
+    Info(info::InfoArgs),
+    /// Look up addresses given as arguments (or one per line on stdin): next hop and the
+    /// matched prefix.
+    Lookup(lookup::LookupArgs),
+    /// Check schemes against the reference trie on random keys plus every prefix's first and
+    /// last address and their neighbours; exit status 1 on any mismatch.
+    Verify(verify::VerifyArgs),
+    /// Lookup rate of each scheme on the same keys in one process (median of runs).
+    Bench(bench::BenchArgs),
+    /// Replay an update trace: update rate, publication latency, and the lookup rate of
+    /// reader threads while the writer applies the updates.
+    Updates(updates::UpdatesArgs),
+    /// List the registered schemes.
+    Schemes,
+}
+
+static SCHEMES_HELP: std::sync::LazyLock<String> = std::sync::LazyLock::new(|| {
+    let mut s = String::from("Registered schemes:\n");
+    for info in lpmkit::registry::schemes() {
+        let fams: Vec<_> = info.families().iter().map(|f| f.as_str()).collect();
+        s.push_str(&format!(
+            "  {:<11} {:<10} {}\n",
+            info.name,
+            fams.join("+"),
+            info.summary
+        ));
+    }
+    s
+});
+
+fn main() -> ExitCode {
+    let cli = Cli::parse();
+    let result = match cli.command {
+        None => bench::default_run(),
+        Some(Command::Info(a)) => info::run(a),
+        Some(Command::Lookup(a)) => lookup::run(a),
+        Some(Command::Verify(a)) => verify::run(a),
+        Some(Command::Bench(a)) => bench::run(a),
+        Some(Command::Updates(a)) => updates::run(a),
+        Some(Command::Schemes) => {
+            print!("{}", SCHEMES_HELP.as_str());
+            Ok(ExitCode::SUCCESS)
+        }
+    };
+    match result {
+        Ok(code) => code,
+        Err(e) => {
+            eprintln!("lpmkit: error: {e:#}");
+            ExitCode::from(2)
+        }
+    }
+}

@@ -64,3 +64,8 @@ pub use prefix::{Address, Family, Ipv4, Ipv6, Prefix, PrefixError};
 pub use registry::BuildOptions;
 pub use rib::Rib;
 pub use table::{AnyTable, Table};
+
+/// The README's examples, compiled and run as doc tests.
+#[cfg(doctest)]
+#[doc = include_str!("../../README.md")]
+pub struct ReadmeDoctests;

@@ -18,7 +18,7 @@
 
 use core::any::Any;
 
-use crate::fib::{BuildError, Fib};
+use crate::fib::{BuildError, Fib, IncrementalFib};
 use crate::prefix::{Address, Family};
 use crate::rib::Rib;
 use crate::schemes;
@@ -135,6 +135,78 @@ static SCHEMES: &[SchemeInfo] = &[
         v6: None,
     },
     SchemeInfo {
+        name: "d16r",
+        summary: "DXR D16R: 2^16-entry lookup table, binary search on 16/32-bit ranges (the paper's smallest)",
+        reference: "Zec, Rizzo, Mikuc, SIGCOMM CCR 42(5) 2012, §3",
+        incremental: true,
+        v4: Some(schemes::dxr::Dxr::build_boxed::<16>),
+        v6: None,
+    },
+    SchemeInfo {
+        name: "d17r",
+        summary: "DXR D17R: 2^17-entry lookup table, binary search on 16/32-bit ranges",
+        reference: "Zec, Rizzo, Mikuc, SIGCOMM CCR 42(5) 2012, §3",
+        incremental: true,
+        v4: Some(schemes::dxr::Dxr::build_boxed::<17>),
+        v6: None,
+    },
+    SchemeInfo {
+        name: "d18r",
+        summary: "DXR D18R: 2^18-entry lookup table, binary search on 16/32-bit ranges (the paper's fastest)",
+        reference: "Zec, Rizzo, Mikuc, SIGCOMM CCR 42(5) 2012, §3",
+        incremental: true,
+        v4: Some(schemes::dxr::Dxr::build_boxed::<18>),
+        v6: None,
+    },
+    SchemeInfo {
+        name: "d19r",
+        summary: "DXR D19R: 2^19-entry lookup table, binary search on 16/32-bit ranges",
+        reference: "Zec, Rizzo, Mikuc, SIGCOMM CCR 42(5) 2012, §3",
+        incremental: true,
+        v4: Some(schemes::dxr::Dxr::build_boxed::<19>),
+        v6: None,
+    },
+    SchemeInfo {
+        name: "d20r",
+        summary: "DXR D20R: 2^20-entry lookup table, binary search on 16/32-bit ranges",
+        reference: "Zec, Rizzo, Mikuc, SIGCOMM CCR 42(5) 2012, §3",
+        incremental: true,
+        v4: Some(schemes::dxr::Dxr::build_boxed::<20>),
+        v6: None,
+    },
+    SchemeInfo {
+        name: "d21r",
+        summary: "DXR D21R: 2^21-entry lookup table, binary search on 16/32-bit ranges",
+        reference: "Zec, Rizzo, Mikuc, SIGCOMM CCR 42(5) 2012, §3",
+        incremental: true,
+        v4: Some(schemes::dxr::Dxr::build_boxed::<21>),
+        v6: None,
+    },
+    SchemeInfo {
+        name: "d22r",
+        summary: "DXR D22R: 2^22-entry lookup table, binary search on 16/32-bit ranges",
+        reference: "Zec, Rizzo, Mikuc, SIGCOMM CCR 42(5) 2012, §3",
+        incremental: true,
+        v4: Some(schemes::dxr::Dxr::build_boxed::<22>),
+        v6: None,
+    },
+    SchemeInfo {
+        name: "d23r",
+        summary: "DXR D23R: 2^23-entry lookup table, binary search on 16/32-bit ranges",
+        reference: "Zec, Rizzo, Mikuc, SIGCOMM CCR 42(5) 2012, §3",
+        incremental: true,
+        v4: Some(schemes::dxr::Dxr::build_boxed::<23>),
+        v6: None,
+    },
+    SchemeInfo {
+        name: "d24r",
+        summary: "DXR D24R: 2^24-entry lookup table, binary search on 16/32-bit ranges",
+        reference: "Zec, Rizzo, Mikuc, SIGCOMM CCR 42(5) 2012, §3",
+        incremental: true,
+        v4: Some(schemes::dxr::Dxr::build_boxed::<24>),
+        v6: None,
+    },
+    SchemeInfo {
         name: "spider16w",
         summary: "Spider: 8-bit-stride state-jump table, AVX2 gathers, two fused 8-lane streams",
         reference: "Ueno et al., IEEE Access 8 (2020) §III, Alg. 1-2; NetSoft 2020",
@@ -159,6 +231,76 @@ static SCHEMES: &[SchemeInfo] = &[
         v6: Some(schemes::spider::Spider::<u128>::build_boxed_w1),
     },
 ];
+
+/// Builds an incremental scheme for family `A` from a `Rib`.
+pub type IncrementalBuildFn<A> =
+    fn(&Rib<A>, &BuildOptions) -> Result<Box<dyn IncrementalFib<A>>, BuildError>;
+
+/// The in-place update builder of an incremental scheme (`SchemeInfo::incremental`).
+struct IncrementalRow {
+    name: &'static str,
+    v4: Option<IncrementalBuildFn<u32>>,
+    v6: Option<IncrementalBuildFn<u128>>,
+}
+
+static INCREMENTAL: &[IncrementalRow] = &[
+    IncrementalRow {
+        name: "d16r",
+        v4: Some(schemes::dxr::Dxr::build_incremental::<16>),
+        v6: None,
+    },
+    IncrementalRow {
+        name: "d17r",
+        v4: Some(schemes::dxr::Dxr::build_incremental::<17>),
+        v6: None,
+    },
+    IncrementalRow {
+        name: "d18r",
+        v4: Some(schemes::dxr::Dxr::build_incremental::<18>),
+        v6: None,
+    },
+    IncrementalRow {
+        name: "d19r",
+        v4: Some(schemes::dxr::Dxr::build_incremental::<19>),
+        v6: None,
+    },
+    IncrementalRow {
+        name: "d20r",
+        v4: Some(schemes::dxr::Dxr::build_incremental::<20>),
+        v6: None,
+    },
+    IncrementalRow {
+        name: "d21r",
+        v4: Some(schemes::dxr::Dxr::build_incremental::<21>),
+        v6: None,
+    },
+    IncrementalRow {
+        name: "d22r",
+        v4: Some(schemes::dxr::Dxr::build_incremental::<22>),
+        v6: None,
+    },
+    IncrementalRow {
+        name: "d23r",
+        v4: Some(schemes::dxr::Dxr::build_incremental::<23>),
+        v6: None,
+    },
+    IncrementalRow {
+        name: "d24r",
+        v4: Some(schemes::dxr::Dxr::build_incremental::<24>),
+        v6: None,
+    },
+];
+
+/// The builder of scheme `name` as an [`IncrementalFib`], if it updates in place.
+pub fn incremental_builder<A: Address>(name: &str) -> Option<IncrementalBuildFn<A>> {
+    let row = INCREMENTAL.iter().find(|r| r.name == name)?;
+    let any: &dyn Any = match A::FAMILY {
+        Family::V4 => &row.v4,
+        Family::V6 => &row.v6,
+    };
+    *any.downcast_ref::<Option<IncrementalBuildFn<A>>>()
+        .expect("family and address type agree")
+}
 
 /// Every registered scheme, in a stable order.
 pub fn schemes() -> &'static [SchemeInfo] {

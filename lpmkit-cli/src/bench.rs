@@ -1,0 +1,636 @@
+//! `lpmkit bench`: lookup rate of every scheme on the same keys, in one process.
+//!
+//! Method (after the Spider and DXR papers' evaluations): keys are generated before timing
+//! (or just in time by the Spider paper's LCG with `--jit`); every scheme is built from the
+//! same table and timed on the same keys; each figure is the median of `--runs` runs; with
+//! N threads the keys are split into N sections, one per thread (as DXR does, so threads do
+//! not share a stream), and the rate is total keys over the slowest thread's time. Every
+//! run's answers are summed into a checksum that must equal the reference trie's: a wrong
+//! answer voids the figure (it is reported as WRONG and the exit status is 1).
+
+use std::path::PathBuf;
+use std::process::ExitCode;
+use std::sync::Barrier;
+use std::time::Instant;
+
+use anyhow::Context;
+use clap::Args;
+use lpmkit::traffic::{self, Lcg, Pattern};
+use lpmkit::{Address, AnyTable, BuildOptions, Family, Fib, NextHop, Table};
+use serde::Serialize;
+
+use crate::input::{self, FamilyArg, TableArgs};
+use crate::progress;
+
+/// The scheme the ratio column compares with, when it is measured.
+const BASELINE: &str = "dir24-8";
+
+#[derive(Args, Debug)]
+pub struct BenchArgs {
+    #[command(flatten)]
+    table: TableArgs,
+
+    /// Schemes to measure (comma-separated names, name prefixes, or `all`).
+    #[arg(long, short = 's', default_value = "all")]
+    schemes: String,
+
+    /// Key pattern: rnd (uniform random), rep (each key 16 times in a row, DXR's REP), seq
+    /// (random with a data dependency between lookups, DXR's SEQ), zipf (skewed popularity
+    /// over the table's prefixes), v6match (the Spider paper's IPv6 keys: first 32 bits of a
+    /// table prefix, 32 random bits, host part ::1), trace:FILE (an address list).
+    /// Default: rnd for IPv4, v6match for IPv6.
+    #[arg(long, short = 'p')]
+    pattern: Option<Pattern>,
+
+    /// Thread counts to measure, comma-separated (e.g. 1,2).
+    #[arg(long, value_delimiter = ',', default_value = "1")]
+    threads: Vec<usize>,
+
+    /// Keys per run (split among the threads).
+    #[arg(long, short = 'k', default_value_t = 1 << 24)]
+    keys: usize,
+
+    /// Runs per figure; the median is reported.
+    #[arg(long, short = 'r', default_value_t = 5)]
+    runs: usize,
+
+    /// Keys per `lookup_batch` call (the burst size of a data plane).
+    #[arg(long, default_value_t = 256)]
+    batch: usize,
+
+    /// Degrees of SIMD parallelism to sweep for schemes that have one (Spider's Fig. 6):
+    /// a range `1..16` or a list `1,8,16`.
+    #[arg(long, value_name = "WAYS")]
+    ways: Option<String>,
+
+    /// Also measure TSC ticks per 16-key `lookup_batch` call (mean and percentiles).
+    #[arg(long)]
+    cycles: bool,
+
+    /// Generate rnd/v6match keys just in time with the Spider paper's LCG inside the timed
+    /// loop instead of reading a precomputed array.
+    #[arg(long)]
+    jit: bool,
+
+    /// Use scalar lookup code even where the CPU has SIMD support.
+    #[arg(long)]
+    force_scalar: bool,
+
+    /// Seed of the keys.
+    #[arg(long, default_value_t = 1)]
+    seed: u64,
+
+    /// Write the records as a JSON array to this file.
+    #[arg(long, value_name = "FILE")]
+    json: Option<PathBuf>,
+}
+
+/// TSC ticks per 16-key call.
+#[derive(Serialize, Clone, Debug)]
+pub struct Cycles {
+    mean: f64,
+    p50: u64,
+    p75: u64,
+    p90: u64,
+    p99: u64,
+}
+
+/// One measured figure.
+#[derive(Serialize, Clone, Debug)]
+pub struct Record {
+    scheme: String,
+    implementation: String,
+    family: String,
+    table: String,
+    routes: usize,
+    pattern: String,
+    threads: usize,
+    keys: usize,
+    batch: usize,
+    ways: Option<usize>,
+    mlps_runs: Vec<f64>,
+    mlps_median: f64,
+    memory_bytes: usize,
+    build_ms: f64,
+    checksum_ok: Option<bool>,
+    cycles_per_16: Option<Cycles>,
+}
+
+pub fn run(args: BenchArgs) -> anyhow::Result<ExitCode> {
+    let table = input::load(&args.table)?;
+    let records = match &table {
+        AnyTable::V4(t) => bench(t, &args)?,
+        AnyTable::V6(t) => bench(t, &args)?,
+    };
+    finish(&args, &records)
+}
+
+/// `lpmkit` with no arguments: every scheme on the synthetic IPv4 and IPv6 tables.
+pub fn default_run() -> anyhow::Result<ExitCode> {
+    eprintln!(
+        "lpmkit: no command given; benchmarking every scheme on the embedded synthetic tables"
+    );
+    eprintln!("        (see `lpmkit --help`; `lpmkit bench --table FILE` for a real table)");
+    let mut all = Vec::new();
+    for family in [FamilyArg::V4, FamilyArg::V6] {
+        let args = BenchArgs {
+            table: TableArgs::synthetic(family),
+            schemes: "all".into(),
+            pattern: None,
+            threads: vec![1],
+            keys: 1 << 22,
+            runs: 3,
+            batch: 256,
+            ways: None,
+            cycles: false,
+            jit: false,
+            force_scalar: false,
+            seed: 1,
+            json: None,
+        };
+        let table = input::load(&args.table)?;
+        all.extend(match &table {
+            AnyTable::V4(t) => bench(t, &args)?,
+            AnyTable::V6(t) => bench(t, &args)?,
+        });
+        println!();
+    }
+    Ok(exit_code(&all))
+}
+
+fn finish(args: &BenchArgs, records: &[Record]) -> anyhow::Result<ExitCode> {
+    if let Some(path) = &args.json {
+        let text = serde_json::to_string_pretty(records)?;
+        std::fs::write(path, text + "\n")
+            .with_context(|| format!("cannot write {}", path.display()))?;
+        eprintln!("wrote {} records to {}", records.len(), path.display());
+    }
+    Ok(exit_code(records))
+}
+
+fn exit_code(records: &[Record]) -> ExitCode {
+    if records.iter().any(|r| r.checksum_ok == Some(false)) {
+        eprintln!("lpmkit: some schemes returned wrong answers (WRONG above)");
+        ExitCode::from(1)
+    } else {
+        ExitCode::SUCCESS
+    }
+}
+
+/// How the timed loop uses the keys.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Mode {
+    /// `lookup_batch` over precomputed keys.
+    Batch,
+    /// One `lookup` at a time, each key depending on the previous answer.
+    Dependent,
+    /// Keys generated by the LCG inside the timed loop.
+    JustInTime,
+}
+
+fn parse_ways(s: &str) -> anyhow::Result<Vec<usize>> {
+    let v: Vec<usize> = if let Some((a, b)) = s.split_once("..") {
+        let a: usize = a.trim().parse().context("--ways: bad range start")?;
+        let b: usize = b
+            .trim()
+            .trim_start_matches('=')
+            .parse()
+            .context("--ways: bad range end")?;
+        (a..=b).collect()
+    } else {
+        s.split(',')
+            .map(|w| w.trim().parse::<usize>())
+            .collect::<Result<_, _>>()
+            .context("--ways: expected a range like 1..16 or a list like 1,8,16")?
+    };
+    if v.is_empty() || v.contains(&0) {
+        anyhow::bail!("--ways: degrees of parallelism start at 1");
+    }
+    Ok(v)
+}
+
+fn cpu_model() -> String {
+    std::fs::read_to_string("/proc/cpuinfo")
+        .ok()
+        .and_then(|s| {
+            s.lines()
+                .find(|l| l.starts_with("model name"))
+                .and_then(|l| l.split_once(':'))
+                .map(|(_, v)| v.trim().to_string())
+        })
+        .unwrap_or_else(|| std::env::consts::ARCH.to_string())
+}
+
+fn bench<A: Address>(table: &Table<A>, args: &BenchArgs) -> anyhow::Result<Vec<Record>> {
+    let family = A::FAMILY;
+    let mut schemes = input::schemes(&args.schemes, family)?;
+    // The ratio column compares with DIR-24-8 when it is measured (the papers' common
+    // baseline), else with the first scheme: measure the baseline first.
+    if let Some(i) = schemes.iter().position(|s| s.name == BASELINE) {
+        let b = schemes.remove(i);
+        schemes.insert(0, b);
+    }
+    let pattern = args.pattern.clone().unwrap_or(match family {
+        Family::V4 => Pattern::Rnd,
+        Family::V6 => Pattern::V6Match,
+    });
+    if args.keys == 0 || args.runs == 0 || args.batch == 0 {
+        anyhow::bail!("--keys, --runs and --batch must be at least 1");
+    }
+    if args.threads.contains(&0) {
+        anyhow::bail!("--threads: thread counts start at 1");
+    }
+    if args.jit && !matches!(pattern, Pattern::Rnd | Pattern::V6Match) {
+        anyhow::bail!("--jit applies to the rnd and v6match patterns");
+    }
+    if pattern == Pattern::V6Match && family != Family::V6 {
+        anyhow::bail!("the v6match pattern needs an IPv6 table");
+    }
+    let ways = args.ways.as_deref().map(parse_ways).transpose()?;
+    let mode = match (&pattern, args.jit) {
+        (_, true) => Mode::JustInTime,
+        (Pattern::Seq, _) => Mode::Dependent,
+        _ => Mode::Batch,
+    };
+
+    let pb = progress::spinner(format!("generating {} keys ({pattern})", args.keys));
+    let keys = make_keys(table, &pattern, args.keys, args.seed)?;
+    let patterns_v6 = if family == Family::V6 {
+        traffic::v6_patterns(as_v6(&table.rib))
+    } else {
+        Vec::new()
+    };
+    pb.finish_and_clear();
+    let reference = if mode == Mode::JustInTime {
+        None
+    } else {
+        let pb = progress::spinner("reference answers (trie)");
+        let r = crate::verify::reference_answers(table, &keys);
+        pb.finish_and_clear();
+        Some(checksum_of(&keys, &r, mode))
+    };
+    let jit = JitKeys {
+        v6: family == Family::V6 && pattern == Pattern::V6Match,
+        patterns: &patterns_v6,
+        seed: args.seed,
+    };
+
+    println!(
+        "# {} ({family}, {} routes), pattern {pattern}{}, {} keys, batch {}, median of {} runs; cpu: {}, avx2: {}",
+        table.name,
+        table.rib.len(),
+        if args.jit { " (just-in-time LCG)" } else { "" },
+        args.keys,
+        args.batch,
+        args.runs,
+        cpu_model(),
+        if lpmkit::simd::Avx2::new().is_some() { "yes" } else { "no" },
+    );
+    println!(
+        "{:<16} {:>6} {:>3} {:>9} {:>17} {:>11} {:>10} {:>8} {:>9}  check",
+        "scheme",
+        "code",
+        "thr",
+        "Mlps",
+        "runs min..max",
+        format!("vs {}", schemes[0].name),
+        "memory",
+        "B/pfx",
+        "build ms"
+    );
+
+    let mut records = Vec::new();
+    // Baseline rate per thread count.
+    let mut baseline: std::collections::HashMap<usize, f64> = Default::default();
+    for info in schemes {
+        let sweep: Vec<Option<usize>> = match &ways {
+            Some(w) => w.iter().map(|&w| Some(w)).collect(),
+            None => vec![None],
+        };
+        for way in sweep {
+            let mut opts = BuildOptions::scalar(args.force_scalar);
+            opts.ways = way;
+            let pb = progress::spinner(format!("building {}", info.name));
+            let t0 = Instant::now();
+            let fib = info.build(&table.rib, &opts);
+            let build_ms = t0.elapsed().as_secs_f64() * 1e3;
+            pb.finish_and_clear();
+            let fib = fib.map_err(|e| anyhow::anyhow!("building {}: {e}", info.name))?;
+            // Schemes without a degree of parallelism are measured once in a sweep.
+            let honours_ways = fib.stats().get("ways").is_some();
+            if way.is_some() && !honours_ways && way != ways.as_ref().map(|w| w[0]) {
+                continue;
+            }
+            let way = way.filter(|_| honours_ways);
+            let label = match way {
+                Some(w) => format!("{}@{w}w", info.name),
+                None => info.name.to_string(),
+            };
+            let cycles = (args.cycles && mode == Mode::Batch).then(|| measure_cycles(&*fib, &keys));
+            for &threads in &args.threads {
+                let mut runs = Vec::with_capacity(args.runs);
+                let mut ok = true;
+                let pb = progress::bar(args.runs as u64, format!("{label} x{threads}"));
+                for _ in 0..args.runs {
+                    let (secs, sum) =
+                        measure(&*fib, &keys, threads, args.batch, mode, &jit, args.keys);
+                    runs.push(args.keys as f64 / secs / 1e6);
+                    if let Some(r) = reference {
+                        ok &= sum == r;
+                    }
+                    pb.inc(1);
+                }
+                pb.finish_and_clear();
+                let median = median(&runs);
+                let ratio = median / *baseline.entry(threads).or_insert(median);
+                let mem = fib.memory_bytes();
+                let (lo, hi) = runs
+                    .iter()
+                    .fold((f64::MAX, 0f64), |(l, h), &v| (l.min(v), h.max(v)));
+                println!(
+                    "{:<16} {:>6} {:>3} {:>9.1} {:>8.1}..{:<8.1} {:>10.2}x {:>10} {:>8.2} {:>9.1}  {}",
+                    label,
+                    fib.implementation().to_string(),
+                    threads,
+                    median,
+                    lo,
+                    hi,
+                    ratio,
+                    human_bytes(mem),
+                    mem as f64 / table.rib.len().max(1) as f64,
+                    build_ms,
+                    match reference {
+                        None => "n/a",
+                        Some(_) if ok => "ok",
+                        Some(_) => "WRONG",
+                    }
+                );
+                records.push(Record {
+                    scheme: info.name.to_string(),
+                    implementation: fib.implementation().to_string(),
+                    family: family.to_string(),
+                    table: table.name.clone(),
+                    routes: table.rib.len(),
+                    pattern: pattern.to_string(),
+                    threads,
+                    keys: args.keys,
+                    batch: args.batch,
+                    ways: way,
+                    mlps_runs: runs,
+                    mlps_median: median,
+                    memory_bytes: mem,
+                    build_ms,
+                    checksum_ok: reference.map(|_| ok),
+                    cycles_per_16: cycles.clone(),
+                });
+            }
+            if let Some(c) = &cycles {
+                println!(
+                    "{:<16} TSC ticks per 16-key call: mean {:.1}, p50 {}, p75 {}, p90 {}, p99 {}",
+                    "", c.mean, c.p50, c.p75, c.p90, c.p99
+                );
+            }
+        }
+    }
+    Ok(records)
+}
+
+fn human_bytes(b: usize) -> String {
+    if b >= 10 << 20 {
+        format!("{:.1} MiB", b as f64 / (1 << 20) as f64)
+    } else if b >= 10 << 10 {
+        format!("{:.1} KiB", b as f64 / 1024.0)
+    } else {
+        format!("{b} B")
+    }
+}
+
+fn median(v: &[f64]) -> f64 {
+    let mut s = v.to_vec();
+    s.sort_by(|a, b| a.total_cmp(b));
+    let n = s.len();
+    if n % 2 == 1 {
+        s[n / 2]
+    } else {
+        (s[n / 2 - 1] + s[n / 2]) / 2.0
+    }
+}
+
+fn as_v6<A: Address>(rib: &lpmkit::Rib<A>) -> &lpmkit::Rib<u128> {
+    (rib as &dyn std::any::Any)
+        .downcast_ref::<lpmkit::Rib<u128>>()
+        .expect("an IPv6 table")
+}
+
+/// Precomputed keys for a pattern.
+fn make_keys<A: Address>(
+    table: &Table<A>,
+    pattern: &Pattern,
+    n: usize,
+    seed: u64,
+) -> anyhow::Result<Vec<A>> {
+    Ok(match pattern {
+        Pattern::Rnd | Pattern::Seq => traffic::uniform::<A>(n, seed),
+        Pattern::Rep => {
+            let base = traffic::uniform::<A>(n.div_ceil(16), seed);
+            let mut k = traffic::repeated(&base, 16);
+            k.truncate(n);
+            k
+        }
+        Pattern::Zipf => traffic::zipf(&table.rib, n, 1.0, seed),
+        Pattern::V6Match => traffic::v6_matching(as_v6(&table.rib), n, seed)
+            .into_iter()
+            .map(A::from_u128)
+            .collect(),
+        Pattern::Trace(path) => {
+            let addrs: Vec<A> = lpmkit::io::read_addresses(path)
+                .with_context(|| format!("cannot read trace {}", path.display()))?;
+            if addrs.is_empty() {
+                anyhow::bail!("trace {} holds no {} addresses", path.display(), A::FAMILY);
+            }
+            // Replay the trace cyclically up to n keys.
+            addrs.iter().copied().cycle().take(n).collect()
+        }
+    })
+}
+
+/// Settings of just-in-time key generation.
+struct JitKeys<'a> {
+    v6: bool,
+    patterns: &'a [u32],
+    seed: u64,
+}
+
+/// The checksum of a run: the wrapping sum of all answers (order-independent, so thread
+/// sections do not matter). The dependent mode looks up `seq_key(key, previous answer)`,
+/// which equals `key`, so its answers are the reference answers too.
+fn checksum_of<A: Address>(_keys: &[A], answers: &[u32], _mode: Mode) -> u64 {
+    answers.iter().fold(0u64, |s, &a| s.wrapping_add(a as u64))
+}
+
+/// One timed run; returns (seconds of the slowest thread, checksum).
+fn measure<A: Address>(
+    fib: &dyn Fib<A>,
+    keys: &[A],
+    threads: usize,
+    batch: usize,
+    mode: Mode,
+    jit: &JitKeys<'_>,
+    total: usize,
+) -> (f64, u64) {
+    let per = keys.len().div_ceil(threads);
+    let barrier = Barrier::new(threads);
+    let results: Vec<(f64, u64)> = std::thread::scope(|s| {
+        let handles: Vec<_> = (0..threads)
+            .map(|t| {
+                let section = &keys[(t * per).min(keys.len())..((t + 1) * per).min(keys.len())];
+                let barrier = &barrier;
+                s.spawn(move || {
+                    let mut out = vec![0u32; batch];
+                    barrier.wait();
+                    let t0 = Instant::now();
+                    let sum = match mode {
+                        Mode::Batch => run_batch(fib, section, &mut out),
+                        Mode::Dependent => run_dependent(fib, section),
+                        Mode::JustInTime => {
+                            let n = total.div_ceil(threads);
+                            run_jit(fib, n, &mut out, jit, t as u64)
+                        }
+                    };
+                    (t0.elapsed().as_secs_f64(), sum)
+                })
+            })
+            .collect();
+        handles.into_iter().map(|h| h.join().unwrap()).collect()
+    });
+    let secs = results.iter().map(|r| r.0).fold(0.0, f64::max);
+    let sum = results.iter().fold(0u64, |s, r| s.wrapping_add(r.1));
+    (secs, sum)
+}
+
+#[inline(never)]
+fn run_batch<A: Address>(fib: &dyn Fib<A>, keys: &[A], out: &mut [u32]) -> u64 {
+    let mut sum = 0u64;
+    for chunk in keys.chunks(out.len()) {
+        let o = &mut out[..chunk.len()];
+        fib.lookup_batch(chunk, o);
+        for &v in o.iter() {
+            sum = sum.wrapping_add(v as u64);
+        }
+    }
+    sum
+}
+
+#[inline(never)]
+fn run_dependent<A: Address>(fib: &dyn Fib<A>, keys: &[A]) -> u64 {
+    let mut sum = 0u64;
+    let mut prev = 0u32;
+    for &k in keys {
+        let key = traffic::seq_key(k, prev);
+        prev = NextHop::raw(fib.lookup(key));
+        sum = sum.wrapping_add(prev as u64);
+    }
+    sum
+}
+
+#[inline(never)]
+fn run_jit<A: Address>(
+    fib: &dyn Fib<A>,
+    n: usize,
+    out: &mut [u32],
+    jit: &JitKeys<'_>,
+    thread: u64,
+) -> u64 {
+    let mut lcg = Lcg::new(jit.seed.wrapping_add(thread.wrapping_mul(0x9e37_79b9)));
+    let mut sum = 0u64;
+    let mut left = n;
+    let b = out.len();
+    let mut k4 = vec![0u32; b];
+    let mut k6 = vec![0u128; if jit.v6 { b } else { 0 }];
+    let mut ka: Vec<A> = vec![A::ZERO; b];
+    while left > 0 {
+        let m = left.min(b);
+        if jit.v6 {
+            lcg.fill_v6_matching(jit.patterns, &mut k6[..m]);
+            for (d, &s) in ka.iter_mut().zip(&k6[..m]) {
+                *d = A::from_u128(s);
+            }
+        } else if A::BITS == 32 {
+            lcg.fill_v4(&mut k4[..m]);
+            for (d, &s) in ka.iter_mut().zip(&k4[..m]) {
+                *d = A::from_u128(s as u128);
+            }
+        } else {
+            for d in ka[..m].iter_mut() {
+                let hi = (lcg.next_u32() as u128) << 96 | (lcg.next_u32() as u128) << 64;
+                *d = A::from_u128(hi | (lcg.next_u32() as u128) << 32 | lcg.next_u32() as u128);
+            }
+        }
+        fib.lookup_batch(&ka[..m], &mut out[..m]);
+        for &v in &out[..m] {
+            sum = sum.wrapping_add(v as u64);
+        }
+        left -= m;
+    }
+    sum
+}
+
+/// TSC ticks of each 16-key `lookup_batch` call over the first 2^20 keys.
+fn measure_cycles<A: Address>(fib: &dyn Fib<A>, keys: &[A]) -> Cycles {
+    let n = keys.len().min(1 << 20) / 16;
+    let mut out = [0u32; 16];
+    let overhead = {
+        let mut v: Vec<u64> = (0..1000)
+            .map(|_| {
+                let t0 = tsc();
+                let t1 = tsc();
+                t1.saturating_sub(t0)
+            })
+            .collect();
+        v.sort_unstable();
+        v[v.len() / 2]
+    };
+    let mut ticks: Vec<u64> = Vec::with_capacity(n);
+    for i in 0..n {
+        let k = &keys[i * 16..i * 16 + 16];
+        let t0 = tsc();
+        fib.lookup_batch(k, &mut out);
+        let t1 = tsc();
+        std::hint::black_box(&out);
+        ticks.push(t1.saturating_sub(t0).saturating_sub(overhead));
+    }
+    let mean = ticks.iter().sum::<u64>() as f64 / ticks.len().max(1) as f64;
+    ticks.sort_unstable();
+    let pct = |p: f64| {
+        ticks
+            .get(((ticks.len() as f64 * p) as usize).min(ticks.len().saturating_sub(1)))
+            .copied()
+            .unwrap_or(0)
+    };
+    Cycles {
+        mean,
+        p50: pct(0.50),
+        p75: pct(0.75),
+        p90: pct(0.90),
+        p99: pct(0.99),
+    }
+}
+
+/// The time-stamp counter, serialized so the measured call cannot move across it.
+#[inline(always)]
+fn tsc() -> u64 {
+    #[cfg(target_arch = "x86_64")]
+    // SAFETY: lfence and rdtsc are available on every x86-64 CPU and have no memory effects.
+    unsafe {
+        core::arch::x86_64::_mm_lfence();
+        let t = core::arch::x86_64::_rdtsc();
+        core::arch::x86_64::_mm_lfence();
+        t
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    {
+        use std::sync::OnceLock;
+        static START: OnceLock<Instant> = OnceLock::new();
+        START.get_or_init(Instant::now).elapsed().as_nanos() as u64
+    }
+}

@@ -1,0 +1,81 @@
+//! `lpmkit info`: table statistics and per-scheme build figures.
+
+use std::process::ExitCode;
+use std::time::Instant;
+
+use clap::Args;
+use lpmkit::{Address, AnyTable, BuildOptions, Table};
+
+use crate::input::{self, TableArgs};
+use crate::progress;
+
+#[derive(Args, Debug)]
+pub struct InfoArgs {
+    #[command(flatten)]
+    table: TableArgs,
+
+    /// Schemes to build (comma-separated names, name prefixes, or `all`).
+    #[arg(long, short = 's', default_value = "all")]
+    schemes: String,
+
+    /// Use scalar lookup code even where the CPU has SIMD support.
+    #[arg(long)]
+    force_scalar: bool,
+}
+
+pub fn run(args: InfoArgs) -> anyhow::Result<ExitCode> {
+    match input::load(&args.table)? {
+        AnyTable::V4(t) => info(&t, &args),
+        AnyTable::V6(t) => info(&t, &args),
+    }
+}
+
+fn info<A: Address>(table: &Table<A>, args: &InfoArgs) -> anyhow::Result<ExitCode> {
+    let rib = &table.rib;
+    println!("table        {}", table.name);
+    println!("family       {}", A::FAMILY);
+    println!("routes       {}", rib.len());
+    println!("next hops    {}", table.next_hops.len());
+    println!("prefix lengths (length: routes, share):");
+    let hist = rib.length_histogram();
+    let total = rib.len().max(1) as f64;
+    let cells: Vec<String> = hist
+        .iter()
+        .enumerate()
+        .filter(|(_, &n)| n > 0)
+        .map(|(len, &n)| format!("/{len:<3} {n:>8} {:>6.2}%", n as f64 * 100.0 / total))
+        .collect();
+    for row in cells.chunks(4) {
+        println!("  {}", row.join("   "));
+    }
+    let schemes = input::schemes(&args.schemes, A::FAMILY)?;
+    println!();
+    println!(
+        "{:<12} {:>10} {:>14} {:>10} {:>7}  stats",
+        "scheme", "build ms", "memory bytes", "B/prefix", "code"
+    );
+    let opts = BuildOptions::scalar(args.force_scalar);
+    for info in schemes {
+        let pb = progress::spinner(format!("building {}", info.name));
+        let t0 = Instant::now();
+        let built = info.build(rib, &opts);
+        let ms = t0.elapsed().as_secs_f64() * 1e3;
+        pb.finish_and_clear();
+        match built {
+            Ok(fib) => {
+                let mem = fib.memory_bytes();
+                println!(
+                    "{:<12} {:>10.1} {:>14} {:>10.2} {:>7}  {}",
+                    info.name,
+                    ms,
+                    mem,
+                    mem as f64 / rib.len().max(1) as f64,
+                    fib.implementation().to_string(),
+                    fib.stats()
+                );
+            }
+            Err(e) => println!("{:<12} build failed: {e}", info.name),
+        }
+    }
+    Ok(ExitCode::SUCCESS)
+}

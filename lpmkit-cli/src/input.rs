@@ -1,0 +1,152 @@
+//! Table selection shared by every command: --table FILE or the synthetic table.
+
+use std::net::IpAddr;
+use std::path::PathBuf;
+use std::time::Instant;
+
+use anyhow::Context;
+use clap::{Args, ValueEnum};
+use lpmkit::io::{self, TableOptions};
+use lpmkit::{synth, AnyTable, Family};
+
+use crate::progress;
+
+/// An address family on the command line.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+pub enum FamilyArg {
+    /// IPv4.
+    V4,
+    /// IPv6.
+    V6,
+}
+
+impl From<FamilyArg> for Family {
+    fn from(f: FamilyArg) -> Family {
+        match f {
+            FamilyArg::V4 => Family::V4,
+            FamilyArg::V6 => Family::V6,
+        }
+    }
+}
+
+/// Where the routing table comes from.
+#[derive(Args, Debug, Clone)]
+pub struct TableArgs {
+    /// Routing table file: text lines `PREFIX/LEN [NEXTHOP]` (`#` comments; .xz/.gz read
+    /// transparently) or an MRT RIB dump (TABLE_DUMP / TABLE_DUMP_V2). Without it, the
+    /// deterministic synthetic table is used.
+    #[arg(long, short = 't', value_name = "FILE", conflicts_with = "synthetic")]
+    pub table: Option<PathBuf>,
+
+    /// Use the synthetic Internet-like table of this family (the default, IPv4, when no
+    /// --table is given).
+    #[arg(long, value_name = "FAMILY")]
+    pub synthetic: Option<FamilyArg>,
+
+    /// Routes in the synthetic table [default: 1,000,000 for IPv4, 200,000 for IPv6].
+    #[arg(long, value_name = "N", requires = "synthetic")]
+    pub routes: Option<usize>,
+
+    /// Seed of the synthetic table.
+    #[arg(long, value_name = "SEED", default_value_t = 1)]
+    pub synth_seed: u64,
+
+    /// For tables that list only prefixes: assign next hops deterministically from this many
+    /// values (the rule keeps neighbouring prefixes' next hops correlated; see
+    /// `lpmkit::io::assigned_next_hop`).
+    #[arg(long = "assign-nexthops", value_name = "N", default_value_t = 200)]
+    pub assign_nexthops: u32,
+
+    /// MRT dumps: build the table from this peer's routes only (default: best path over all
+    /// peers).
+    #[arg(long, value_name = "ADDR")]
+    pub peer: Option<IpAddr>,
+
+    /// Take this family from a file holding both (MRT dumps); default: detected.
+    #[arg(long, value_name = "FAMILY")]
+    pub family: Option<FamilyArg>,
+
+    /// Clear host bits of prefixes such as 10.0.0.1/8 instead of rejecting them.
+    #[arg(long)]
+    pub normalize: bool,
+}
+
+impl TableArgs {
+    /// The synthetic table of `family` with default settings.
+    pub fn synthetic(family: FamilyArg) -> TableArgs {
+        TableArgs {
+            table: None,
+            synthetic: Some(family),
+            routes: None,
+            synth_seed: 1,
+            assign_nexthops: 200,
+            peer: None,
+            family: None,
+            normalize: false,
+        }
+    }
+}
+
+/// Loads the table the arguments name, with a spinner and a timing line on stderr.
+pub fn load(args: &TableArgs) -> anyhow::Result<AnyTable> {
+    let t0 = Instant::now();
+    let table = match &args.table {
+        Some(path) => {
+            if args.assign_nexthops == 0 {
+                anyhow::bail!("--assign-nexthops must be at least 1");
+            }
+            let pb = progress::spinner(format!("reading {}", path.display()));
+            let opts = TableOptions {
+                normalize: args.normalize,
+                assign_next_hops: args.assign_nexthops,
+                peer: args.peer,
+                family: args.family.map(Family::from),
+            };
+            let t = io::read_table(path, &opts);
+            pb.finish_and_clear();
+            t.with_context(|| format!("cannot load table {}", path.display()))?
+        }
+        None => {
+            let family = args.synthetic.unwrap_or(FamilyArg::V4);
+            let pb = progress::spinner(format!(
+                "generating synthetic {} table",
+                Family::from(family)
+            ));
+            let mut cfg = match family {
+                FamilyArg::V4 => synth::SynthConfig::ipv4_default(),
+                FamilyArg::V6 => synth::SynthConfig::ipv6_default(),
+            };
+            if let Some(n) = args.routes {
+                cfg.routes = n;
+            }
+            cfg.seed = args.synth_seed;
+            let t = match family {
+                FamilyArg::V4 => AnyTable::V4(synth::generate(&cfg)),
+                FamilyArg::V6 => AnyTable::V6(synth::generate(&cfg)),
+            };
+            pb.finish_and_clear();
+            t
+        }
+    };
+    let (routes, hops) = match &table {
+        AnyTable::V4(t) => (t.rib.len(), t.next_hops.len()),
+        AnyTable::V6(t) => (t.rib.len(), t.next_hops.len()),
+    };
+    eprintln!(
+        "loaded {} ({}): {} routes, {} next hops in {:.0} ms",
+        table.name(),
+        table.family(),
+        routes,
+        hops,
+        t0.elapsed().as_secs_f64() * 1e3
+    );
+    Ok(table)
+}
+
+/// Parses a scheme list for a family, as an anyhow error.
+pub fn schemes(
+    list: &str,
+    family: Family,
+) -> anyhow::Result<Vec<&'static lpmkit::registry::SchemeInfo>> {
+    lpmkit::registry::select(list, family).map_err(anyhow::Error::msg)
+}

@@ -1,0 +1,279 @@
+//! `lpmkit updates`: replay an update trace against schemes.
+//!
+//! Rebuild-style schemes go through [`lpmkit::sync::Publisher`]: the writer (this thread)
+//! applies each change to the `Rib` and rebuilds + publishes whenever the hold time has
+//! run out, while reader threads keep looking up random keys through lock-free
+//! [`lpmkit::sync::Reader`]s; the report gives the update rate, the publications and their
+//! build times, and the readers' lookup rate during the replay beside their rate on an idle
+//! table. Incremental schemes apply every change in place (`IncrementalFib::apply`) and
+//! report updates per second.
+//!
+//! The 2024 RIS traces are raw per-peer BGP messages; replaying them into one table keyed by
+//! prefix (as this command does) is a churn stress test, not a model of a router's FIB.
+
+use std::path::PathBuf;
+use std::process::ExitCode;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::time::{Duration, Instant};
+
+use anyhow::Context;
+use clap::Args;
+use lpmkit::sync::{Publisher, PublisherConfig};
+use lpmkit::{traffic, Address, AnyTable, BuildOptions, Change, Fib, NextHop, Rib, Table};
+
+use crate::input::{self, TableArgs};
+use crate::progress;
+
+#[derive(Args, Debug)]
+pub struct UpdatesArgs {
+    #[command(flatten)]
+    table: TableArgs,
+
+    /// The update trace: text (`TIME A PREFIX NEXTHOP [PEER]` / `TIME W PREFIX - [PEER]`) or
+    /// MRT BGP4MP.
+    #[arg(long, value_name = "FILE")]
+    trace: PathBuf,
+
+    /// Schemes to replay against (comma-separated names, name prefixes, or `all`).
+    #[arg(long, short = 's', default_value = "all")]
+    schemes: String,
+
+    /// Reader threads looking up while the writer replays (rebuild-style schemes).
+    #[arg(long, default_value_t = 1)]
+    readers: usize,
+
+    /// Hold time in milliseconds between the first unpublished change and the rebuild.
+    #[arg(long, default_value_t = 100)]
+    hold_ms: u64,
+
+    /// Replay the trace this many times (alternating forward replays of the same changes).
+    #[arg(long, default_value_t = 1)]
+    repeat: usize,
+
+    /// Random keys the readers cycle through.
+    #[arg(long, default_value_t = 1 << 22)]
+    keys: usize,
+
+    /// Keys per reader `lookup_batch` call.
+    #[arg(long, default_value_t = 256)]
+    batch: usize,
+}
+
+pub fn run(args: UpdatesArgs) -> anyhow::Result<ExitCode> {
+    match input::load(&args.table)? {
+        AnyTable::V4(t) => replay(t, &args),
+        AnyTable::V6(t) => replay(t, &args),
+    }
+}
+
+fn replay<A: Address>(mut table: Table<A>, args: &UpdatesArgs) -> anyhow::Result<ExitCode> {
+    let pb = progress::spinner(format!("reading {}", args.trace.display()));
+    let updates = lpmkit::io::read_updates::<A>(&args.trace, &mut table.next_hops)
+        .with_context(|| format!("cannot read trace {}", args.trace.display()))?;
+    pb.finish_and_clear();
+    if updates.is_empty() {
+        anyhow::bail!("{} holds no {} updates", args.trace.display(), A::FAMILY);
+    }
+    let changes: Vec<Change<A>> = std::iter::repeat_n(&updates, args.repeat.max(1))
+        .flatten()
+        .map(|u| u.change)
+        .collect();
+    eprintln!(
+        "replaying {} changes ({} in the trace)",
+        changes.len(),
+        updates.len()
+    );
+    let keys = traffic::uniform::<A>(args.keys.max(args.batch), 7);
+    let mut failed = false;
+    for info in input::schemes(&args.schemes, A::FAMILY)? {
+        if let Some(build) = lpmkit::registry::incremental_builder::<A>(info.name) {
+            failed |= !replay_incremental(&table.rib, info.name, build, &changes, &keys)?;
+        } else {
+            failed |= !replay_rebuild(&table.rib, info, &changes, &keys, args)?;
+        }
+    }
+    Ok(if failed {
+        ExitCode::from(1)
+    } else {
+        ExitCode::SUCCESS
+    })
+}
+
+/// Compares `fib` with `rib` on `keys` plus the boundaries of the changed prefixes.
+fn agrees<A: Address>(fib: &dyn Fib<A>, rib: &Rib<A>, keys: &[A], changes: &[Change<A>]) -> bool {
+    let mut probe: Vec<A> = keys.iter().copied().take(1 << 18).collect();
+    for c in changes {
+        let p = c.prefix();
+        probe.extend([p.first(), p.last()]);
+    }
+    let mut out = vec![0u32; probe.len()];
+    fib.lookup_batch(&probe, &mut out);
+    probe
+        .iter()
+        .zip(&out)
+        .all(|(&k, &o)| o == NextHop::raw(rib.lookup(k)))
+}
+
+fn replay_incremental<A: Address>(
+    rib0: &Rib<A>,
+    name: &str,
+    build: lpmkit::registry::IncrementalBuildFn<A>,
+    changes: &[Change<A>],
+    keys: &[A],
+) -> anyhow::Result<bool> {
+    let mut rib = rib0.clone();
+    let mut fib = build(&rib, &BuildOptions::default())?;
+    let pb = progress::bar(changes.len() as u64, format!("{name}: applying"));
+    let mut applied = 0usize;
+    let t0 = Instant::now();
+    for (i, c) in changes.iter().enumerate() {
+        if c.apply_to(&mut rib) {
+            fib.apply(&rib, std::slice::from_ref(c))?;
+            applied += 1;
+        }
+        if i % 4096 == 0 {
+            pb.set_position(i as u64);
+        }
+    }
+    let secs = t0.elapsed().as_secs_f64();
+    pb.finish_and_clear();
+    let ok = agrees(&*fib, &rib, keys, changes);
+    println!(
+        "{name:<12} in place: {} changes ({} effective) in {:.3} s = {:.0} updates/s; table {} the trie afterwards",
+        changes.len(),
+        applied,
+        secs,
+        changes.len() as f64 / secs,
+        if ok { "equals" } else { "DIFFERS FROM" }
+    );
+    Ok(ok)
+}
+
+fn replay_rebuild<A: Address>(
+    rib0: &Rib<A>,
+    info: &lpmkit::registry::SchemeInfo,
+    changes: &[Change<A>],
+    keys: &[A],
+    args: &UpdatesArgs,
+) -> anyhow::Result<bool> {
+    let opts = BuildOptions::default();
+    let build = |rib: &Rib<A>| info.build(rib, &opts);
+    let config = PublisherConfig {
+        hold_time: Duration::from_millis(args.hold_ms),
+    };
+    let mut publisher = Publisher::new(rib0.clone(), build, config)?;
+    let reader = publisher.reader();
+
+    // The readers' rate on an idle table, for comparison.
+    let idle_mlps = reader_rate(&reader, keys, args, Duration::from_millis(500));
+
+    let done = AtomicBool::new(false);
+    let lookups = AtomicU64::new(0);
+    let mut log = Vec::new();
+    let t0 = Instant::now();
+    let (secs, reader_secs) = std::thread::scope(|s| -> anyhow::Result<(f64, f64)> {
+        let readers: Vec<_> = (0..args.readers)
+            .map(|r| {
+                let reader = reader.clone();
+                let (done, lookups) = (&done, &lookups);
+                s.spawn(move || {
+                    let mut out = vec![0u32; args.batch];
+                    let mut n = 0u64;
+                    let mut i = (r * 7919 * args.batch) % keys.len();
+                    let t = Instant::now();
+                    while !done.load(Ordering::Relaxed) {
+                        let end = (i + args.batch).min(keys.len());
+                        reader.lookup_batch(&keys[i..end], &mut out[..end - i]);
+                        n += (end - i) as u64;
+                        i = if end == keys.len() { 0 } else { end };
+                    }
+                    lookups.fetch_add(n, Ordering::Relaxed);
+                    t.elapsed().as_secs_f64()
+                })
+            })
+            .collect();
+        let pb = progress::bar(changes.len() as u64, format!("{}: replaying", info.name));
+        let mut result = Ok(());
+        for (i, c) in changes.iter().enumerate() {
+            match publisher.apply(*c) {
+                Ok(Some(p)) => log.push(p),
+                Ok(None) => {}
+                Err(e) => {
+                    result = Err(e);
+                    break;
+                }
+            }
+            if i % 4096 == 0 {
+                pb.set_position(i as u64);
+            }
+        }
+        if result.is_ok() && publisher.pending() > 0 {
+            match publisher.publish() {
+                Ok(p) => log.push(p),
+                Err(e) => result = Err(e),
+            }
+        }
+        let secs = t0.elapsed().as_secs_f64();
+        pb.finish_and_clear();
+        done.store(true, Ordering::Relaxed);
+        let reader_secs = readers
+            .into_iter()
+            .map(|h| h.join().unwrap())
+            .fold(0.0, f64::max);
+        result?;
+        Ok((secs, reader_secs))
+    })?;
+    let busy_mlps = lookups.load(Ordering::Relaxed) as f64 / reader_secs.max(1e-9) / 1e6;
+    let builds: Vec<f64> = log.iter().map(|p| p.build_ms).collect();
+    let mean_build = builds.iter().sum::<f64>() / builds.len().max(1) as f64;
+    let max_build = builds.iter().copied().fold(0.0, f64::max);
+    let ok = agrees(&reader.load().fib, publisher.rib(), keys, changes);
+    println!(
+        "{:<12} rebuild+publish (hold {} ms): {} changes in {:.3} s = {:.0} updates/s; {} publications, build mean {:.1} ms max {:.1} ms; {} reader(s): {:.1} Mlps during updates vs {:.1} idle; final table {} the trie",
+        info.name,
+        args.hold_ms,
+        changes.len(),
+        secs,
+        changes.len() as f64 / secs,
+        log.len(),
+        mean_build,
+        max_build,
+        args.readers,
+        busy_mlps,
+        idle_mlps,
+        if ok { "equals" } else { "DIFFERS FROM" }
+    );
+    Ok(ok)
+}
+
+/// Lookup rate (Mlps, all readers together) over `dur` with no writer activity.
+fn reader_rate<A: Address, F: Fib<A>>(
+    reader: &lpmkit::sync::Reader<A, F>,
+    keys: &[A],
+    args: &UpdatesArgs,
+    dur: Duration,
+) -> f64 {
+    let total = AtomicU64::new(0);
+    std::thread::scope(|s| {
+        for r in 0..args.readers.max(1) {
+            let reader = reader.clone();
+            let total = &total;
+            s.spawn(move || {
+                let mut out = vec![0u32; args.batch];
+                let mut i = (r * 7919 * args.batch) % keys.len();
+                let mut n = 0u64;
+                let t = Instant::now();
+                while t.elapsed() < dur {
+                    for _ in 0..64 {
+                        let end = (i + args.batch).min(keys.len());
+                        reader.lookup_batch(&keys[i..end], &mut out[..end - i]);
+                        n += (end - i) as u64;
+                        i = if end == keys.len() { 0 } else { end };
+                    }
+                }
+                total.fetch_add(n, Ordering::Relaxed);
+            });
+        }
+    });
+    total.load(Ordering::Relaxed) as f64 / dur.as_secs_f64() / 1e6
+}

@@ -1,0 +1,229 @@
+//! `read_table`: format and family detection, then the text, `bgpdump -m` or MRT reader.
+
+use std::io::{Cursor, Read};
+use std::path::Path;
+
+use super::bgpdump::{is_bgpdump, read_bgpdump_rib};
+use super::text::{first_route, guess_family, parse_text_inner, FamilyOrigin};
+use super::{open_input, read_text, source_name, ReadError, ReadStats, TableOptions};
+use crate::prefix::{Address, Family, Ipv4, Ipv6};
+use crate::table::{AnyTable, Table};
+
+/// What kind of content an input holds.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Format {
+    /// Text (a table, a `bgpdump -m` dump, a trace, an address list).
+    Text,
+    /// Binary MRT (RFC 6396).
+    Mrt,
+}
+
+/// MRT types (RFC 6396 §4 and the deprecated ones bgpkit-parser reads): BGP (5),
+/// TABLE_DUMP (12), TABLE_DUMP_V2 (13), BGP4MP (16), BGP4MP_ET (17), ISIS (32, 33),
+/// OSPFv3 (48, 49), OSPFv2 (11).
+const MRT_TYPES: &[u8] = &[5, 11, 12, 13, 16, 17, 32, 33, 48, 49];
+
+/// Reads the first bytes of `r` and decides between MRT and text. Returns the format and a
+/// reader that yields the whole input again.
+pub(crate) fn sniff(
+    source: &str,
+    mut r: Box<dyn std::io::BufRead + Send>,
+) -> Result<(Format, impl Read + Send), ReadError> {
+    let mut head = Vec::with_capacity(12);
+    (&mut r)
+        .take(12)
+        .read_to_end(&mut head)
+        .map_err(|e| ReadError::io(source, e))?;
+    // An MRT common header is timestamp(4) type(2) subtype(2) length(4); a known type has a
+    // zero high byte, which text never has.
+    let format = if head.len() == 12 && head[4] == 0 && MRT_TYPES.contains(&head[5]) {
+        Format::Mrt
+    } else {
+        Format::Text
+    };
+    Ok((format, Cursor::new(head).chain(r)))
+}
+
+fn file_label(path: &Path) -> String {
+    path.file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_else(|| source_name(path))
+}
+
+/// Reads a routing table of either family, detecting the format (text table,
+/// `bgpdump -m` text or MRT RIB dump) and the family.
+///
+/// For a text table the first route decides the family (unless `opts.family` forces
+/// it), and a route of the other family later is an error. For an MRT or `bgpdump -m` RIB
+/// holding both families, the family of the first RIB entry wins unless forced; the other
+/// family's routes are counted in [`ReadStats::other_family`]. The table is named after the
+/// file name. See [`read_table_with_stats`] for what else was seen.
+///
+/// ```no_run
+/// use lpmkit::io::{read_table, TableOptions};
+/// let table = read_table("fib.txt.xz".as_ref(), &TableOptions::default())?;
+/// println!("{} ({})", table.name(), table.family());
+/// # Ok::<(), lpmkit::io::ReadError>(())
+/// ```
+pub fn read_table(path: &Path, opts: &TableOptions) -> Result<AnyTable, ReadError> {
+    read_table_with_stats(path, opts).map(|(t, _)| t)
+}
+
+/// [`read_table`], also returning what the reader skipped and counted.
+pub fn read_table_with_stats(
+    path: &Path,
+    opts: &TableOptions,
+) -> Result<(AnyTable, ReadStats), ReadError> {
+    let source = source_name(path);
+    let (mut table, stats) = read_table_from_reader(open_input(path)?, &source, opts)?;
+    let label = file_label(path);
+    match &mut table {
+        AnyTable::V4(t) => t.name = label,
+        AnyTable::V6(t) => t.name = label,
+    }
+    Ok((table, stats))
+}
+
+/// [`read_table_with_stats`] for input that is not a file (memory, a socket, a fuzzer).
+///
+/// `reader` must yield the plain (decompressed) bytes; `source` names the input in errors
+/// and becomes the table's name.
+///
+/// ```
+/// use lpmkit::io::{read_table_from_reader, TableOptions};
+/// let input = std::io::Cursor::new(b"2001:db8::/32 up\n".to_vec());
+/// let (t, _) = read_table_from_reader(Box::new(input), "mem", &TableOptions::default())?;
+/// assert_eq!(t.family(), lpmkit::Family::V6);
+/// # Ok::<(), lpmkit::io::ReadError>(())
+/// ```
+pub fn read_table_from_reader(
+    reader: Box<dyn std::io::BufRead + Send>,
+    source: &str,
+    opts: &TableOptions,
+) -> Result<(AnyTable, ReadStats), ReadError> {
+    let source = source.to_string();
+    let (format, r) = sniff(&source, reader)?;
+    let (table, stats) = match format {
+        Format::Mrt => mrt_table(&source, r, opts, None)?,
+        Format::Text => {
+            let text = read_text(&source, r)?;
+            if is_bgpdump(&text) {
+                read_bgpdump_rib(&text, &source, opts, None)?
+            } else {
+                let stats = ReadStats {
+                    lines: count_lines(&text),
+                    ..ReadStats::default()
+                };
+                let Some((line, tok)) = first_route(&text) else {
+                    return Err(ReadError::whole(&source, "no routes"));
+                };
+                let (family, origin) = match opts.family {
+                    Some(f) => (f, FamilyOrigin::Forced),
+                    None => (guess_family(tok), FamilyOrigin::Detected(line)),
+                };
+                let t = match family {
+                    Family::V4 => {
+                        AnyTable::V4(parse_text_inner::<Ipv4>(&text, &source, opts, origin)?)
+                    }
+                    Family::V6 => {
+                        AnyTable::V6(parse_text_inner::<Ipv6>(&text, &source, opts, origin)?)
+                    }
+                };
+                (t, stats)
+            }
+        }
+    };
+    Ok((table, stats))
+}
+
+/// Reads a routing table of family `A` (any format [`read_table`] reads).
+///
+/// It is an error if the file holds no routes of family `A` (for a text table: if its
+/// first route is of the other family), or if `opts.family` forces the other family.
+pub fn read_table_as<A: Address>(path: &Path, opts: &TableOptions) -> Result<Table<A>, ReadError> {
+    let source = source_name(path);
+    if let Some(f) = opts.family {
+        if f != A::FAMILY {
+            return Err(ReadError::whole(
+                &source,
+                format!(
+                    "the family is forced to {f}, but an {} table was requested",
+                    A::FAMILY
+                ),
+            ));
+        }
+    }
+    let (format, r) = sniff(&source, open_input(path)?)?;
+    let any = match format {
+        Format::Mrt => mrt_table(&source, r, opts, Some(A::FAMILY))?.0,
+        Format::Text => {
+            let text = read_text(&source, r)?;
+            if is_bgpdump(&text) {
+                read_bgpdump_rib(&text, &source, opts, Some(A::FAMILY))?.0
+            } else {
+                let Some((line, tok)) = first_route(&text) else {
+                    return Err(ReadError::whole(&source, "no routes"));
+                };
+                let origin = if opts.family.is_some() {
+                    FamilyOrigin::Forced
+                } else {
+                    let f = guess_family(tok);
+                    if f != A::FAMILY {
+                        return Err(ReadError::whole(
+                            &source,
+                            format!(
+                                "no {} routes (the first route, on line {line}, is {f})",
+                                A::FAMILY
+                            ),
+                        ));
+                    }
+                    FamilyOrigin::Detected(line)
+                };
+                let mut t = parse_text_inner::<A>(&text, &source, opts, origin)?;
+                t.name = file_label(path);
+                return Ok(t);
+            }
+        }
+    };
+    let mut t = into_family::<A>(any)
+        .ok_or_else(|| ReadError::whole(&source, format!("no {} routes", A::FAMILY)))?;
+    t.name = file_label(path);
+    Ok(t)
+}
+
+/// The table if it has family `A`.
+fn into_family<A: Address>(t: AnyTable) -> Option<Table<A>> {
+    let any: Box<dyn std::any::Any> = match t {
+        AnyTable::V4(t) => Box::new(t),
+        AnyTable::V6(t) => Box::new(t),
+    };
+    any.downcast::<Table<A>>().ok().map(|b| *b)
+}
+
+fn count_lines(text: &str) -> usize {
+    let n = text.as_bytes().iter().filter(|&&b| b == b'\n').count();
+    n + (!text.is_empty() && !text.ends_with('\n')) as usize
+}
+
+#[cfg(not(feature = "mrt"))]
+fn mrt_table(
+    source: &str,
+    _r: impl Read,
+    _opts: &TableOptions,
+    _want: Option<Family>,
+) -> Result<(AnyTable, ReadStats), ReadError> {
+    Err(ReadError::whole(
+        source,
+        "MRT input needs lpmkit's `mrt` feature",
+    ))
+}
+
+#[cfg(feature = "mrt")]
+fn mrt_table(
+    source: &str,
+    r: impl Read,
+    opts: &TableOptions,
+    want: Option<Family>,
+) -> Result<(AnyTable, ReadStats), ReadError> {
+    super::mrt::read_mrt_rib(source, r, opts, want)
+}

@@ -1,0 +1,610 @@
+//! DXR (IPv4): direct lookup on the top `k` address bits, then binary search on address
+//! ranges — the `DkR` schemes, `k` = 16…24 (`d16r`, `d18r`, `d20r`, …).
+//!
+//! The scheme of M. Zec, L. Rizzo and M. Mikuc, "DXR: towards a billion routing lookups per
+//! second in software", ACM SIGCOMM CCR 42(5), 2012
+//! (`../shared/papers/dxr-direct-range-lookups-2012.txt`).
+//!
+//! * **Ranges (§3.1).** The table is projected onto disjoint address ranges (more specific
+//!   prefixes take precedence) and neighbouring ranges with the same next hop are merged
+//!   ([`Rib::for_each_range`]); a range is then just its first address and a next hop.
+//! * **Chunks and the lookup table (§3.2).** The address space is split into `2^k` chunks;
+//!   the lookup table has one 32-bit entry per chunk: 12 bits of chunk size (number of
+//!   range-table entries), 1 format bit and 19 bits of position in the range table. A chunk
+//!   covered by a single range bypasses the range table: its size field is 0 and the other
+//!   bits hold the next hop itself ("direct" chunks, one memory access per lookup).
+//! * **Range table entries (§3.2).** Each entry stores only the address bits below the `k`
+//!   indexed ones and a next hop: **long** entries are 32 bits (`offset << 16 | next hop`,
+//!   16-bit next hops); a chunk whose ranges all start on /24 boundaries and whose next hops
+//!   fit 8 bits uses the **short** format, 16 bits per entry (`offset & 0xff00 | next hop`:
+//!   the 8 least significant address bits are not stored). Positions count 32-bit words, so
+//!   a short chunk occupies `⌈n/2⌉` words.
+//! * **Lookup (§3.3).** Index the lookup table by the top `k` bits; if the chunk is not
+//!   direct, binary-search its ranges for the last one starting at or below the key.
+//!   [`Fib::lookup`] does exactly that, with branch-free halving steps. [`Fib::lookup_batch`]
+//!   is software-pipelined over blocks of [`BATCH`] keys so that the out-of-order core
+//!   overlaps the cache misses of different keys: the lookup-table entries of a block are
+//!   prefetched a few blocks ahead; the next block's entries are read, its direct chunks
+//!   answered and the chunks it must search prefetched; and this block's searches run. The
+//!   scalar path runs the searches of a block in lock step with conditional moves; the
+//!   AVX2 path (run-time detected, [`DxrConfig::force_scalar`] turns it off) gathers eight
+//!   lookup-table entries at once, left-packs the keys that need a search, and finishes
+//!   each search with one 64-byte window compare (32 short or 16 long entries) after
+//!   halving larger chunks down to that size. [`Dxr::search_steps_histogram`] gives the
+//!   Table 3 distribution of binary-search steps, counted with the paper's search loop.
+//! * **Incremental updates (§3.4).** [`IncrementalFib::apply`](crate::IncrementalFib::apply)
+//!   expands each changed prefix into the chunks it covers (a prefix shorter than `k`
+//!   covers `2^(k - len)` of them), coalesces the changes of one call into one pass over
+//!   the merged dirty chunks, and rebuilds each dirty chunk from scratch with the paper's
+//!   walk: start from the best match of the chunk's first address, walk the more specific
+//!   routes inside the chunk with a stack ("heap") of the open covering prefixes, skip
+//!   routes whose next hop equals the top of the heap, and encode a chunk left with a single
+//!   range directly in the lookup table. Range-table space is managed with a free list
+//!   (best fit, neighbours coalesced, the tail returned); when free space exceeds
+//!   [`DxrConfig::compact_threshold`] the range table is compacted, and a change the layout
+//!   cannot hold (a chunk too large, positions or next hops out of range) falls back to a
+//!   full rebuild, which may widen the layout. [`Dxr::replay`] applies a trace and reports
+//!   updates per second.
+//!
+//! ## Limits and widening
+//!
+//! The paper's layout holds up to 2^19 range-table words, up to 4,095 ranges per chunk
+//! (size 0 marks a direct chunk) and 16-bit next hops (8-bit in short chunks). It notes that
+//! "it is trivial to recover extra bits e.g. by artificially extending chunks so that they
+//! have a multiple of 2, 4, 8 entries"; with [`DxrConfig::widen`] (the default) the build
+//! does exactly that when a table needs it, and reports it in [`DxrStats`]:
+//!
+//! * **positions**: chunks start on multiples of `2^s` words and the position field counts
+//!   units of `2^s` words (`s` ≤ [`MAX_POSITION_SHIFT`]);
+//! * **chunk sizes**: chunks are padded (with copies of their last entry, which leave the
+//!   search result unchanged) to multiples of `2^t` entries and the size field counts units
+//!   of `2^t` entries (`t` ≤ [`MAX_SIZE_SHIFT`]);
+//! * **next hops**: ids above 65,535 are translated through a next-hop descriptor table of
+//!   the paper's kind (local ids ordered by use, so the 255 most used next hops fit the
+//!   short format); more than 65,535 distinct next hops are an error.
+//!
+//! Without widening, or past these maxima, the build returns a [`BuildError`] naming the
+//! limit and the value; nothing is ever truncated.
+//!
+//! ```
+//! use lpmkit::{Fib, IncrementalFib, Change, Ipv4, NextHop, Rib};
+//! use lpmkit::schemes::dxr::{Dxr, DxrConfig};
+//!
+//! let nh = |v| NextHop::new(v).unwrap();
+//! let mut rib = Rib::<Ipv4>::new();
+//! rib.insert("0.0.0.0/0".parse()?, nh(1));
+//! rib.insert("1.0.0.0/8".parse()?, nh(2));
+//! rib.insert("1.2.0.0/16".parse()?, nh(3));
+//! rib.insert("1.2.3.0/24".parse()?, nh(4));
+//! rib.insert("1.2.4.5/32".parse()?, nh(3));
+//!
+//! let mut fib = Dxr::build(&rib, &DxrConfig::d16r())?;
+//! assert_eq!(fib.lookup(0x0102_0304), Some(nh(4)));
+//! assert_eq!(fib.lookup(0x0102_0405), Some(nh(3)));
+//! assert_eq!(fib.lookup(0x0103_0000), Some(nh(2)));
+//!
+//! // An incremental update rebuilds only the chunk of 1.2.0.0/16.
+//! let change = Change::Announce("1.2.4.0/24".parse()?, nh(5));
+//! change.apply_to(&mut rib);
+//! let done = fib.apply(&rib, &[change])?;
+//! assert_eq!(done.units_rebuilt, 1);
+//! assert_eq!(fib.lookup(0x0102_0405), Some(nh(3)));
+//! assert_eq!(fib.lookup(0x0102_0406), Some(nh(5)));
+//! # Ok::<(), Box<dyn std::error::Error>>(())
+//! ```
+
+#[cfg(target_arch = "x86_64")]
+mod avx2;
+mod build;
+mod scalar;
+mod update;
+
+use crate::fib::{BuildError, Fib, Implementation, StatValue, Stats};
+use crate::nexthop::NextHop;
+use crate::prefix::Ipv4;
+use crate::registry::BuildOptions;
+use crate::rib::Rib;
+
+pub use update::ReplayReport;
+
+/// Keys per block in `lookup_batch`: the number of lookups whose misses overlap.
+pub const BATCH: usize = 16;
+
+/// Smallest `k` (direct bits).
+pub const MIN_K: u8 = 16;
+/// Largest `k` (direct bits).
+pub const MAX_K: u8 = 24;
+
+/// Bits of the size field of a lookup-table entry.
+pub const SIZE_BITS: u32 = 12;
+/// Bits of the position field of a lookup-table entry (also the next hop of a direct one).
+pub const POSITION_BITS: u32 = 19;
+/// Largest position shift `s` (chunks aligned to `2^s` words) the build widens to.
+pub const MAX_POSITION_SHIFT: u32 = 8;
+/// Largest size shift `t` (chunks padded to `2^t` entries) the build widens to.
+pub const MAX_SIZE_SHIFT: u32 = 5;
+/// Largest next hop of a long range entry (and of the descriptor table's local ids).
+pub const LONG_NEXT_HOP_MAX: u32 = 0xffff;
+/// Largest next hop of a short range entry.
+pub const SHORT_NEXT_HOP_MAX: u32 = 0xff;
+
+const SIZE_MASK: u32 = (1 << SIZE_BITS) - 1;
+const FORMAT_LONG: u32 = 1 << SIZE_BITS;
+const POSITION_SHIFT: u32 = SIZE_BITS + 1;
+/// Words after the range table's last entry, so that a 32-bit read of its last 16-bit
+/// entry, and a 64-byte window read from any entry, stay inside the allocation.
+const PAD_WORDS: usize = 16;
+
+/// How next-hop ids are stored in the range table.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum NextHopMode {
+    /// The `Rib`'s ids are stored as they are (every id ≤ 65,535).
+    Identity,
+    /// A descriptor table maps local ids (≤ 65,535, most used first) to the `Rib`'s ids.
+    Remapped,
+}
+
+/// Build options for [`Dxr`]: `k` and the layout's widening policy.
+///
+/// ```
+/// use lpmkit::schemes::dxr::DxrConfig;
+/// let cfg = DxrConfig::d18r().widen(false).compact_threshold(0.5);
+/// assert_eq!(cfg.k, 18);
+/// assert_eq!(DxrConfig::with_k(21).name(), "d21r");
+/// ```
+#[derive(Clone, Debug, PartialEq)]
+pub struct DxrConfig {
+    /// Direct bits: the lookup table has `2^k` entries (16…24).
+    pub k: u8,
+    /// Recover bits when a table exceeds the paper's limits (see the module docs); when
+    /// false, exceeding them is a [`BuildError`].
+    pub widen: bool,
+    /// Force the next-hop descriptor table on (`Some(true)`) or off (`Some(false)`);
+    /// `None` uses it only when an id exceeds 65,535 (and `widen` allows it).
+    pub remap_next_hops: Option<bool>,
+    /// Compact the range table when free space exceeds this share of it (0 < x ≤ 1).
+    pub compact_threshold: f64,
+    /// Rebuild everything instead of chunk by chunk when one `apply` dirties more than
+    /// this share of the chunks.
+    pub full_rebuild_share: f64,
+    /// Use the scalar lookup path even if the CPU has AVX2 (the AVX2 path finishes each
+    /// search with one 64-byte window compare; see `avx2.rs`).
+    pub force_scalar: bool,
+}
+
+impl Default for DxrConfig {
+    fn default() -> Self {
+        Self::d18r()
+    }
+}
+
+impl DxrConfig {
+    /// `DkR` with the default policy.
+    ///
+    /// ```
+    /// # use lpmkit::schemes::dxr::DxrConfig;
+    /// assert_eq!(DxrConfig::with_k(20), DxrConfig::d20r());
+    /// ```
+    pub fn with_k(k: u8) -> Self {
+        DxrConfig {
+            k,
+            widen: true,
+            remap_next_hops: None,
+            compact_threshold: 0.25,
+            full_rebuild_share: 0.25,
+            force_scalar: false,
+        }
+    }
+
+    /// D16R: a 256 KiB lookup table, the paper's smallest configuration.
+    pub fn d16r() -> Self {
+        Self::with_k(16)
+    }
+
+    /// D18R: a 1 MiB lookup table, the paper's fastest on its machines.
+    pub fn d18r() -> Self {
+        Self::with_k(18)
+    }
+
+    /// D20R: a 4 MiB lookup table.
+    pub fn d20r() -> Self {
+        Self::with_k(20)
+    }
+
+    /// Sets `k`.
+    ///
+    /// ```
+    /// # use lpmkit::schemes::dxr::DxrConfig;
+    /// assert_eq!(DxrConfig::d16r().k(24).k, 24);
+    /// ```
+    pub fn k(mut self, k: u8) -> Self {
+        self.k = k;
+        self
+    }
+
+    /// Sets [`widen`](Self::widen).
+    ///
+    /// ```
+    /// # use lpmkit::schemes::dxr::DxrConfig;
+    /// assert!(!DxrConfig::d16r().widen(false).widen);
+    /// ```
+    pub fn widen(mut self, widen: bool) -> Self {
+        self.widen = widen;
+        self
+    }
+
+    /// Sets [`remap_next_hops`](Self::remap_next_hops).
+    ///
+    /// ```
+    /// # use lpmkit::schemes::dxr::DxrConfig;
+    /// assert_eq!(DxrConfig::d16r().remap_next_hops(Some(true)).remap_next_hops, Some(true));
+    /// ```
+    pub fn remap_next_hops(mut self, remap: Option<bool>) -> Self {
+        self.remap_next_hops = remap;
+        self
+    }
+
+    /// Sets [`compact_threshold`](Self::compact_threshold).
+    ///
+    /// ```
+    /// # use lpmkit::schemes::dxr::DxrConfig;
+    /// assert_eq!(DxrConfig::d16r().compact_threshold(0.1).compact_threshold, 0.1);
+    /// ```
+    pub fn compact_threshold(mut self, share: f64) -> Self {
+        self.compact_threshold = share;
+        self
+    }
+
+    /// Sets [`full_rebuild_share`](Self::full_rebuild_share).
+    ///
+    /// ```
+    /// # use lpmkit::schemes::dxr::DxrConfig;
+    /// assert_eq!(DxrConfig::d16r().full_rebuild_share(1.0).full_rebuild_share, 1.0);
+    /// ```
+    pub fn full_rebuild_share(mut self, share: f64) -> Self {
+        self.full_rebuild_share = share;
+        self
+    }
+
+    /// Sets [`force_scalar`](Self::force_scalar).
+    ///
+    /// ```
+    /// # use lpmkit::schemes::dxr::DxrConfig;
+    /// assert!(DxrConfig::d16r().force_scalar(true).force_scalar);
+    /// ```
+    pub fn force_scalar(mut self, force: bool) -> Self {
+        self.force_scalar = force;
+        self
+    }
+
+    /// The scheme name, `d{k}r`.
+    pub fn name(&self) -> String {
+        format!("d{}r", self.k)
+    }
+
+    fn validate(&self) -> Result<(), BuildError> {
+        let bad = |reason: String| {
+            Err(BuildError::InvalidConfig {
+                scheme: self.name(),
+                reason,
+            })
+        };
+        if !(MIN_K..=MAX_K).contains(&self.k) {
+            return bad(format!(
+                "k = {} is outside {MIN_K}..={MAX_K} (the range entries keep 32 - k ≤ 16 \
+                 address bits)",
+                self.k
+            ));
+        }
+        if !(self.compact_threshold > 0.0 && self.compact_threshold <= 1.0) {
+            return bad(format!(
+                "compact_threshold = {} is outside (0, 1]",
+                self.compact_threshold
+            ));
+        }
+        if !(self.full_rebuild_share > 0.0 && self.full_rebuild_share <= 1.0) {
+            return bad(format!(
+                "full_rebuild_share = {} is outside (0, 1]",
+                self.full_rebuild_share
+            ));
+        }
+        if self.remap_next_hops == Some(true) && !self.widen {
+            return bad("remap_next_hops = Some(true) needs widen = true".to_string());
+        }
+        Ok(())
+    }
+}
+
+/// What the lookup path reads: the lookup table, the range table, the next-hop table.
+pub(crate) struct Tables {
+    /// `k`.
+    k: u32,
+    /// `2^k` entries (see the module docs for the format).
+    lt: Box<[u32]>,
+    /// Range-table words, plus [`PAD_WORDS`].
+    rt: Vec<u32>,
+    /// Local → `Rib` next-hop id; empty in [`NextHopMode::Identity`].
+    nh_map: Vec<u32>,
+    /// Position unit = `2^pos_shift` words.
+    pos_shift: u32,
+    /// Size unit = `2^size_shift` entries.
+    size_shift: u32,
+    /// The AVX2 stage 3 of `lookup_batch`, when the CPU has it and it is not disabled.
+    #[cfg(target_arch = "x86_64")]
+    avx2: Option<avx2::Token>,
+}
+
+/// Structure figures of a [`Dxr`] (the paper's Table 1 and the layout chosen).
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct DxrStats {
+    /// `k`.
+    pub k: u32,
+    /// Bytes of the lookup table (`4 × 2^k`).
+    pub lookup_table_bytes: u64,
+    /// Bytes of the range table, free space included.
+    pub range_table_bytes: u64,
+    /// Bytes of the next-hop descriptor table (0 without one).
+    pub next_hop_table_bytes: u64,
+    /// Chunks that use the range table (Table 1 "full chunks").
+    pub full_chunks: u64,
+    /// Full chunks in the short format.
+    pub short_chunks: u64,
+    /// Full chunks in the long format.
+    pub long_chunks: u64,
+    /// Ranges stored in short entries (padding excluded).
+    pub short_ranges: u64,
+    /// Ranges stored in long entries (padding excluded).
+    pub long_ranges: u64,
+    /// Chunks resolved in the lookup table (one range).
+    pub direct_chunks: u64,
+    /// Direct chunks without a route.
+    pub empty_chunks: u64,
+    /// Free words inside the range table (fragmentation).
+    pub free_words: u64,
+    /// Position shift `s` (chunks aligned to `2^s` words).
+    pub position_shift: u32,
+    /// Size shift `t` (chunks padded to `2^t` entries).
+    pub size_shift: u32,
+    /// How next hops are stored.
+    pub next_hop_mode: Option<NextHopMode>,
+    /// Milliseconds of the last full build.
+    pub build_ms: f64,
+    /// Changes passed to `apply` since the build.
+    pub updates: u64,
+    /// Chunks rewritten by `apply`.
+    pub chunks_rebuilt: u64,
+    /// Range-table compactions.
+    pub compactions: u64,
+    /// Full rebuilds triggered by `apply`.
+    pub full_rebuilds: u64,
+    /// Seconds spent in `apply`.
+    pub update_seconds: f64,
+}
+
+impl DxrStats {
+    /// Lookup, range and next-hop tables together (Table 1 "total bytes").
+    pub fn total_bytes(&self) -> u64 {
+        self.lookup_table_bytes + self.range_table_bytes + self.next_hop_table_bytes
+    }
+}
+
+/// The DXR lookup structure for IPv4 (`DkR`).
+pub struct Dxr {
+    tables: Tables,
+    ctl: update::Control,
+}
+
+impl Dxr {
+    /// Builds the structure from `rib`.
+    pub fn build(rib: &Rib<Ipv4>, config: &DxrConfig) -> Result<Self, BuildError> {
+        build::build(rib, config)
+    }
+
+    fn build_registry(
+        k: u8,
+        rib: &Rib<Ipv4>,
+        options: &BuildOptions,
+    ) -> Result<Box<dyn Fib<Ipv4>>, BuildError> {
+        let config = DxrConfig::with_k(k).force_scalar(options.force_scalar);
+        Ok(Box::new(Self::build(rib, &config)?))
+    }
+
+    /// The registry's builder for `k` = `K`.
+    pub fn build_boxed<const K: u8>(
+        rib: &Rib<Ipv4>,
+        options: &BuildOptions,
+    ) -> Result<Box<dyn Fib<Ipv4>>, BuildError> {
+        Self::build_registry(K, rib, options)
+    }
+
+    /// The registry's in-place-update builder for `k` = `K`.
+    pub fn build_incremental<const K: u8>(
+        rib: &Rib<Ipv4>,
+        options: &BuildOptions,
+    ) -> Result<Box<dyn crate::IncrementalFib<Ipv4>>, BuildError> {
+        let config = DxrConfig::with_k(K).force_scalar(options.force_scalar);
+        Ok(Box::new(Self::build(rib, &config)?))
+    }
+
+    /// The configuration the structure was built with.
+    pub fn config(&self) -> &DxrConfig {
+        &self.ctl.config
+    }
+
+    /// `k`.
+    pub fn k(&self) -> u32 {
+        self.tables.k
+    }
+
+    /// Structure figures (Table 1) and update counters.
+    pub fn dxr_stats(&self) -> DxrStats {
+        let t = &self.tables;
+        let c = &self.ctl;
+        DxrStats {
+            k: t.k,
+            lookup_table_bytes: (t.lt.len() * 4) as u64,
+            range_table_bytes: (t.rt.len() * 4) as u64,
+            next_hop_table_bytes: (t.nh_map.len() * 4) as u64,
+            full_chunks: c.counts.short_chunks + c.counts.long_chunks,
+            short_chunks: c.counts.short_chunks,
+            long_chunks: c.counts.long_chunks,
+            short_ranges: c.counts.short_ranges,
+            long_ranges: c.counts.long_ranges,
+            direct_chunks: c.counts.direct_chunks,
+            empty_chunks: c.counts.empty_chunks,
+            free_words: c.alloc.free_words(),
+            position_shift: t.pos_shift,
+            size_shift: t.size_shift,
+            next_hop_mode: Some(c.codec.mode()),
+            build_ms: c.build_ms,
+            updates: c.updates,
+            chunks_rebuilt: c.chunks_rebuilt,
+            compactions: c.compactions,
+            full_rebuilds: c.full_rebuilds,
+            update_seconds: c.update_seconds,
+        }
+    }
+
+    /// The paper's Table 3 for `keys`: `h[n]` = number of keys whose lookup needs exactly
+    /// `n` binary-search steps (`n = 0`: resolved in the lookup table).
+    ///
+    /// Steps are counted with the paper's search loop (a three-way comparison that stops
+    /// as soon as the key's range is found); the batched lookups run a branch-free search
+    /// with `⌈log2 n⌉` steps instead.
+    ///
+    /// ```
+    /// # use lpmkit::{Ipv4, NextHop, Rib};
+    /// # use lpmkit::schemes::dxr::{Dxr, DxrConfig};
+    /// let mut rib = Rib::<Ipv4>::new();
+    /// rib.insert("10.0.0.0/8".parse()?, NextHop::new(1).unwrap());
+    /// rib.insert("10.0.1.0/24".parse()?, NextHop::new(2).unwrap());
+    /// let fib = Dxr::build(&rib, &DxrConfig::d16r())?;
+    /// let h = fib.search_steps_histogram(&[0x0b00_0000, 0x0a00_0000, 0x0a00_0100]);
+    /// assert_eq!(h[0], 1); // 11.0.0.0 is in a direct chunk
+    /// assert_eq!(h.iter().sum::<u64>(), 3);
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn search_steps_histogram(&self, keys: &[u32]) -> Vec<u64> {
+        let mut h = vec![0u64; 1];
+        for &k in keys {
+            let (_, steps) = self.tables.lookup_counting(k);
+            if steps >= h.len() {
+                h.resize(steps + 1, 0);
+            }
+            h[steps] += 1;
+        }
+        h
+    }
+
+    /// The next hop found by the paper's search loop (the loop whose steps
+    /// [`search_steps_histogram`](Self::search_steps_histogram) counts); for tests.
+    #[doc(hidden)]
+    pub fn lookup_paper_loop(&self, key: u32) -> Option<NextHop> {
+        NextHop::new(self.tables.map(self.tables.lookup_counting(key).0))
+    }
+
+    /// `lookup_batch` on the scalar path whatever the CPU (the twin of the AVX2 path);
+    /// for tests and benchmarks.
+    #[doc(hidden)]
+    pub fn lookup_batch_scalar(&self, addrs: &[Ipv4], out: &mut [u32]) {
+        assert!(out.len() >= addrs.len(), "output shorter than input");
+        let out = &mut out[..addrs.len()];
+        if self.tables.nh_map.is_empty() {
+            self.tables.lookup_batch_scalar::<false>(addrs, out);
+        } else {
+            self.tables.lookup_batch_scalar::<true>(addrs, out);
+        }
+    }
+
+    /// Checks the internal invariants (lookup-table entries inside the range table, sorted
+    /// chunks, counters, allocator); for tests. Returns a description of the first problem.
+    #[doc(hidden)]
+    pub fn check_invariants(&self) -> Result<(), String> {
+        update::check_invariants(self)
+    }
+}
+
+impl Tables {
+    /// The `Rib` id of a local next-hop id.
+    #[inline(always)]
+    fn map(&self, local: u32) -> u32 {
+        if self.nh_map.is_empty() {
+            local
+        } else {
+            debug_assert!((local as usize) < self.nh_map.len());
+            self.nh_map[local as usize]
+        }
+    }
+}
+
+impl Fib<Ipv4> for Dxr {
+    fn name(&self) -> &str {
+        &self.ctl.name
+    }
+
+    #[inline]
+    fn lookup(&self, addr: Ipv4) -> Option<NextHop> {
+        NextHop::new(self.tables.map(self.tables.lookup_local(addr)))
+    }
+
+    fn lookup_batch(&self, addrs: &[Ipv4], out: &mut [u32]) {
+        assert!(out.len() >= addrs.len(), "output shorter than input");
+        let out = &mut out[..addrs.len()];
+        let t = &self.tables;
+        let remap = !t.nh_map.is_empty();
+        #[cfg(target_arch = "x86_64")]
+        if let Some(token) = t.avx2 {
+            if remap {
+                avx2::lookup_batch::<true>(token, t, addrs, out);
+            } else {
+                avx2::lookup_batch::<false>(token, t, addrs, out);
+            }
+            return;
+        }
+        if remap {
+            t.lookup_batch_scalar::<true>(addrs, out);
+        } else {
+            t.lookup_batch_scalar::<false>(addrs, out);
+        }
+    }
+
+    fn memory_bytes(&self) -> usize {
+        self.dxr_stats().total_bytes() as usize
+    }
+
+    fn stats(&self) -> Stats {
+        let s = self.dxr_stats();
+        let mode = match s.next_hop_mode {
+            Some(NextHopMode::Remapped) => "descriptor table",
+            _ => "identity",
+        };
+        Stats::new()
+            .with("k", StatValue::Count(s.k as u64))
+            .with("total", StatValue::Bytes(s.total_bytes()))
+            .with("lookup_table", StatValue::Bytes(s.lookup_table_bytes))
+            .with("range_table", StatValue::Bytes(s.range_table_bytes))
+            .with("full_chunks", StatValue::Count(s.full_chunks))
+            .with("short_chunks", StatValue::Count(s.short_chunks))
+            .with("long_chunks", StatValue::Count(s.long_chunks))
+            .with("short_ranges", StatValue::Count(s.short_ranges))
+            .with("long_ranges", StatValue::Count(s.long_ranges))
+            .with("direct_chunks", StatValue::Count(s.direct_chunks))
+            .with("empty_chunks", StatValue::Count(s.empty_chunks))
+            .with("free_words", StatValue::Count(s.free_words))
+            .with("position_shift", StatValue::Count(s.position_shift as u64))
+            .with("size_shift", StatValue::Count(s.size_shift as u64))
+            .with("next_hops", StatValue::Text(mode.into()))
+            .with("build", StatValue::Millis(s.build_ms))
+    }
+
+    fn implementation(&self) -> Implementation {
+        #[cfg(target_arch = "x86_64")]
+        if self.tables.avx2.is_some() {
+            return Implementation::Avx2;
+        }
+        Implementation::Scalar
+    }
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,1 +1,0 @@
-//! Deterministic Internet-like synthetic routing tables.

@@ -1,1 +1,0 @@
-//! Key streams for lookups: uniform random, paper-style patterns, trace replay.

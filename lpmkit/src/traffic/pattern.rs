@@ -1,0 +1,123 @@
+//! Named key patterns, as the command line spells them.
+
+use core::fmt;
+use core::str::FromStr;
+use std::path::PathBuf;
+
+/// A key pattern (request pattern) for lookups.
+///
+/// | name | meaning |
+/// |---|---|
+/// | `rnd` | DXR's RND: random keys, each looked up once (IPv4: [`uniform_routable_v4`](super::uniform_routable_v4); IPv6: [`uniform`](super::uniform)) |
+/// | `rep` | DXR's REP: each random key looked up 16 times in a row ([`repeated`](super::repeated)) |
+/// | `seq` | DXR's SEQ: the RND keys, with a data dependency between lookups ([`seq_key`](super::seq_key)) |
+/// | `zipf` | skewed popularity over the table's prefixes ([`zipf`](super::zipf)) |
+/// | `v6match` | Spider's IPv6 matching keys ([`v6_matching`](super::v6_matching)) |
+/// | `trace:FILE` | the addresses of a file, in order (read by `lpmkit::io`) |
+///
+/// ```
+/// use lpmkit::traffic::Pattern;
+/// assert_eq!("rep".parse::<Pattern>()?, Pattern::Rep);
+/// assert_eq!("trace:keys.txt".parse::<Pattern>()?, Pattern::Trace("keys.txt".into()));
+/// let err = "random".parse::<Pattern>().unwrap_err();
+/// assert!(err.to_string().contains("rnd, rep, seq, zipf, v6match, trace:FILE"));
+/// assert_eq!(Pattern::Zipf.to_string(), "zipf");
+/// # Ok::<(), lpmkit::traffic::ParsePatternError>(())
+/// ```
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub enum Pattern {
+    /// Random keys, each looked up once.
+    Rnd,
+    /// Each key looked up 16 times consecutively.
+    Rep,
+    /// Random keys, looked up with a dependency on the previous result.
+    Seq,
+    /// Zipf popularity over the table's prefixes.
+    Zipf,
+    /// Spider's IPv6 matching keys.
+    V6Match,
+    /// The addresses of a file.
+    Trace(PathBuf),
+}
+
+impl Pattern {
+    /// The names [`FromStr`] accepts, as listed in errors.
+    pub const CHOICES: &'static str = "rnd, rep, seq, zipf, v6match, trace:FILE";
+
+    /// The pattern's name without its argument (`"trace"` for a trace).
+    pub fn name(&self) -> &'static str {
+        match self {
+            Pattern::Rnd => "rnd",
+            Pattern::Rep => "rep",
+            Pattern::Seq => "seq",
+            Pattern::Zipf => "zipf",
+            Pattern::V6Match => "v6match",
+            Pattern::Trace(_) => "trace",
+        }
+    }
+}
+
+impl fmt::Display for Pattern {
+    /// The form [`FromStr`] reads back.
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Pattern::Trace(p) => write!(f, "trace:{}", p.display()),
+            other => f.write_str(other.name()),
+        }
+    }
+}
+
+/// A key pattern name that is not one of [`Pattern::CHOICES`].
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ParsePatternError {
+    input: String,
+    reason: &'static str,
+}
+
+impl fmt::Display for ParsePatternError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(
+            f,
+            "{} key pattern `{}`: expected one of {}",
+            self.reason,
+            self.input,
+            Pattern::CHOICES
+        )
+    }
+}
+
+impl std::error::Error for ParsePatternError {}
+
+impl FromStr for Pattern {
+    type Err = ParsePatternError;
+
+    /// Parses a name (case-insensitive; `REP`, `RND`, `SEQ` as in the DXR paper work too)
+    /// or `trace:FILE`.
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        let t = s.trim();
+        let err = |reason| ParsePatternError {
+            input: s.to_string(),
+            reason,
+        };
+        if let Some(path) = t
+            .get(..6)
+            .filter(|head| head.eq_ignore_ascii_case("trace:"))
+            .map(|_| &t[6..])
+        {
+            return if path.is_empty() {
+                Err(err("missing file name in"))
+            } else {
+                Ok(Pattern::Trace(PathBuf::from(path)))
+            };
+        }
+        match t.to_ascii_lowercase().as_str() {
+            "rnd" => Ok(Pattern::Rnd),
+            "rep" => Ok(Pattern::Rep),
+            "seq" => Ok(Pattern::Seq),
+            "zipf" => Ok(Pattern::Zipf),
+            "v6match" => Ok(Pattern::V6Match),
+            "trace" => Err(err("missing file name in")),
+            _ => Err(err("unknown")),
+        }
+    }
+}
