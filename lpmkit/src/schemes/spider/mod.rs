@@ -146,7 +146,7 @@ pub const FIRST_STRIDE_ROW: usize = DP_FIRST_ROW + DP_ROWS;
 /// The most lanes looked up together (two fused 8-lane streams).
 pub const MAX_WAYS: usize = 16;
 /// Blocks of `ways` addresses the pipelined kernels keep in flight.
-pub const IN_FLIGHT: usize = 8;
+pub const IN_FLIGHT: usize = 16;
 /// The pipelined kernels prefetch the elements of a level only when its rows take more
 /// than this many bytes (smaller levels stay in L2 while they are in use, and a prefetch
 /// costs instructions).
