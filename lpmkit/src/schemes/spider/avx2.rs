@@ -691,8 +691,9 @@ fn dispatch<C: Simd, F: Family>(
     // SAFETY: the callers hold an `Avx2` token, which proves the CPU supports AVX2;
     // `keys.len()` is a multiple of `ways`, `res` is as long, and the shape matches `ways`.
     unsafe {
-        // One block cannot overlap with anything: run it as the paper's loop.
-        let pipeline = p.pipeline && keys.len() > ways;
+        // One block cannot overlap with anything, and without cold levels a visit never
+        // yields: both run as the paper's loop.
+        let pipeline = p.pipeline && cold_octets != 0 && keys.len() > ways;
         match (ways, pipeline) {
             (16, true) => kernel::<C, F, true, false, P>(t, split, cold_octets, 16, keys, res),
             (16, false) => kernel::<C, F, true, false, 1>(t, split, cold_octets, 16, keys, res),

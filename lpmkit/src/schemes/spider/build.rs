@@ -25,7 +25,8 @@
 
 use super::{
     BuildInfo, Codec, Compact16, ElementLayout, Elements, Elems, LookupParams, Paper32, Spider,
-    SpiderConfig, Table, Wide32, CACHED_LEVEL_BYTES, DP_FIRST_ROW, FIRST_STRIDE_ROW, MAX_WAYS, ROW,
+    SpiderConfig, Table, Wide32, CACHED_LEVEL_BYTES_V4, CACHED_LEVEL_BYTES_V6, DP_FIRST_ROW,
+    FIRST_STRIDE_ROW, MAX_WAYS, ROW,
 };
 use crate::fib::BuildError;
 use crate::prefix::Address;
@@ -107,7 +108,9 @@ pub(super) fn build<A: Address>(
             cold_octets: rows_per_level
                 .iter()
                 .enumerate()
-                .filter(|&(_, &rows)| rows * ROW * layout.element_bytes() > CACHED_LEVEL_BYTES)
+                .filter(|&(_, &rows)| {
+                    rows * ROW * layout.element_bytes() > cached_level_bytes::<A>()
+                })
                 .fold(0, |m, (l, _)| m | 1 << (l + 2)),
         },
         name: format!("spider{}w", config.ways),
@@ -123,6 +126,14 @@ pub(super) fn build<A: Address>(
     };
     spider.info.build_ms = ms_since(t0);
     Ok(spider)
+}
+
+/// The size above which a level's rows are prefetched by the pipelined kernels.
+fn cached_level_bytes<A: Address>() -> usize {
+    match A::FAMILY {
+        crate::Family::V4 => CACHED_LEVEL_BYTES_V4,
+        crate::Family::V6 => CACHED_LEVEL_BYTES_V6,
+    }
 }
 
 /// The forced layout if the table fits it, else the smallest that does.

@@ -362,3 +362,29 @@ fn names_and_stats() {
     let w1 = Spider::build(&r, &SpiderConfig::w1()).unwrap();
     assert_eq!(w1.implementation(), Implementation::Scalar);
 }
+
+#[test]
+fn pipelined_kernels_with_every_level_cold() {
+    // Small tables have no cold level, so the pipelined kernel would never yield; force
+    // every level cold to run its ring, prefetches and refills on deep random tables.
+    for seed in 0..3 {
+        let r4 = random_rib::<Ipv4>(seed, 400);
+        let r6 = random_rib::<Ipv6>(seed, 400);
+        let (k4, k6) = (boundary_keys(&r4), boundary_keys(&r6));
+        for layout in ElementLayout::ALL {
+            for ways in 1..=16 {
+                let cfg = SpiderConfig {
+                    ways,
+                    layout: Some(layout),
+                    ..SpiderConfig::w16()
+                };
+                let mut f4 = Spider::build(&r4, &cfg).unwrap();
+                f4.params.cold_octets = u32::MAX;
+                check_keys(&f4, &r4, &k4, &format!("v4 cold {cfg:?}"));
+                let mut f6 = Spider::build(&r6, &cfg).unwrap();
+                f6.params.cold_octets = u32::MAX;
+                check_keys(&f6, &r6, &k6, &format!("v6 cold {cfg:?}"));
+            }
+        }
+    }
+}
