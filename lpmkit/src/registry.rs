@@ -223,6 +223,30 @@ static SCHEMES: &[SchemeInfo] = &[
         v4: Some(schemes::dxr::Dxr::build_boxed::<24>),
         v6: None,
     },
+    SchemeInfo {
+        name: "spider16w",
+        summary: "Spider: 8-bit-stride state-jump table, AVX2 gathers, two fused 8-lane streams",
+        reference: "Ueno et al., IEEE Access 8 (2020) §III, Alg. 1-2; NetSoft 2020",
+        incremental: false,
+        v4: Some(schemes::spider::Spider::<u32>::build_boxed_w16),
+        v6: Some(schemes::spider::Spider::<u128>::build_boxed_w16),
+    },
+    SchemeInfo {
+        name: "spider8w",
+        summary: "Spider with one 8-lane AVX2 stream (no loop fusion)",
+        reference: "Ueno et al., IEEE Access 8 (2020) §III-B, §V-D",
+        incremental: false,
+        v4: Some(schemes::spider::Spider::<u32>::build_boxed_w8),
+        v6: Some(schemes::spider::Spider::<u128>::build_boxed_w8),
+    },
+    SchemeInfo {
+        name: "spider1w",
+        summary: "Spider's table walked by scalar code, one address at a time",
+        reference: "Ueno et al., IEEE Access 8 (2020) §V-B, §V-D",
+        incremental: false,
+        v4: Some(schemes::spider::Spider::<u32>::build_boxed_w1),
+        v6: Some(schemes::spider::Spider::<u128>::build_boxed_w1),
+    },
 ];
 
 /// Builds an incremental scheme for family `A` from a `Rib`.

@@ -5,3 +5,4 @@ pub mod common;
 pub mod dir24_8;
 pub mod dxr;
 pub mod poptrie;
+pub mod spider;

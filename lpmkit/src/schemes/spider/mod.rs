@@ -1,0 +1,937 @@
+//! Spider: longest-prefix match parallelised with SIMD gathers, IPv4 and IPv6.
+//!
+//! The scheme of Y. Ueno, R. Nakamura, Y. Kuga and H. Esaki, "Fast Longest Prefix Matching
+//! by Exploiting SIMD Instructions" (IEEE Access 8, 2020; short version "Spider:
+//! Parallelizing Longest Prefix Matching with Optimization for SIMD Instructions", NetSoft
+//! 2020). Instead of making one lookup short, Spider makes many lookups run at once: 8
+//! addresses per AVX2 register, 16 per iteration with loop fusion.
+//!
+//! # The table (§III-A)
+//!
+//! A *state-jump table*: rows of 256 elements, one element per value of an address octet.
+//! Each element says which next hop the address has so far and which row handles the next
+//! octet. Rows are laid out one after another:
+//!
+//! * **row 0, End-of-Lookup (EoL)**: all zero, so an element of it points back to row 0 and
+//!   sets no next hop. A lane whose lookup is finished idles there, reading row 0 without
+//!   a branch, until every lane of the register is done;
+//! * **rows 1–256, the direct pointing table**: 65,536 elements indexed by the first two
+//!   octets (16 bits) at once, so the first memory access resolves every prefix up to /16;
+//! * **one row per 8-bit stride node** of the multiway trie below, ordered level by level
+//!   (all rows for the third octet, then all for the fourth, …), in address order within a
+//!   level, so the rows random traffic reaches first are contiguous.
+//!
+//! # The lookup (§III-B, Algorithms 1 and 2)
+//!
+//! Eight addresses are loaded into one 256-bit register; `shuffle8` extracts the first two
+//! octets, `add32` offsets them by 256 (row 1), one `vpgatherdd` fetches eight elements,
+//! `shuffle8`/masks split them into next-hop and next-row indices. Then, while any lane has a
+//! next row, the next octet is extracted, added to `row × 256`, gathered, and lanes whose
+//! element carries a next hop take it (`cmpeq32` + `blend32`). Loop fusion interleaves two
+//! such eight-lane streams, so an iteration looks up **16 addresses** (`spider16w`);
+//! `spider8w` runs one stream. For IPv6 (Algorithm 2) four loads bring in eight addresses,
+//! three `unpack` instructions gather the first 32 bits of each into one register (lanes in
+//! the order 0, 2, 4, 6, 1, 3, 5, 7), the same loop walks the octets, the register is
+//! refilled with the next 32 bits every four octets, and a final `permute32` restores the
+//! lane order. The number of lanes looked up together, the *degree of parallelism* of the
+//! paper's Fig. 6, is [`SpiderConfig::ways`] (1…16): fewer than eight lanes per stream are
+//! masked loads and masked gathers. `spider1w` is the scalar code, one address at a time;
+//! it is also what runs when the CPU has no AVX2 (detected at run time, see
+//! [`crate::simd`]) or when scalar code is forced.
+//!
+//! # Management (§III-C)
+//!
+//! The table is built from the [`Rib`], the route set kept for management, through the
+//! 256-ary multiway trie with **route aggregation**: a node is omitted when its elements do
+//! not change the result, and collapsed into its parent's element when all its elements
+//! carry one next hop. Spider is updated by **batch rebuild**: changes go to the `Rib`, the
+//! table is rebuilt and published with one pointer swap (see [`crate::sync`]); the build is
+//! the update latency, so it is fast (a few tens of milliseconds for a 900K-route IPv4
+//! table) and allocates no per-node memory (see `build.rs`).
+//!
+//! # Where lpmkit departs from the paper, and why
+//!
+//! * **Leaf-pushed elements.** The paper's elements keep the next hop of a covering prefix
+//!   even when they also point to a row, and rows leave an element's next hop at 0 when the
+//!   covering one still applies (the `blend` keeps it). lpmkit builds the aggregated trie
+//!   from the table's projection onto disjoint address ranges, which gives every element
+//!   its final answer (*leaf pushing*): an element either points to a row or carries a next
+//!   hop (0 only where no route matches at all). The lookup is unchanged — a lane still
+//!   keeps the last non-zero next hop it met — and aggregation is exact: a node exists if
+//!   and only if the answer is not constant over its block, which is what the paper's two
+//!   rules (omit, collapse) reach when applied until nothing changes.
+//! * **Element layouts** ([`ElementLayout`]). The paper's element is two 16-bit fields,
+//!   next-hop index and next-row index ([`ElementLayout::Paper32`]): at most 65,535 rows
+//!   and next hops. A leaf-pushed element never needs both fields, which allows two more
+//!   layouts. [`ElementLayout::Compact16`] has 16-bit elements whose value space is split
+//!   per table: `1..=H` are next hops (`H` the largest id), larger values name rows; it
+//!   holds any table whose next hops plus rows fit in 65,535 (all the real tables of
+//!   `../shared/data` but the origin-AS IPv4 one) in half the memory, so twice as much of
+//!   it stays in cache; it is gathered as 32-bit words at scale 2 and masked.
+//!   [`ElementLayout::Wide32`] has 32-bit elements with a tag bit: 31-bit next hops or up
+//!   to 2^23 rows (an 8 GiB table), for large IPv6 tables and tables with many next hops.
+//!   It replaces the "2 × 32 bits with 64-bit gathers" the issue suggested: the same
+//!   capacity for any table that fits in memory, at half the bytes and half the gathers.
+//!   The build picks the smallest layout that holds the table (`Compact16`, then
+//!   `Paper32`, then `Wide32`); [`SpiderConfig::layout`] forces one, and a table that does
+//!   not fit the forced layout is a [`BuildError`], never truncated.
+//! * **Pipelining** ([`SpiderConfig::pipeline`], on by default). The paper's loop waits for
+//!   each level's gather before the next level's, so a 16-address iteration costs one
+//!   memory latency per level, and a gather that misses blocks the reorder buffer. The
+//!   AVX2 kernels instead keep [`IN_FLIGHT`] blocks of `ways` addresses at different
+//!   depths and visit them in turn (asynchronous memory access chaining, Kocberber et al.,
+//!   VLDB 2015): a visit steps a block, and when the block's next level is *cold* — its
+//!   rows take more than [`CACHED_LEVEL_BYTES_V4`] (IPv4) or [`CACHED_LEVEL_BYTES_V6`] —
+//!   prefetches (into L2) the element every lane reads next and moves on; by the block's
+//!   next visit the data is there. Levels small enough to stay cached are stepped at once
+//!   (a table without cold levels runs the plain loop). The lockstep blocks, End-of-Lookup
+//!   idling and loop fusion are the paper's; `pipeline: false` runs the paper's loop as it
+//!   is (one block at a time), and [`SpiderConfig::paper`] is the published `Spider16w`.
+//! * **IPv6 refill.** Algorithm 2 shifts the four loaded registers right by four bytes and
+//!   unpacks again; lpmkit keeps addresses in host order (`u128`), so the first 32 bits are
+//!   the *high* dword and the unpacks are `unpackhi`/`unpacklo` pairs. The refill re-reads
+//!   the eight addresses from the input (which is in L1) and picks the next dword with the
+//!   same three unpacks instead of shifting four live registers, which saves registers
+//!   (two fused streams would need eight of the sixteen `ymm` registers for them).
+//! * **Memory.** The table is one allocation, aligned to 2 MiB and advised for transparent
+//!   huge pages (`madvise`) when it is larger than that: a lookup touches a random row, and
+//!   a 10–40 MiB table in 4 KiB pages would miss the TLB on most of them. Rows are 256
+//!   aligned elements (512 B or 1 KiB), so an element never straddles a cache line except
+//!   the 4-byte read of the last 2-byte element of a line (1 in 32).
+//!
+//! [`Fib::stats`] reports the layout, rows per level against the nodes of the multiway trie
+//! before aggregation (`trie_nodes_octetN`, `aggregated_away`), bytes, and build time.
+//!
+//! ```
+//! use lpmkit::{Fib, Ipv4, NextHop, Rib};
+//! use lpmkit::schemes::spider::{Spider, SpiderConfig};
+//!
+//! let mut rib = Rib::<Ipv4>::new();
+//! rib.insert("10.64.128.192/26".parse()?, NextHop::new(1).unwrap());
+//! rib.insert("192.168.0.0/16".parse()?, NextHop::new(2).unwrap());
+//! rib.insert("192.168.64.0/24".parse()?, NextHop::new(3).unwrap());
+//!
+//! let fib = Spider::build(&rib, &SpiderConfig::w16())?;
+//! assert_eq!(fib.lookup(0xc0a8_4001), NextHop::new(3)); // 192.168.64.1 (Fig. 4)
+//! let keys = [0xc0a8_4001, 0xc0a8_0101, 0x0a40_80c1, 0x0a40_8001];
+//! let mut out = [0u32; 4];
+//! fib.lookup_batch(&keys, &mut out);
+//! assert_eq!(out, [3, 2, 1, 0]);
+//! # Ok::<(), Box<dyn std::error::Error>>(())
+//! ```
+
+mod build;
+mod scalar;
+
+#[cfg(target_arch = "x86_64")]
+mod avx2;
+
+use core::marker::PhantomData;
+use core::ptr::NonNull;
+
+use crate::fib::{BuildError, Fib, Implementation, StatValue, Stats};
+use crate::nexthop::NextHop;
+use crate::prefix::{Address, Ipv4, Ipv6};
+use crate::registry::BuildOptions;
+use crate::rib::Rib;
+use crate::simd::Avx2;
+
+/// Elements per row (one per value of an octet).
+pub const ROW: usize = 256;
+/// Index of the first row of the direct pointing table (row 0 is End-of-Lookup).
+pub const DP_FIRST_ROW: usize = 1;
+/// Rows of the direct pointing table (65,536 elements, the first 16 address bits).
+pub const DP_ROWS: usize = 256;
+/// Index of the first stride row, after EoL and the direct pointing table.
+pub const FIRST_STRIDE_ROW: usize = DP_FIRST_ROW + DP_ROWS;
+/// The most lanes looked up together (two fused 8-lane streams).
+pub const MAX_WAYS: usize = 16;
+/// Blocks of `ways` addresses the pipelined kernels keep in flight.
+pub const IN_FLIGHT: usize = 16;
+/// IPv4: the pipelined kernels prefetch the elements of a level only when its rows take
+/// more than this many bytes (smaller levels stay in L2 while they are in use, and a
+/// prefetch costs instructions).
+pub const CACHED_LEVEL_BYTES_V4: usize = 256 << 10;
+/// IPv6: as [`CACHED_LEVEL_BYTES_V4`]. An IPv6 lookup steps three or four levels, so a
+/// visit costs more and levels that stay in L3 are cheaper to read directly: measured on
+/// an AMD Zen 4 (32 MiB L3) with the paper's matching keys, the LINX and origin-AS tables
+/// (levels of 1–2 MiB) ran 10–30% faster without prefetching, the 160K-route table
+/// (levels of 3.7–9.8 MiB) 2–3× faster with it.
+pub const CACHED_LEVEL_BYTES_V6: usize = 3 << 20;
+
+/// How an element of the table is encoded (see the module docs).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum ElementLayout {
+    /// 16-bit elements whose value space is split per table: `1..=H` are next hops (`H` the
+    /// largest next-hop id), larger values name rows. Holds a table whose largest next hop
+    /// plus its rows below the direct pointing table are at most 65,535. An lpmkit
+    /// extension.
+    Compact16,
+    /// The paper's element: next-hop index (low 16 bits) and next-row index (high 16 bits).
+    /// At most 65,535 rows and next hops.
+    Paper32,
+    /// 32-bit elements: a tag bit (the sign bit) and a 31-bit payload, the next hop (tag
+    /// set) or `row × 256` (tag clear). At most 2^23 rows and 2^31 − 1 next hops.
+    Wide32,
+}
+
+impl ElementLayout {
+    /// Every layout, smallest first (the order in which the build tries them).
+    pub const ALL: [ElementLayout; 3] = [
+        ElementLayout::Compact16,
+        ElementLayout::Paper32,
+        ElementLayout::Wide32,
+    ];
+
+    /// Bytes per element.
+    pub fn element_bytes(self) -> usize {
+        match self {
+            ElementLayout::Compact16 => 2,
+            ElementLayout::Paper32 | ElementLayout::Wide32 => 4,
+        }
+    }
+
+    /// The largest next-hop id an element can hold.
+    pub fn max_next_hop(self) -> u32 {
+        match self {
+            ElementLayout::Compact16 | ElementLayout::Paper32 => 0xffff,
+            ElementLayout::Wide32 => 0x7fff_ffff,
+        }
+    }
+
+    /// Whether a table with next hops up to `max_next_hop` and `stride_rows` rows below
+    /// the direct pointing table fits the layout.
+    pub fn fits(self, max_next_hop: u32, stride_rows: usize) -> bool {
+        self.check(max_next_hop, stride_rows).is_ok()
+    }
+
+    /// [`fits`](Self::fits), or the error naming the limit.
+    pub(crate) fn check(self, max_next_hop: u32, stride_rows: usize) -> Result<(), BuildError> {
+        let scheme = || format!("spider ({self} elements)");
+        if max_next_hop > self.max_next_hop() {
+            return Err(BuildError::NextHopOverflow {
+                scheme: scheme(),
+                max: self.max_next_hop() as u64,
+                requested: max_next_hop as u64,
+            });
+        }
+        let (what, max, requested) = match self {
+            // Values 1..=max_nh are next hops, the rest name rows.
+            ElementLayout::Compact16 => (
+                "next hops + rows below the direct pointing table",
+                0xffff,
+                max_next_hop as u64 + stride_rows as u64,
+            ),
+            ElementLayout::Paper32 => (
+                "rows (largest row index)",
+                0xffff,
+                (FIRST_STRIDE_ROW + stride_rows) as u64 - 1,
+            ),
+            ElementLayout::Wide32 => (
+                "rows (largest row index)",
+                (1 << 23) - 1,
+                (FIRST_STRIDE_ROW + stride_rows) as u64 - 1,
+            ),
+        };
+        if requested > max {
+            return Err(BuildError::CapacityExceeded {
+                scheme: scheme(),
+                what,
+                max,
+                requested,
+            });
+        }
+        Ok(())
+    }
+
+    /// A short name: `compact16`, `paper32` or `wide32`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            ElementLayout::Compact16 => "compact16",
+            ElementLayout::Paper32 => "paper32",
+            ElementLayout::Wide32 => "wide32",
+        }
+    }
+}
+
+impl core::fmt::Display for ElementLayout {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// Build options for [`Spider`].
+///
+/// ```
+/// use lpmkit::schemes::spider::{ElementLayout, SpiderConfig};
+///
+/// let fig6_point = SpiderConfig { ways: 11, ..SpiderConfig::w16() };
+/// let paper_element = SpiderConfig { layout: Some(ElementLayout::Paper32), ..Default::default() };
+/// assert_eq!(SpiderConfig::default(), SpiderConfig::w16());
+/// # let _ = (fig6_point, paper_element);
+/// ```
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct SpiderConfig {
+    /// Lanes looked up together, 1…16 (the degree of parallelism of Fig. 6): 16 is two
+    /// fused 8-lane streams (`spider16w`), 8 one stream (`spider8w`); other values mask
+    /// lanes off. The scalar code honours it too, stepping `ways` addresses in lockstep.
+    pub ways: usize,
+    /// Use the scalar code even if the CPU has AVX2.
+    pub force_scalar: bool,
+    /// Force an element layout instead of the smallest that holds the table.
+    pub layout: Option<ElementLayout>,
+    /// Keep [`IN_FLIGHT`] blocks of `ways` addresses in flight and prefetch the element each
+    /// lane reads next (see the module docs); `false` runs the paper's loop as it is, one
+    /// block at a time. Only the AVX2 kernels pipeline.
+    pub pipeline: bool,
+}
+
+impl Default for SpiderConfig {
+    fn default() -> Self {
+        Self::w16()
+    }
+}
+
+impl SpiderConfig {
+    /// `spider16w`: two fused streams of eight lanes.
+    pub fn w16() -> Self {
+        SpiderConfig {
+            ways: 16,
+            force_scalar: false,
+            layout: None,
+            pipeline: true,
+        }
+    }
+
+    /// `spider8w`: one stream of eight lanes.
+    pub fn w8() -> Self {
+        SpiderConfig {
+            ways: 8,
+            ..Self::w16()
+        }
+    }
+
+    /// `spider1w`: the scalar lookup, one address at a time.
+    pub fn w1() -> Self {
+        SpiderConfig {
+            ways: 1,
+            force_scalar: true,
+            ..Self::w16()
+        }
+    }
+
+    /// The paper's `Spider16w` as published: two fused 8-lane streams, the 2 × 16-bit
+    /// element, one block at a time (no pipelining).
+    pub fn paper() -> Self {
+        SpiderConfig {
+            layout: Some(ElementLayout::Paper32),
+            pipeline: false,
+            ..Self::w16()
+        }
+    }
+}
+
+// ---------------------------------------------------------------------------------------
+// Element codecs: how a layout stores "next hop" and "next row" (shared by both paths).
+// ---------------------------------------------------------------------------------------
+
+/// An element layout as a type: encoding for the builder, decoding for the scalar path.
+///
+/// `split` is a per-table parameter: for [`Compact16`] the smallest value that names a row
+/// (the largest next hop + 1); the other layouts ignore it.
+pub(crate) trait Codec: Copy + Send + Sync + 'static {
+    /// The element type.
+    type E: Copy + Default + Send + Sync + 'static;
+    /// An element that ends the lookup with next hop `nh` (0 = no route).
+    fn leaf(nh: u32, split: u32) -> Self::E;
+    /// An element that continues in row `row` (`row >= FIRST_STRIDE_ROW`).
+    fn pointer(row: u32, split: u32) -> Self::E;
+    /// Decodes an element: the index of the next row's first element (0 = EoL) and the
+    /// next hop the element sets (0 = keep the current result).
+    fn decode(e: Self::E, split: u32) -> (usize, u32);
+}
+
+/// Marker for [`ElementLayout::Compact16`].
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct Compact16;
+/// Marker for [`ElementLayout::Paper32`].
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct Paper32;
+/// Marker for [`ElementLayout::Wide32`].
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct Wide32;
+
+impl Codec for Compact16 {
+    type E = u16;
+    #[inline(always)]
+    fn leaf(nh: u32, split: u32) -> u16 {
+        debug_assert!(nh < split);
+        nh as u16
+    }
+    #[inline(always)]
+    fn pointer(row: u32, split: u32) -> u16 {
+        let v = split + (row - FIRST_STRIDE_ROW as u32);
+        debug_assert!(row as usize >= FIRST_STRIDE_ROW && v <= u16::MAX as u32);
+        v as u16
+    }
+    #[inline(always)]
+    fn decode(e: u16, split: u32) -> (usize, u32) {
+        let v = e as u32;
+        if v >= split {
+            (((v - split) as usize + FIRST_STRIDE_ROW) << 8, 0)
+        } else {
+            (0, v)
+        }
+    }
+}
+
+impl Codec for Paper32 {
+    type E = u32;
+    #[inline(always)]
+    fn leaf(nh: u32, _: u32) -> u32 {
+        debug_assert!(nh <= 0xffff);
+        nh
+    }
+    #[inline(always)]
+    fn pointer(row: u32, _: u32) -> u32 {
+        debug_assert!(row <= 0xffff && row as usize >= FIRST_STRIDE_ROW);
+        row << 16
+    }
+    #[inline(always)]
+    fn decode(e: u32, _: u32) -> (usize, u32) {
+        (((e >> 16) as usize) << 8, e & 0xffff)
+    }
+}
+
+impl Codec for Wide32 {
+    type E = u32;
+    #[inline(always)]
+    fn leaf(nh: u32, _: u32) -> u32 {
+        debug_assert!(nh < 1 << 31);
+        if nh == 0 {
+            0
+        } else {
+            0x8000_0000 | nh
+        }
+    }
+    #[inline(always)]
+    fn pointer(row: u32, _: u32) -> u32 {
+        debug_assert!(row < 1 << 23 && row as usize >= FIRST_STRIDE_ROW);
+        row << 8
+    }
+    #[inline(always)]
+    fn decode(e: u32, _: u32) -> (usize, u32) {
+        if e & 0x8000_0000 != 0 {
+            (0, e & 0x7fff_ffff)
+        } else {
+            (e as usize, 0)
+        }
+    }
+}
+
+// ---------------------------------------------------------------------------------------
+// The element array: one zeroed, aligned allocation.
+// ---------------------------------------------------------------------------------------
+
+/// Elements of padding after the last row, so a 32-bit read of the last 16-bit element
+/// (the `Compact16` gather reads 4 bytes at scale 2) stays inside the allocation.
+pub(crate) const PAD_ELEMENTS: usize = 32;
+
+/// A zero-initialised array of `u16`/`u32` elements, aligned for huge pages when large.
+pub(crate) struct Elements<E> {
+    ptr: NonNull<E>,
+    /// Elements in use (`rows × 256`); the allocation holds `PAD_ELEMENTS` more.
+    len: usize,
+    layout: std::alloc::Layout,
+}
+
+// SAFETY: `Elements` owns its allocation like a `Box<[E]>`; `E` is `u16` or `u32`.
+unsafe impl<E: Send> Send for Elements<E> {}
+// SAFETY: shared access is read-only (`&self` methods only read).
+unsafe impl<E: Sync> Sync for Elements<E> {}
+
+impl<E: Copy + Default> Elements<E> {
+    /// `rows × 256` zeroed elements (all-zero is End-of-Lookup in every layout).
+    ///
+    /// # Panics
+    /// If the size overflows `isize` (a table that large does not fit in memory anyway;
+    /// the builder checks the row limits first) or the allocation fails.
+    pub(crate) fn zeroed(rows: usize) -> Self {
+        const {
+            assert!(core::mem::size_of::<E>() == 2 || core::mem::size_of::<E>() == 4);
+        }
+        const HUGE: usize = 2 << 20;
+        let len = rows * ROW;
+        let mut bytes = (len + PAD_ELEMENTS) * core::mem::size_of::<E>();
+        let align = if bytes >= HUGE { HUGE } else { 4096 };
+        if align == HUGE {
+            // Whole huge pages: the last one is huge too.
+            bytes = bytes.div_ceil(HUGE) * HUGE;
+        }
+        let layout =
+            std::alloc::Layout::from_size_align(bytes, align).expect("table size overflows");
+        // SAFETY: `bytes > 0` (PAD_ELEMENTS > 0).
+        let raw = unsafe { std::alloc::alloc(layout) };
+        if raw.is_null() {
+            std::alloc::handle_alloc_error(layout)
+        }
+        if align == HUGE {
+            advise_huge_pages(raw, bytes);
+        }
+        // SAFETY: `raw` is a fresh allocation of `bytes` bytes. Zeroing it here rather than
+        // with `alloc_zeroed` lets the huge-page advice apply before the first touch.
+        unsafe { core::ptr::write_bytes(raw, 0, bytes) };
+        let ptr = NonNull::new(raw as *mut E).expect("checked above");
+        Elements { ptr, len, layout }
+    }
+
+    /// The elements in use.
+    #[inline(always)]
+    pub(crate) fn as_slice(&self) -> &[E] {
+        // SAFETY: the allocation holds `len + PAD_ELEMENTS` initialised (zeroed) elements,
+        // and `u16`/`u32` have no invalid bit patterns.
+        unsafe { core::slice::from_raw_parts(self.ptr.as_ptr(), self.len) }
+    }
+
+    /// The elements in use, for the builder.
+    pub(crate) fn as_mut_slice(&mut self) -> &mut [E] {
+        // SAFETY: as `as_slice`, and `&mut self` gives exclusive access.
+        unsafe { core::slice::from_raw_parts_mut(self.ptr.as_ptr(), self.len) }
+    }
+
+    /// The first element (gathers use it as their base).
+    #[inline(always)]
+    pub(crate) fn as_ptr(&self) -> *const E {
+        self.ptr.as_ptr()
+    }
+
+    /// Bytes of the table lookups read: the rows and the padding after them.
+    pub(crate) fn bytes(&self) -> usize {
+        (self.len + PAD_ELEMENTS) * core::mem::size_of::<E>()
+    }
+
+    /// Bytes allocated (whole huge pages for large tables).
+    pub(crate) fn allocated_bytes(&self) -> usize {
+        self.layout.size()
+    }
+}
+
+/// Asks Linux to back `[ptr, ptr + len)` with transparent huge pages (`madvise(2)` with
+/// `MADV_HUGEPAGE`): a table of tens of MiB read at random then needs a few TLB entries
+/// instead of thousands. Advice only: an error (or another OS) changes nothing.
+#[cfg(all(target_os = "linux", target_arch = "x86_64", not(miri)))]
+fn advise_huge_pages(ptr: *mut u8, len: usize) {
+    const SYS_MADVISE: usize = 28;
+    const MADV_HUGEPAGE: usize = 14;
+    // SAFETY: the madvise system call reads its three register arguments and changes only
+    // the paging policy of our own mapping (it never moves or frees memory); it clobbers
+    // rcx and r11 (declared) and returns in rax (ignored: this is advice).
+    unsafe {
+        core::arch::asm!(
+            "syscall",
+            inlateout("rax") SYS_MADVISE => _,
+            in("rdi") ptr,
+            in("rsi") len,
+            in("rdx") MADV_HUGEPAGE,
+            lateout("rcx") _,
+            lateout("r11") _,
+            options(nostack),
+        );
+    }
+}
+
+#[cfg(not(all(target_os = "linux", target_arch = "x86_64", not(miri))))]
+fn advise_huge_pages(_ptr: *mut u8, _len: usize) {}
+
+impl<E> Drop for Elements<E> {
+    fn drop(&mut self) {
+        // SAFETY: allocated in `zeroed` with this layout.
+        unsafe { std::alloc::dealloc(self.ptr.as_ptr() as *mut u8, self.layout) }
+    }
+}
+
+/// The elements in one of the layouts.
+pub(crate) enum Elems {
+    Compact16(Elements<u16>),
+    Paper32(Elements<u32>),
+    Wide32(Elements<u32>),
+}
+
+/// The table: elements plus the per-table decoding parameter.
+pub(crate) struct Table {
+    pub(crate) elems: Elems,
+    /// [`Codec`]'s `split` (the first row value of `Compact16`; 0 otherwise).
+    pub(crate) split: u32,
+}
+
+impl Table {
+    fn layout(&self) -> ElementLayout {
+        match self.elems {
+            Elems::Compact16(_) => ElementLayout::Compact16,
+            Elems::Paper32(_) => ElementLayout::Paper32,
+            Elems::Wide32(_) => ElementLayout::Wide32,
+        }
+    }
+
+    fn bytes(&self) -> usize {
+        match &self.elems {
+            Elems::Compact16(t) => t.bytes(),
+            Elems::Paper32(t) | Elems::Wide32(t) => t.bytes(),
+        }
+    }
+
+    fn allocated_bytes(&self) -> usize {
+        match &self.elems {
+            Elems::Compact16(t) => t.allocated_bytes(),
+            Elems::Paper32(t) | Elems::Wide32(t) => t.allocated_bytes(),
+        }
+    }
+}
+
+/// Runs `$body` with `$t` bound to the elements and `$C` to the codec type.
+macro_rules! with_table {
+    ($table:expr, |$t:ident, $C:ident| $body:expr) => {
+        match &$table.elems {
+            Elems::Compact16($t) => {
+                type $C = Compact16;
+                $body
+            }
+            Elems::Paper32($t) => {
+                type $C = Paper32;
+                $body
+            }
+            Elems::Wide32($t) => {
+                type $C = Wide32;
+                $body
+            }
+        }
+    };
+}
+
+/// Structure figures gathered by the build, for [`Fib::stats`].
+#[derive(Clone, Debug, Default)]
+pub(crate) struct BuildInfo {
+    /// Rows per trie level below the direct pointing table (index 0 = third octet).
+    rows_per_level: Vec<usize>,
+    /// Nodes of the multiway trie before aggregation, per level.
+    trie_nodes_per_level: Vec<usize>,
+    /// Disjoint address ranges of the table (after merging equal neighbours).
+    ranges: usize,
+    /// Largest next-hop id.
+    max_next_hop: u32,
+    /// Routes in the `Rib`.
+    routes: usize,
+    /// Milliseconds the build took.
+    build_ms: f64,
+}
+
+/// How `lookup_batch` runs.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct LookupParams {
+    /// Lanes per block.
+    pub(crate) ways: usize,
+    /// Several blocks in flight with prefetching (AVX2 only).
+    pub(crate) pipeline: bool,
+    /// Bit `o`: the rows read at octet `o` exceed [`CACHED_LEVEL_BYTES_V4`] (IPv4) or
+    /// [`CACHED_LEVEL_BYTES_V6`]; the pipelined kernels prefetch only for those.
+    pub(crate) cold_octets: u32,
+}
+
+/// A Spider lookup table for IPv4 ([`Ipv4`]) or IPv6 ([`Ipv6`]).
+///
+/// Built by [`Spider::build`]; looks up through [`Fib`].
+pub struct Spider<A: Address> {
+    table: Table,
+    avx2: Option<Avx2>,
+    params: LookupParams,
+    name: String,
+    info: BuildInfo,
+    _family: PhantomData<fn(A) -> A>,
+}
+
+impl<A: Address> Spider<A> {
+    /// Builds the table from `rib`.
+    ///
+    /// Fails if `config.ways` is not in 1…16, or the table does not fit the forced layout
+    /// (or, without one, the widest layout: more than 2^23 rows or a next hop ≥ 2^31).
+    pub fn build(rib: &Rib<A>, config: &SpiderConfig) -> Result<Self, BuildError> {
+        build::build(rib, config)
+    }
+
+    /// The element layout in use.
+    pub fn layout(&self) -> ElementLayout {
+        self.table.layout()
+    }
+
+    /// Lanes looked up together.
+    pub fn ways(&self) -> usize {
+        self.params.ways
+    }
+
+    /// Rows of the table: EoL, the 256 rows of the direct pointing table, and the stride
+    /// rows.
+    pub fn rows(&self) -> usize {
+        FIRST_STRIDE_ROW + self.stride_rows()
+    }
+
+    /// Stride rows (nodes of the aggregated trie below the direct pointing table).
+    pub fn stride_rows(&self) -> usize {
+        self.info.rows_per_level.iter().sum()
+    }
+
+    /// Stride rows per level: index 0 holds the rows for the third octet, and so on.
+    pub fn rows_per_level(&self) -> &[usize] {
+        &self.info.rows_per_level
+    }
+
+    /// Nodes below the direct pointing table of the multiway trie *before* route
+    /// aggregation, per level (compare with [`rows_per_level`](Self::rows_per_level)).
+    pub fn trie_nodes_per_level(&self) -> &[usize] {
+        &self.info.trie_nodes_per_level
+    }
+
+    /// Milliseconds the build took.
+    pub fn build_ms(&self) -> f64 {
+        self.info.build_ms
+    }
+
+    /// The scalar lookup of one address (the twin every kernel is checked against).
+    #[inline]
+    fn lookup_scalar(&self, addr: A) -> u32 {
+        with_table!(self.table, |t, C| scalar::lookup_one::<A, C>(
+            t,
+            self.table.split,
+            addr
+        ))
+    }
+
+    fn lookup_batch_scalar(&self, addrs: &[A], out: &mut [u32]) {
+        with_table!(self.table, |t, C| scalar::lookup_batch::<A, C>(
+            t,
+            self.table.split,
+            self.params.ways,
+            addrs,
+            out
+        ))
+    }
+
+    fn common_stats(&self) -> Stats {
+        let i = &self.info;
+        let layout = self.layout();
+        let mut s = Stats::new()
+            .with("ways", StatValue::Count(self.params.ways as u64))
+            .with(
+                "in_flight_blocks",
+                StatValue::Count(
+                    if self.params.pipeline && self.params.cold_octets != 0 && self.avx2.is_some() {
+                        IN_FLIGHT as u64
+                    } else {
+                        1
+                    },
+                ),
+            )
+            .with("layout", StatValue::Text(layout.as_str().into()))
+            .with(
+                "element_bytes",
+                StatValue::Count(layout.element_bytes() as u64),
+            )
+            .with("rows", StatValue::Count(self.rows() as u64))
+            .with("stride_rows", StatValue::Count(self.stride_rows() as u64));
+        for (l, (&rows, &nodes)) in i
+            .rows_per_level
+            .iter()
+            .zip(&i.trie_nodes_per_level)
+            .enumerate()
+        {
+            if nodes == 0 && rows == 0 {
+                continue;
+            }
+            let octet = l + 3;
+            s.push(format!("rows_octet{octet}"), StatValue::Count(rows as u64));
+            s.push(
+                format!("trie_nodes_octet{octet}"),
+                StatValue::Count(nodes as u64),
+            );
+        }
+        let cold: Vec<String> = (0..32)
+            .filter(|o| self.params.cold_octets & (1 << o) != 0)
+            .map(|o| (o + 1).to_string())
+            .collect();
+        s.push("prefetched_octets", StatValue::Text(cold.join(",")));
+        let nodes: usize = i.trie_nodes_per_level.iter().sum();
+        s.push("trie_nodes", StatValue::Count(nodes as u64));
+        s.push(
+            "aggregated_away",
+            StatValue::Count(nodes.saturating_sub(self.stride_rows()) as u64),
+        );
+        s.push("ranges", StatValue::Count(i.ranges as u64));
+        s.push("routes", StatValue::Count(i.routes as u64));
+        s.push("max_next_hop", StatValue::Count(i.max_next_hop as u64));
+        s.push("bytes", StatValue::Bytes(self.table.bytes() as u64));
+        s.push(
+            "allocated_bytes",
+            StatValue::Bytes(self.table.allocated_bytes() as u64),
+        );
+        s.push("build", StatValue::Millis(i.build_ms));
+        s
+    }
+}
+
+impl Spider<Ipv4> {
+    /// The registry's builder: `options.ways` (default 16) and `options.force_scalar`.
+    pub fn build_boxed_w16(
+        rib: &Rib<Ipv4>,
+        options: &BuildOptions,
+    ) -> Result<Box<dyn Fib<Ipv4>>, BuildError> {
+        Ok(Box::new(Self::build(
+            rib,
+            &config_from(options, 16, false),
+        )?))
+    }
+
+    /// The registry's builder: `options.ways` (default 8) and `options.force_scalar`.
+    pub fn build_boxed_w8(
+        rib: &Rib<Ipv4>,
+        options: &BuildOptions,
+    ) -> Result<Box<dyn Fib<Ipv4>>, BuildError> {
+        Ok(Box::new(Self::build(rib, &config_from(options, 8, false))?))
+    }
+
+    /// The registry's builder: always scalar, `options.ways` (default 1) in lockstep.
+    pub fn build_boxed_w1(
+        rib: &Rib<Ipv4>,
+        options: &BuildOptions,
+    ) -> Result<Box<dyn Fib<Ipv4>>, BuildError> {
+        Ok(Box::new(Self::build(rib, &config_from(options, 1, true))?))
+    }
+}
+
+impl Spider<Ipv6> {
+    /// The registry's builder: `options.ways` (default 16) and `options.force_scalar`.
+    pub fn build_boxed_w16(
+        rib: &Rib<Ipv6>,
+        options: &BuildOptions,
+    ) -> Result<Box<dyn Fib<Ipv6>>, BuildError> {
+        Ok(Box::new(Self::build(
+            rib,
+            &config_from(options, 16, false),
+        )?))
+    }
+
+    /// The registry's builder: `options.ways` (default 8) and `options.force_scalar`.
+    pub fn build_boxed_w8(
+        rib: &Rib<Ipv6>,
+        options: &BuildOptions,
+    ) -> Result<Box<dyn Fib<Ipv6>>, BuildError> {
+        Ok(Box::new(Self::build(rib, &config_from(options, 8, false))?))
+    }
+
+    /// The registry's builder: always scalar, `options.ways` (default 1) in lockstep.
+    pub fn build_boxed_w1(
+        rib: &Rib<Ipv6>,
+        options: &BuildOptions,
+    ) -> Result<Box<dyn Fib<Ipv6>>, BuildError> {
+        Ok(Box::new(Self::build(rib, &config_from(options, 1, true))?))
+    }
+}
+
+fn config_from(options: &BuildOptions, default_ways: usize, scalar: bool) -> SpiderConfig {
+    SpiderConfig {
+        ways: options.ways.unwrap_or(default_ways),
+        force_scalar: scalar || options.force_scalar,
+        ..SpiderConfig::w16()
+    }
+}
+
+impl Fib<Ipv4> for Spider<Ipv4> {
+    fn name(&self) -> &str {
+        &self.name
+    }
+
+    #[inline]
+    fn lookup(&self, addr: Ipv4) -> Option<NextHop> {
+        NextHop::new(self.lookup_scalar(addr))
+    }
+
+    fn lookup_batch(&self, addrs: &[Ipv4], out: &mut [u32]) {
+        assert!(out.len() >= addrs.len(), "output shorter than input");
+        let out = &mut out[..addrs.len()];
+        #[cfg(target_arch = "x86_64")]
+        if let Some(token) = self.avx2 {
+            with_table!(self.table, |t, C| avx2::lookup_v4::<C>(
+                token,
+                t,
+                self.table.split,
+                &self.params,
+                addrs,
+                out
+            ));
+            return;
+        }
+        self.lookup_batch_scalar(addrs, out)
+    }
+
+    fn memory_bytes(&self) -> usize {
+        self.table.bytes()
+    }
+
+    fn stats(&self) -> Stats {
+        self.common_stats()
+    }
+
+    fn implementation(&self) -> Implementation {
+        implementation(self.avx2)
+    }
+}
+
+impl Fib<Ipv6> for Spider<Ipv6> {
+    fn name(&self) -> &str {
+        &self.name
+    }
+
+    #[inline]
+    fn lookup(&self, addr: Ipv6) -> Option<NextHop> {
+        NextHop::new(self.lookup_scalar(addr))
+    }
+
+    fn lookup_batch(&self, addrs: &[Ipv6], out: &mut [u32]) {
+        assert!(out.len() >= addrs.len(), "output shorter than input");
+        let out = &mut out[..addrs.len()];
+        #[cfg(target_arch = "x86_64")]
+        if let Some(token) = self.avx2 {
+            with_table!(self.table, |t, C| avx2::lookup_v6::<C>(
+                token,
+                t,
+                self.table.split,
+                &self.params,
+                addrs,
+                out
+            ));
+            return;
+        }
+        self.lookup_batch_scalar(addrs, out)
+    }
+
+    fn memory_bytes(&self) -> usize {
+        self.table.bytes()
+    }
+
+    fn stats(&self) -> Stats {
+        self.common_stats()
+    }
+
+    fn implementation(&self) -> Implementation {
+        implementation(self.avx2)
+    }
+}
+
+fn implementation(avx2: Option<Avx2>) -> Implementation {
+    if avx2.is_some() {
+        Implementation::Avx2
+    } else {
+        Implementation::Scalar
+    }
+}
+
+#[cfg(test)]
+mod tests;

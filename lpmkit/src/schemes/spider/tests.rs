@@ -1,0 +1,390 @@
+//! Unit tests: the paper's examples, the table's structure, layouts, every kernel shape.
+
+use super::*;
+use crate::prefix::Prefix;
+use crate::rng::SplitMix64;
+
+fn nh(v: u32) -> NextHop {
+    NextHop::new(v).unwrap()
+}
+
+fn rib<A: Address>(routes: &[(&str, u32)]) -> Rib<A> {
+    routes
+        .iter()
+        .map(|&(p, h)| (p.parse::<Prefix<A>>().unwrap(), nh(h)))
+        .collect()
+}
+
+/// Keys at every prefix boundary (first, last, ±1) plus the ends of the address space.
+fn boundary_keys<A: Address>(rib: &Rib<A>) -> Vec<A> {
+    let mut keys = vec![
+        A::ZERO,
+        A::MAX,
+        A::from_u128(1),
+        A::MAX.checked_dec().unwrap(),
+    ];
+    for (p, _) in rib.iter() {
+        for a in [p.first(), p.last()] {
+            keys.push(a);
+            keys.extend(a.checked_inc());
+            keys.extend(a.checked_dec());
+        }
+    }
+    keys
+}
+
+/// Every layout that holds `rib`, scalar and AVX2, and the given ways.
+fn configs<A: Address>(rib: &Rib<A>, ways: &[usize]) -> Vec<SpiderConfig> {
+    let mut v = vec![];
+    for layout in ElementLayout::ALL {
+        for &w in ways {
+            for (force_scalar, pipeline) in [(false, true), (false, false), (true, true)] {
+                let cfg = SpiderConfig {
+                    ways: w,
+                    force_scalar,
+                    layout: Some(layout),
+                    pipeline,
+                };
+                if Spider::build(rib, &cfg).is_ok() {
+                    v.push(cfg);
+                }
+            }
+        }
+    }
+    v
+}
+
+fn check_keys<A: Address>(fib: &dyn Fib<A>, rib: &Rib<A>, keys: &[A], what: &str) {
+    let mut out = vec![u32::MAX; keys.len()];
+    fib.lookup_batch(keys, &mut out);
+    for (&k, &o) in keys.iter().zip(&out) {
+        let want = NextHop::raw(rib.lookup(k));
+        assert_eq!(NextHop::raw(fib.lookup(k)), want, "{what}: lookup {k:x}");
+        assert_eq!(o, want, "{what}: lookup_batch {k:x}");
+    }
+}
+
+fn check_all<A: Address>(rib: &Rib<A>, ways: &[usize])
+where
+    Spider<A>: Fib<A>,
+{
+    let keys = boundary_keys(rib);
+    for cfg in configs(rib, ways) {
+        let fib = Spider::build(rib, &cfg).unwrap();
+        check_keys(&fib, rib, &keys, &format!("{cfg:?}"));
+    }
+}
+
+#[test]
+fn fig4_example() {
+    // Fig. 4: 10.64.128.192/26 via .1, 192.168.0.0/16 via .2, 192.168.64.0/24 via .3.
+    let r = rib::<Ipv4>(&[
+        ("10.64.128.192/26", 1),
+        ("192.168.0.0/16", 2),
+        ("192.168.64.0/24", 3),
+    ]);
+    let fib = Spider::build(&r, &SpiderConfig::default()).unwrap();
+    assert_eq!(fib.lookup(0xc0a8_4001), Some(nh(3)), "192.168.64.1");
+    assert_eq!(fib.lookup(0xc0a8_4101), Some(nh(2)), "192.168.65.1");
+    assert_eq!(fib.lookup(0x0a40_80c8), Some(nh(1)), "10.64.128.200");
+    assert_eq!(fib.lookup(0x0a40_80bf), None, "10.64.128.191");
+    // Rows: one for 10.64 and one for 192.168 (third octet), one for 10.64.128 (fourth).
+    assert_eq!(fib.rows_per_level(), &[2, 1]);
+    assert_eq!(fib.rows(), 1 + 256 + 3);
+    check_all(&r, &[1, 3, 8, 16]);
+}
+
+#[test]
+fn fig5_aggregation() {
+    // Fig. 5: the node for 192.168.10.0/24 is omitted (its /32 has the /16's next hop) and
+    // the node for 192.168.64.0/24 collapses (all 256 /32s share one next hop).
+    let mut routes = vec![
+        ("10.64.128.192/26".to_string(), 1),
+        ("192.168.0.0/16".to_string(), 2),
+        ("192.168.10.10/32".to_string(), 2),
+    ];
+    for i in 0..256 {
+        routes.push((format!("192.168.64.{i}/32"), 3));
+    }
+    let r: Rib<Ipv4> = routes
+        .iter()
+        .map(|(p, h)| (p.parse().unwrap(), nh(*h)))
+        .collect();
+    let fib = Spider::build(&r, &SpiderConfig::default()).unwrap();
+    assert_eq!(fib.trie_nodes_per_level(), &[2, 3]);
+    assert_eq!(fib.rows_per_level(), &[2, 1]);
+    assert_eq!(
+        fib.stats().get("aggregated_away"),
+        Some(&StatValue::Count(2))
+    );
+    // The 192.168 row holds the collapsed node's next hop in element 64.
+    let Elems::Compact16(t) = &fib.table.elems else {
+        panic!("small tables use compact elements")
+    };
+    let split = fib.table.split;
+    let dp = t.as_slice()[DP_FIRST_ROW * ROW + 0xc0a8];
+    let (row, _) = Compact16::decode(dp, split);
+    assert!(row >= FIRST_STRIDE_ROW * ROW);
+    assert_eq!(Compact16::decode(t.as_slice()[row + 64], split), (0, 3));
+    assert_eq!(Compact16::decode(t.as_slice()[row + 10], split), (0, 2));
+    check_all(&r, &[16]);
+}
+
+#[test]
+fn table_structure() {
+    let r = rib::<Ipv4>(&[("0.0.0.0/0", 5), ("10.1.2.0/23", 6), ("10.1.2.128/25", 7)]);
+    for layout in ElementLayout::ALL {
+        let cfg = SpiderConfig {
+            layout: Some(layout),
+            ..Default::default()
+        };
+        let fib = Spider::build(&r, &cfg).unwrap();
+        assert_eq!(fib.layout(), layout);
+        let split = fib.table.split;
+        with_table!(fib.table, |t, C| {
+            let s = t.as_slice();
+            let dec = |e| C::decode(e, split);
+            assert_eq!(s.len(), fib.rows() * ROW);
+            // Row 0 is End-of-Lookup: all zero, decoding to "row 0, keep the result".
+            assert!(s[..ROW].iter().all(|&e| dec(e) == (0, 0)));
+            // The direct pointing table: /0 everywhere but 10.1, which points to a row.
+            assert_eq!(dec(s[ROW]), (0, 5));
+            let (row, _) = dec(s[ROW + 0x0a01]);
+            assert_eq!(row, FIRST_STRIDE_ROW * ROW);
+            assert_eq!(dec(s[row + 1]), (0, 5));
+            assert_eq!(dec(s[row + 3]), (0, 6));
+            assert_eq!(dec(s[row + 4]), (0, 5));
+            let (row2, _) = dec(s[row + 2]);
+            assert_eq!(dec(s[row2 + 0x7f]), (0, 6));
+            assert_eq!(dec(s[row2 + 0x80]), (0, 7));
+            assert_eq!(row2, (FIRST_STRIDE_ROW + 1) * ROW);
+        });
+        assert_eq!(fib.rows_per_level(), &[1, 1]);
+    }
+}
+
+#[test]
+fn empty_default_and_host_routes() {
+    check_all(&Rib::<Ipv4>::new(), &[1, 8, 16]);
+    check_all(&Rib::<Ipv6>::new(), &[1, 8, 16]);
+    let r4 = rib::<Ipv4>(&[
+        ("0.0.0.0/0", 1),
+        ("0.0.0.0/32", 2),
+        ("255.255.255.255/32", 3),
+        ("128.0.0.0/1", 4),
+        ("10.0.0.1/32", 1),
+    ]);
+    check_all(&r4, &[1, 5, 8, 13, 16]);
+    let r6 = rib::<Ipv6>(&[
+        ("::/0", 1),
+        ("::/128", 2),
+        ("ffff:ffff:ffff:ffff:ffff:ffff:ffff:ffff/128", 3),
+        ("2001:db8::/32", 4),
+        ("2001:db8:1:2:3:4:5:6/127", 5),
+        ("2001:db8:0:1::/64", 6),
+    ]);
+    check_all(&r6, &[1, 5, 8, 13, 16]);
+}
+
+#[test]
+fn layouts_widen_and_refuse() {
+    // Next hops up to 65,535 fit the 16-bit layouts.
+    let mut r = rib::<Ipv4>(&[("10.0.0.0/8", 40_000)]);
+    let fib = Spider::build(&r, &SpiderConfig::default()).unwrap();
+    assert_eq!(fib.layout(), ElementLayout::Compact16);
+    r.insert("11.0.0.0/8".parse().unwrap(), nh(70_000));
+    let fib = Spider::build(&r, &SpiderConfig::default()).unwrap();
+    assert_eq!(fib.layout(), ElementLayout::Wide32);
+    check_all(&r, &[16]);
+    for forced in [ElementLayout::Compact16, ElementLayout::Paper32] {
+        let err = Spider::build(
+            &r,
+            &SpiderConfig {
+                layout: Some(forced),
+                ..Default::default()
+            },
+        )
+        .err()
+        .unwrap();
+        assert!(
+            matches!(
+                err,
+                BuildError::NextHopOverflow {
+                    max: 65535,
+                    requested: 70000,
+                    ..
+                }
+            ),
+            "{err}"
+        );
+    }
+    r.insert("12.0.0.0/8".parse().unwrap(), nh(1 << 31));
+    assert!(matches!(
+        Spider::build(&r, &SpiderConfig::default()),
+        Err(BuildError::NextHopOverflow { .. })
+    ));
+}
+
+#[test]
+fn rows_widen_the_layout() {
+    // 40,000 /24s, each in its own /16 block: 40,000 rows. With next hops up to 30,000,
+    // next hops + rows exceed the 16-bit value space, so the paper's element is used.
+    let mut r = Rib::<Ipv4>::new();
+    for i in 0..40_000u32 {
+        let a = (i / 256 + 1) << 24 | (i % 256) << 16 | 0x0100;
+        r.insert(Prefix::new(a, 24).unwrap(), nh(1 + i % 30_000));
+    }
+    let fib = Spider::build(&r, &SpiderConfig::default()).unwrap();
+    assert_eq!(fib.stride_rows(), 40_000);
+    assert_eq!(fib.layout(), ElementLayout::Paper32);
+    let err = Spider::build(
+        &r,
+        &SpiderConfig {
+            layout: Some(ElementLayout::Compact16),
+            ..Default::default()
+        },
+    )
+    .err()
+    .unwrap();
+    assert!(
+        matches!(
+            err,
+            BuildError::CapacityExceeded {
+                max: 65535,
+                requested: 70_000,
+                ..
+            }
+        ),
+        "{err}"
+    );
+    check_all(&r, &[16, 7]);
+    // 70,000 /25s in distinct /24s: more than 65,535 rows, so the wide element.
+    let mut r = Rib::<Ipv4>::new();
+    for i in 0..70_000u32 {
+        r.insert(
+            Prefix::new(0x0100_0000 + (i << 8), 25).unwrap(),
+            nh(1 + i % 7),
+        );
+    }
+    let fib = Spider::build(&r, &SpiderConfig::default()).unwrap();
+    assert_eq!(fib.rows_per_level(), &[274, 70_000]);
+    assert_eq!(fib.layout(), ElementLayout::Wide32);
+    let err = Spider::build(&r, &SpiderConfig::paper()).err().unwrap();
+    assert!(
+        matches!(
+            err,
+            BuildError::CapacityExceeded {
+                max: 65535,
+                requested: 70_530,
+                ..
+            }
+        ),
+        "{err}"
+    );
+    check_all(&r, &[16, 1]);
+}
+
+#[test]
+fn bad_ways() {
+    for w in [0, 17] {
+        let cfg = SpiderConfig {
+            ways: w,
+            ..Default::default()
+        };
+        assert!(matches!(
+            Spider::build(&Rib::<Ipv4>::new(), &cfg),
+            Err(BuildError::InvalidConfig { .. })
+        ));
+    }
+}
+
+/// Random prefixes clustered so they nest, with few next hops so aggregation happens.
+fn random_rib<A: Address>(seed: u64, n: usize) -> Rib<A> {
+    let mut rng = SplitMix64::new(seed);
+    let mut r = Rib::new();
+    let hubs: Vec<A> = (0..8).map(|_| A::from_u128(rng.next_u128())).collect();
+    for _ in 0..n {
+        let hub = hubs[rng.below(hubs.len() as u64) as usize];
+        let len = rng.below(A::BITS as u64 + 1) as u8;
+        // Flip a few random low bits of the hub so prefixes share long stems.
+        let noise = A::from_u128(rng.next_u128() >> rng.below(128) as u32);
+        let addr = A::from_u128(hub.to_u128() ^ noise.to_u128());
+        r.insert(
+            Prefix::new_truncating(addr, len),
+            nh(1 + rng.below(4) as u32),
+        );
+    }
+    r
+}
+
+#[test]
+fn random_tables_every_shape() {
+    let ways: Vec<usize> = (1..=16).collect();
+    for seed in 0..4 {
+        let r4 = random_rib::<Ipv4>(seed, 300);
+        check_all(&r4, &ways);
+        let r6 = random_rib::<Ipv6>(seed, 300);
+        check_all(&r6, &ways);
+    }
+}
+
+#[test]
+fn batch_lengths_and_registry() {
+    let r = random_rib::<Ipv6>(9, 200);
+    let mut keys = boundary_keys(&r);
+    keys.truncate(70);
+    for info in
+        crate::registry::schemes_for(crate::Family::V6).filter(|s| s.name.starts_with("spider"))
+    {
+        for ways in [None, Some(5), Some(12)] {
+            let opts = BuildOptions {
+                ways,
+                ..Default::default()
+            };
+            let fib = info.build(&r, &opts).unwrap();
+            for n in 0..=keys.len() {
+                check_keys(fib.as_ref(), &r, &keys[..n], info.name);
+            }
+        }
+    }
+}
+
+#[test]
+fn names_and_stats() {
+    let r = random_rib::<Ipv4>(3, 100);
+    let fib = Spider::build(&r, &SpiderConfig::w8()).unwrap();
+    assert_eq!(fib.name(), "spider8w");
+    let s = fib.stats();
+    assert_eq!(s.get("ways"), Some(&StatValue::Count(8)));
+    assert_eq!(s.get("layout"), Some(&StatValue::Text("compact16".into())));
+    assert_eq!(s.get("rows"), Some(&StatValue::Count(fib.rows() as u64)));
+    assert!(fib.memory_bytes() >= fib.rows() * ROW * 2);
+    let w1 = Spider::build(&r, &SpiderConfig::w1()).unwrap();
+    assert_eq!(w1.implementation(), Implementation::Scalar);
+}
+
+#[test]
+fn pipelined_kernels_with_every_level_cold() {
+    // Small tables have no cold level, so the pipelined kernel would never yield; force
+    // every level cold to run its ring, prefetches and refills on deep random tables.
+    for seed in 0..3 {
+        let r4 = random_rib::<Ipv4>(seed, 400);
+        let r6 = random_rib::<Ipv6>(seed, 400);
+        let (k4, k6) = (boundary_keys(&r4), boundary_keys(&r6));
+        for layout in ElementLayout::ALL {
+            for ways in 1..=16 {
+                let cfg = SpiderConfig {
+                    ways,
+                    layout: Some(layout),
+                    ..SpiderConfig::w16()
+                };
+                let mut f4 = Spider::build(&r4, &cfg).unwrap();
+                f4.params.cold_octets = u32::MAX;
+                check_keys(&f4, &r4, &k4, &format!("v4 cold {cfg:?}"));
+                let mut f6 = Spider::build(&r6, &cfg).unwrap();
+                f6.params.cold_octets = u32::MAX;
+                check_keys(&f6, &r6, &k6, &format!("v6 cold {cfg:?}"));
+            }
+        }
+    }
+}
