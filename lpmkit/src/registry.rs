@@ -55,7 +55,7 @@ pub struct SchemeInfo {
     pub summary: &'static str,
     /// Where the scheme is described.
     pub reference: &'static str,
-    /// True if the scheme also implements [`IncrementalFib`](crate::IncrementalFib).
+    /// True if the scheme also implements [`IncrementalFib`].
     pub incremental: bool,
     v4: Option<BuildFn<u32>>,
     v6: Option<BuildFn<u128>>,
