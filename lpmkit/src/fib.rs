@@ -22,6 +22,9 @@ pub enum Implementation {
     Scalar,
     /// AVX2 kernels (x86-64, detected at run time).
     Avx2,
+    /// Scalar code compiled for the hardware `popcnt` instruction (x86-64, detected at
+    /// run time).
+    Popcnt,
 }
 
 impl fmt::Display for Implementation {
@@ -29,6 +32,7 @@ impl fmt::Display for Implementation {
         f.write_str(match self {
             Implementation::Scalar => "scalar",
             Implementation::Avx2 => "avx2",
+            Implementation::Popcnt => "popcnt",
         })
     }
 }

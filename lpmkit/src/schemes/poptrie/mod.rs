@@ -73,8 +73,7 @@
 //!
 //!   Both are compiled once portably and once with the `popcnt` instruction, chosen at
 //!   build time from CPU detection (`force_scalar` picks the portable twin;
-//!   [`Fib::implementation`] reports `avx2` for the `popcnt` kernel, which runs only on
-//!   CPUs with AVX2 and POPCNT).
+//!   [`Fib::implementation`] reports `popcnt` for the hardware-popcount kernel).
 //!
 //! Differences from the C code: the bulk build (from ranges, not route by route), the
 //! exact-size buddy allocator, 32-bit leaf widening, and the batched lookup (the C code
@@ -520,7 +519,7 @@ impl<A: Key> Fib<A> for Poptrie<A> {
 
     fn implementation(&self) -> Implementation {
         if self.popcnt {
-            Implementation::Avx2
+            Implementation::Popcnt
         } else {
             Implementation::Scalar
         }

@@ -519,28 +519,16 @@ impl<E: Copy + Default> Elements<E> {
 /// Asks Linux to back `[ptr, ptr + len)` with transparent huge pages (`madvise(2)` with
 /// `MADV_HUGEPAGE`): a table of tens of MiB read at random then needs a few TLB entries
 /// instead of thousands. Advice only: an error (or another OS) changes nothing.
-#[cfg(all(target_os = "linux", target_arch = "x86_64", not(miri)))]
+#[cfg(all(target_os = "linux", not(miri)))]
 fn advise_huge_pages(ptr: *mut u8, len: usize) {
-    const SYS_MADVISE: usize = 28;
-    const MADV_HUGEPAGE: usize = 14;
-    // SAFETY: the madvise system call reads its three register arguments and changes only
-    // the paging policy of our own mapping (it never moves or frees memory); it clobbers
-    // rcx and r11 (declared) and returns in rax (ignored: this is advice).
+    // SAFETY: madvise only changes the paging policy of our own mapping (it never moves or
+    // frees memory); the return value is ignored because this is advice.
     unsafe {
-        core::arch::asm!(
-            "syscall",
-            inlateout("rax") SYS_MADVISE => _,
-            in("rdi") ptr,
-            in("rsi") len,
-            in("rdx") MADV_HUGEPAGE,
-            lateout("rcx") _,
-            lateout("r11") _,
-            options(nostack),
-        );
+        libc::madvise(ptr as *mut libc::c_void, len, libc::MADV_HUGEPAGE);
     }
 }
 
-#[cfg(not(all(target_os = "linux", target_arch = "x86_64", not(miri))))]
+#[cfg(not(all(target_os = "linux", not(miri))))]
 fn advise_huge_pages(_ptr: *mut u8, _len: usize) {}
 
 impl<E> Drop for Elements<E> {
