@@ -21,6 +21,11 @@ pub struct InfoArgs {
     /// Use scalar lookup code even where the CPU has SIMD support.
     #[arg(long)]
     force_scalar: bool,
+
+    /// For DXR schemes: the share of lookups needing n binary-search steps (the DXR
+    /// paper's Table 3) over this many uniform random keys; 0 turns it off.
+    #[arg(long, value_name = "N", default_value_t = 1_000_000)]
+    search_steps: usize,
 }
 
 pub fn run(args: InfoArgs) -> anyhow::Result<ExitCode> {
@@ -55,7 +60,7 @@ fn info<A: Address>(table: &Table<A>, args: &InfoArgs) -> anyhow::Result<ExitCod
         "scheme", "build ms", "memory bytes", "B/prefix", "code"
     );
     let opts = BuildOptions::scalar(args.force_scalar);
-    for info in schemes {
+    for info in &schemes {
         let pb = progress::spinner(format!("building {}", info.name));
         let t0 = Instant::now();
         let built = info.build(rib, &opts);
@@ -77,5 +82,45 @@ fn info<A: Address>(table: &Table<A>, args: &InfoArgs) -> anyhow::Result<ExitCod
             Err(e) => println!("{:<12} build failed: {e}", info.name),
         }
     }
+    if args.search_steps > 0 {
+        let rib4 = (rib as &dyn std::any::Any).downcast_ref::<lpmkit::Rib<u32>>();
+        let dxr: Vec<u8> = schemes.iter().filter_map(|s| dxr_k(s.name)).collect();
+        if let (Some(rib4), false) = (rib4, dxr.is_empty()) {
+            search_steps(rib4, &dxr, args)?;
+        }
+    }
     Ok(ExitCode::SUCCESS)
+}
+
+/// `k` of a DXR scheme name (`d18r` → 18).
+fn dxr_k(name: &str) -> Option<u8> {
+    name.strip_prefix('d')?.strip_suffix('r')?.parse().ok()
+}
+
+/// The DXR paper's Table 3: share of lookups by binary-search steps.
+fn search_steps(rib: &lpmkit::Rib<u32>, ks: &[u8], args: &InfoArgs) -> anyhow::Result<()> {
+    use lpmkit::schemes::dxr::{Dxr, DxrConfig};
+    let keys = lpmkit::traffic::uniform::<u32>(args.search_steps, 1);
+    println!();
+    println!(
+        "DXR binary-search steps per lookup ({} uniform random keys; share of lookups by steps 0, 1, 2, …):",
+        keys.len()
+    );
+    for &k in ks {
+        let fib = Dxr::build(rib, &DxrConfig::with_k(k))?;
+        let h = fib.search_steps_histogram(&keys);
+        let total = h.iter().sum::<u64>().max(1) as f64;
+        let shares: Vec<String> = h
+            .iter()
+            .map(|&c| format!("{:.4}", c as f64 / total))
+            .collect();
+        let mean = h
+            .iter()
+            .enumerate()
+            .map(|(i, &c)| i as f64 * c as f64)
+            .sum::<f64>()
+            / total;
+        println!("  d{k}r  mean {mean:.2}  [{}]", shares.join(" "));
+    }
+    Ok(())
 }
