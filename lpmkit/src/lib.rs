@@ -35,6 +35,7 @@
 //! * [`registry`]: every scheme by name, for generic code.
 //! * [`schemes`]: one module per scheme.
 //! * [`table`]: a loaded [`Table`] (routes plus next-hop names).
+//! * [`mem`]: huge-page-backed table memory shared by the schemes.
 //! * [`io`]: readers for text tables, MRT dumps, update traces and address lists.
 //! * [`sync`]: route updates while other threads look up (RCU-style publication).
 //! * [`synth`]: deterministic Internet-like synthetic tables.
@@ -44,6 +45,7 @@
 
 pub mod fib;
 pub mod io;
+pub mod mem;
 pub mod nexthop;
 pub mod prefix;
 pub mod registry;

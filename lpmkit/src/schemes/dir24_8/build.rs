@@ -2,6 +2,7 @@
 
 use super::{Dir24_8, Dir24_8Config, Entry, EntryWidth, Layout, Tables, PAD, TBL24_LEN};
 use crate::fib::BuildError;
+use crate::mem::TableBuf;
 use crate::prefix::Ipv4;
 use crate::rib::Rib;
 use crate::schemes::common::{check_next_hops, ms_since, range_starts};
@@ -80,8 +81,8 @@ fn count_groups(ranges: &[(u32, u32)]) -> usize {
 
 /// Fills the tables from the ranges; returns them and the number of direct tbl24 entries.
 fn fill<E: Entry>(ranges: &[(u32, u32)], groups: usize) -> (Tables<E>, usize) {
-    let mut tbl24 = vec![E::default(); TBL24_LEN + PAD].into_boxed_slice();
-    let mut tbl8 = vec![E::default(); groups * 256 + PAD].into_boxed_slice();
+    let mut tbl24 = TableBuf::<E>::zeroed(TBL24_LEN + PAD);
+    let mut tbl8 = TableBuf::<E>::zeroed(groups * 256 + PAD);
     let mut next_group = 0usize;
     // The group of the block currently being filled, if it has one.
     let mut open: Option<(u32, usize)> = None;

@@ -40,6 +40,7 @@ mod avx2;
 pub use v6::{Dir24_8V6, BATCH_V6};
 
 use crate::fib::{BuildError, Fib, Implementation, StatValue, Stats};
+use crate::mem::{Plain, TableBuf};
 use crate::nexthop::NextHop;
 use crate::prefix::Ipv4;
 use crate::registry::BuildOptions;
@@ -74,7 +75,7 @@ pub struct Dir24_8Config {
 }
 
 /// A table entry: `u16` or `u32`.
-pub(crate) trait Entry: Copy + Default + Send + Sync + 'static {
+pub(crate) trait Entry: Plain {
     const BITS: u32;
     fn from_u32(v: u32) -> Self;
     fn get(self) -> u32;
@@ -113,10 +114,10 @@ const PAD: usize = 2;
 
 /// The two tables of one entry width.
 pub(crate) struct Tables<E: Entry> {
-    /// `TBL24_LEN + PAD` entries.
-    tbl24: Box<[E]>,
+    /// `TBL24_LEN + PAD` entries (huge-page backed, as DPDK's tables are).
+    tbl24: TableBuf<E>,
     /// `groups * 256 + PAD` entries.
-    tbl8: Box<[E]>,
+    tbl8: TableBuf<E>,
 }
 
 impl<E: Entry> Tables<E> {

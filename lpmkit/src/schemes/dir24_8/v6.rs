@@ -26,6 +26,7 @@
 //!   block's first-table entries are prefetched.
 
 use crate::fib::{BuildError, Fib, StatValue, Stats};
+use crate::mem::TableBuf;
 use crate::nexthop::NextHop;
 use crate::prefix::Ipv6;
 use crate::registry::BuildOptions;
@@ -49,17 +50,24 @@ pub const BATCH_V6: usize = 64;
 
 /// The two tables of one entry width.
 struct Tables6<E: Entry> {
-    /// `TBL24_LEN` entries.
-    tbl24: Box<[E]>,
+    /// `TBL24_LEN` entries (huge-page backed).
+    tbl24: TableBuf<E>,
     /// `groups * 256` entries.
-    tbl8: Box<[E]>,
+    tbl8: TableBuf<E>,
 }
 
 impl<E: Entry> Tables6<E> {
     fn from_wide(b: &Builder) -> Self {
+        let convert = |src: &[u32]| {
+            let mut t = TableBuf::<E>::zeroed(src.len());
+            for (d, &e) in t.iter_mut().zip(src) {
+                *d = E::from_u32(e);
+            }
+            t
+        };
         Tables6 {
-            tbl24: b.tbl24.iter().map(|&e| E::from_u32(e)).collect(),
-            tbl8: b.tbl8.iter().map(|&e| E::from_u32(e)).collect(),
+            tbl24: convert(&b.tbl24),
+            tbl8: convert(&b.tbl8),
         }
     }
 
@@ -157,7 +165,7 @@ pub struct Dir24_8V6 {
 
 /// The tables while they are built: always 32-bit entries.
 struct Builder {
-    tbl24: Vec<u32>,
+    tbl24: TableBuf<u32>,
     tbl8: Vec<u32>,
     groups: usize,
     depth: u32,
@@ -203,7 +211,7 @@ impl Dir24_8V6 {
         let max_nh = check_next_hops(rib, NAME, MAX_NH)? as u64;
         let starts = range_starts(rib);
         let mut b = Builder {
-            tbl24: vec![0u32; TBL24_LEN],
+            tbl24: TableBuf::zeroed(TBL24_LEN),
             tbl8: Vec::new(),
             groups: 0,
             depth: 0,
@@ -243,8 +251,8 @@ impl Dir24_8V6 {
         let layout = match width {
             None if narrow_fits => Layout6::Narrow(Tables6::from_wide(&b)),
             None | Some(EntryWidth::Wide) => Layout6::Wide(Tables6 {
-                tbl24: core::mem::take(&mut b.tbl24).into_boxed_slice(),
-                tbl8: core::mem::take(&mut b.tbl8).into_boxed_slice(),
+                tbl24: core::mem::replace(&mut b.tbl24, TableBuf::zeroed(0)),
+                tbl8: TableBuf::from_slice(&b.tbl8),
             }),
             Some(EntryWidth::Narrow) => {
                 if max_nh > NARROW_MAX {

@@ -283,7 +283,7 @@ pub(super) fn build_with(
     }
 
     // §3.2: chunks; direct ones go straight into the lookup table.
-    let mut lt = vec![0u32; nchunks].into_boxed_slice();
+    let mut lt = crate::mem::TableBuf::<u32>::zeroed(nchunks);
     let mut full: Vec<FullChunk> = Vec::new();
     let mut counts = Counts::default();
     let _ = for_each_chunk::<()>(&ranges, k, 0, (nchunks - 1) as u32, |ca, cb, i, j| {

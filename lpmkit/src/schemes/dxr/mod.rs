@@ -320,7 +320,7 @@ pub(crate) struct Tables {
     /// `k`.
     k: u32,
     /// `2^k` entries (see the module docs for the format).
-    lt: Box<[u32]>,
+    lt: crate::mem::TableBuf<u32>,
     /// Range-table words, plus [`PAD_WORDS`].
     rt: Vec<u32>,
     /// Local → `Rib` next-hop id; empty in [`NextHopMode::Identity`].

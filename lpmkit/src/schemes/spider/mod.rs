@@ -127,9 +127,9 @@ mod scalar;
 mod avx2;
 
 use core::marker::PhantomData;
-use core::ptr::NonNull;
 
 use crate::fib::{BuildError, Fib, Implementation, StatValue, Stats};
+use crate::mem::{Plain, TableBuf};
 use crate::nexthop::NextHop;
 use crate::prefix::{Address, Ipv4, Ipv6};
 use crate::registry::BuildOptions;
@@ -341,7 +341,7 @@ impl SpiderConfig {
 /// (the largest next hop + 1); the other layouts ignore it.
 pub(crate) trait Codec: Copy + Send + Sync + 'static {
     /// The element type.
-    type E: Copy + Default + Send + Sync + 'static;
+    type E: Plain;
     /// An element that ends the lookup with next hop `nh` (0 = no route).
     fn leaf(nh: u32, split: u32) -> Self::E;
     /// An element that continues in row `row` (`row >= FIRST_STRIDE_ROW`).
@@ -437,72 +437,47 @@ impl Codec for Wide32 {
 /// (the `Compact16` gather reads 4 bytes at scale 2) stays inside the allocation.
 pub(crate) const PAD_ELEMENTS: usize = 32;
 
-/// A zero-initialised array of `u16`/`u32` elements, aligned for huge pages when large.
-pub(crate) struct Elements<E> {
-    ptr: NonNull<E>,
-    /// Elements in use (`rows × 256`); the allocation holds `PAD_ELEMENTS` more.
+/// The element array: `rows × 256` zeroed `u16`/`u32` elements plus [`PAD_ELEMENTS`], in a
+/// [`TableBuf`] (huge-page backed when large: a lookup touches a random row, and a 10–40 MiB
+/// table in 4 KiB pages would miss the TLB on most of them).
+pub(crate) struct Elements<E: Plain> {
+    buf: TableBuf<E>,
+    /// Elements in use (`rows × 256`); the buffer holds `PAD_ELEMENTS` more.
     len: usize,
-    layout: std::alloc::Layout,
 }
 
-// SAFETY: `Elements` owns its allocation like a `Box<[E]>`; `E` is `u16` or `u32`.
-unsafe impl<E: Send> Send for Elements<E> {}
-// SAFETY: shared access is read-only (`&self` methods only read).
-unsafe impl<E: Sync> Sync for Elements<E> {}
-
-impl<E: Copy + Default> Elements<E> {
+impl<E: Plain> Elements<E> {
     /// `rows × 256` zeroed elements (all-zero is End-of-Lookup in every layout).
     ///
     /// # Panics
     /// If the size overflows `isize` (a table that large does not fit in memory anyway;
-    /// the builder checks the row limits first) or the allocation fails.
+    /// the builder checks the row limits first); aborts if the allocation fails.
     pub(crate) fn zeroed(rows: usize) -> Self {
         const {
             assert!(core::mem::size_of::<E>() == 2 || core::mem::size_of::<E>() == 4);
         }
-        const HUGE: usize = 2 << 20;
         let len = rows * ROW;
-        let mut bytes = (len + PAD_ELEMENTS) * core::mem::size_of::<E>();
-        let align = if bytes >= HUGE { HUGE } else { 4096 };
-        if align == HUGE {
-            // Whole huge pages: the last one is huge too.
-            bytes = bytes.div_ceil(HUGE) * HUGE;
+        Elements {
+            buf: TableBuf::zeroed(len + PAD_ELEMENTS),
+            len,
         }
-        let layout =
-            std::alloc::Layout::from_size_align(bytes, align).expect("table size overflows");
-        // SAFETY: `bytes > 0` (PAD_ELEMENTS > 0).
-        let raw = unsafe { std::alloc::alloc(layout) };
-        if raw.is_null() {
-            std::alloc::handle_alloc_error(layout)
-        }
-        if align == HUGE {
-            advise_huge_pages(raw, bytes);
-        }
-        // SAFETY: `raw` is a fresh allocation of `bytes` bytes. Zeroing it here rather than
-        // with `alloc_zeroed` lets the huge-page advice apply before the first touch.
-        unsafe { core::ptr::write_bytes(raw, 0, bytes) };
-        let ptr = NonNull::new(raw as *mut E).expect("checked above");
-        Elements { ptr, len, layout }
     }
 
     /// The elements in use.
     #[inline(always)]
     pub(crate) fn as_slice(&self) -> &[E] {
-        // SAFETY: the allocation holds `len + PAD_ELEMENTS` initialised (zeroed) elements,
-        // and `u16`/`u32` have no invalid bit patterns.
-        unsafe { core::slice::from_raw_parts(self.ptr.as_ptr(), self.len) }
+        &self.buf[..self.len]
     }
 
     /// The elements in use, for the builder.
     pub(crate) fn as_mut_slice(&mut self) -> &mut [E] {
-        // SAFETY: as `as_slice`, and `&mut self` gives exclusive access.
-        unsafe { core::slice::from_raw_parts_mut(self.ptr.as_ptr(), self.len) }
+        &mut self.buf[..self.len]
     }
 
     /// The first element (gathers use it as their base).
     #[inline(always)]
     pub(crate) fn as_ptr(&self) -> *const E {
-        self.ptr.as_ptr()
+        self.buf.as_ptr()
     }
 
     /// Bytes of the table lookups read: the rows and the padding after them.
@@ -512,29 +487,7 @@ impl<E: Copy + Default> Elements<E> {
 
     /// Bytes allocated (whole huge pages for large tables).
     pub(crate) fn allocated_bytes(&self) -> usize {
-        self.layout.size()
-    }
-}
-
-/// Asks Linux to back `[ptr, ptr + len)` with transparent huge pages (`madvise(2)` with
-/// `MADV_HUGEPAGE`): a table of tens of MiB read at random then needs a few TLB entries
-/// instead of thousands. Advice only: an error (or another OS) changes nothing.
-#[cfg(all(target_os = "linux", not(miri)))]
-fn advise_huge_pages(ptr: *mut u8, len: usize) {
-    // SAFETY: madvise only changes the paging policy of our own mapping (it never moves or
-    // frees memory); the return value is ignored because this is advice.
-    unsafe {
-        libc::madvise(ptr as *mut libc::c_void, len, libc::MADV_HUGEPAGE);
-    }
-}
-
-#[cfg(not(all(target_os = "linux", not(miri))))]
-fn advise_huge_pages(_ptr: *mut u8, _len: usize) {}
-
-impl<E> Drop for Elements<E> {
-    fn drop(&mut self) {
-        // SAFETY: allocated in `zeroed` with this layout.
-        unsafe { std::alloc::dealloc(self.ptr.as_ptr() as *mut u8, self.layout) }
+        self.buf.allocated_bytes()
     }
 }
 

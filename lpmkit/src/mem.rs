@@ -1,0 +1,174 @@
+//! Lookup-table memory: zeroed, aligned, and backed by huge pages where the OS allows.
+//!
+//! Lookup structures of several MiB (DIR-24-8's 32–64 MiB first table, Spider's rows,
+//! DXR's lookup table for large `k`) are read at random addresses. In 4 KiB pages almost
+//! every such read also misses the TLB, so a scheme would be measured on page walks as much
+//! as on its own design. DPDK allocates its tables from huge pages for this reason; lpmkit
+//! does the same for every large table through [`TableBuf`]: allocations of 2 MiB or more
+//! are 2 MiB-aligned, rounded up to whole huge pages and advised for transparent huge
+//! pages (`madvise(MADV_HUGEPAGE)` on Linux) *before* they are first touched, so the kernel
+//! can back them with 2 MiB pages. It is advice: where the OS declines (or on another OS),
+//! nothing else changes.
+//!
+//! ```
+//! use lpmkit::mem::TableBuf;
+//! let mut t = TableBuf::<u16>::zeroed(1 << 24);
+//! assert_eq!(t.len(), 1 << 24);
+//! t[5] = 7;
+//! assert_eq!(t.iter().map(|&v| v as u64).sum::<u64>(), 7);
+//! ```
+
+use core::ops::{Deref, DerefMut};
+use core::ptr::NonNull;
+use std::alloc::Layout;
+
+mod sealed {
+    pub trait Sealed {}
+    impl Sealed for u8 {}
+    impl Sealed for u16 {}
+    impl Sealed for u32 {}
+    impl Sealed for u64 {}
+}
+
+/// Plain integers, for which all-zero bytes are a valid value.
+pub trait Plain: Copy + Default + Send + Sync + 'static + sealed::Sealed {}
+impl Plain for u8 {}
+impl Plain for u16 {}
+impl Plain for u32 {}
+impl Plain for u64 {}
+
+/// The size of a transparent huge page on x86-64 and most other 64-bit platforms.
+pub const HUGE_PAGE: usize = 2 << 20;
+
+/// A fixed-length, zero-initialised table of plain integers (like `Box<[T]>`), huge-page
+/// backed when large.
+pub struct TableBuf<T: Plain> {
+    ptr: NonNull<T>,
+    len: usize,
+    layout: Layout,
+}
+
+// SAFETY: `TableBuf` owns its allocation like a `Box<[T]>`, and `T` is a plain integer.
+unsafe impl<T: Plain> Send for TableBuf<T> {}
+// SAFETY: shared access only reads (mutation needs `&mut self`).
+unsafe impl<T: Plain> Sync for TableBuf<T> {}
+
+impl<T: Plain> TableBuf<T> {
+    /// `len` zeroed values.
+    ///
+    /// # Panics
+    /// If the size overflows `isize`; aborts (like `Vec`) if the allocation fails.
+    pub fn zeroed(len: usize) -> Self {
+        let elem = core::mem::size_of::<T>();
+        let mut bytes = len
+            .checked_mul(elem)
+            .expect("table size overflows")
+            .max(elem);
+        let align = if bytes >= HUGE_PAGE { HUGE_PAGE } else { 64 };
+        if align == HUGE_PAGE {
+            bytes = bytes.div_ceil(HUGE_PAGE) * HUGE_PAGE;
+        }
+        let layout = Layout::from_size_align(bytes, align).expect("table size overflows");
+        // SAFETY: `bytes > 0`.
+        let raw = unsafe { std::alloc::alloc(layout) };
+        if raw.is_null() {
+            std::alloc::handle_alloc_error(layout)
+        }
+        if align == HUGE_PAGE {
+            advise_huge_pages(raw, bytes);
+        }
+        // SAFETY: `raw` is a fresh allocation of `bytes` bytes. Zeroing it here rather than
+        // with `alloc_zeroed` lets the advice apply before the first touch.
+        unsafe { core::ptr::write_bytes(raw, 0, bytes) };
+        TableBuf {
+            ptr: NonNull::new(raw as *mut T).expect("checked above"),
+            len,
+            layout,
+        }
+    }
+
+    /// A table holding a copy of `values`.
+    pub fn from_slice(values: &[T]) -> Self {
+        let mut t = Self::zeroed(values.len());
+        t.copy_from_slice(values);
+        t
+    }
+
+    /// Bytes allocated (whole huge pages for large tables).
+    pub fn allocated_bytes(&self) -> usize {
+        self.layout.size()
+    }
+}
+
+impl<T: Plain> Deref for TableBuf<T> {
+    type Target = [T];
+    #[inline(always)]
+    fn deref(&self) -> &[T] {
+        // SAFETY: the allocation holds at least `len` initialised (zeroed or written)
+        // values of a type without invalid bit patterns.
+        unsafe { core::slice::from_raw_parts(self.ptr.as_ptr(), self.len) }
+    }
+}
+
+impl<T: Plain> DerefMut for TableBuf<T> {
+    #[inline(always)]
+    fn deref_mut(&mut self) -> &mut [T] {
+        // SAFETY: as `deref`, and `&mut self` gives exclusive access.
+        unsafe { core::slice::from_raw_parts_mut(self.ptr.as_ptr(), self.len) }
+    }
+}
+
+impl<T: Plain> Clone for TableBuf<T> {
+    fn clone(&self) -> Self {
+        Self::from_slice(self)
+    }
+}
+
+impl<T: Plain> Drop for TableBuf<T> {
+    fn drop(&mut self) {
+        // SAFETY: allocated in `zeroed` with this layout.
+        unsafe { std::alloc::dealloc(self.ptr.as_ptr() as *mut u8, self.layout) }
+    }
+}
+
+impl<T: Plain + core::fmt::Debug> core::fmt::Debug for TableBuf<T> {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        f.debug_struct("TableBuf")
+            .field("len", &self.len)
+            .field("allocated_bytes", &self.layout.size())
+            .finish()
+    }
+}
+
+/// Asks Linux to back `[ptr, ptr + len)` with transparent huge pages.
+#[cfg(all(target_os = "linux", not(miri)))]
+fn advise_huge_pages(ptr: *mut u8, len: usize) {
+    // SAFETY: madvise only changes the paging policy of our own mapping (it never moves or
+    // frees memory); the result is ignored because this is advice.
+    unsafe {
+        libc::madvise(ptr as *mut libc::c_void, len, libc::MADV_HUGEPAGE);
+    }
+}
+
+#[cfg(not(all(target_os = "linux", not(miri))))]
+fn advise_huge_pages(_ptr: *mut u8, _len: usize) {}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn small_and_large() {
+        let t = TableBuf::<u32>::zeroed(3);
+        assert_eq!(&*t, &[0, 0, 0]);
+        assert_eq!(t.as_ptr() as usize % 64, 0);
+        let mut big = TableBuf::<u16>::zeroed((3 << 20) + 1);
+        assert_eq!(big.as_ptr() as usize % HUGE_PAGE, 0);
+        assert_eq!(big.allocated_bytes() % HUGE_PAGE, 0);
+        big[3 << 20] = 9;
+        let c = big.clone();
+        assert_eq!(c[3 << 20], 9);
+        assert_eq!(TableBuf::<u8>::zeroed(0).len(), 0);
+        assert_eq!(&*TableBuf::from_slice(&[1u64, 2]), &[1, 2]);
+    }
+}
