@@ -443,8 +443,8 @@ fn make_keys<A: Address>(
             .map(A::from_u128)
             .collect(),
         Pattern::Trace(path) => {
-            let addrs: Vec<A> = lpmkit::io::read_addresses(path)
-                .with_context(|| format!("cannot read trace {}", path.display()))?;
+            let addrs: Vec<A> =
+                lpmkit::io::read_addresses(path).context("cannot read the trace")?;
             if addrs.is_empty() {
                 anyhow::bail!("trace {} holds no {} addresses", path.display(), A::FAMILY);
             }

@@ -104,7 +104,7 @@ pub fn load(args: &TableArgs) -> anyhow::Result<AnyTable> {
             };
             let t = io::read_table(path, &opts);
             pb.finish_and_clear();
-            t.with_context(|| format!("cannot load table {}", path.display()))?
+            t.context("cannot load the table")?
         }
         None => {
             let family = args.synthetic.unwrap_or(FamilyArg::V4);

@@ -74,7 +74,7 @@ pub fn run(args: UpdatesArgs) -> anyhow::Result<ExitCode> {
 fn replay<A: Address>(mut table: Table<A>, args: &UpdatesArgs) -> anyhow::Result<ExitCode> {
     let pb = progress::spinner(format!("reading {}", args.trace.display()));
     let updates = lpmkit::io::read_updates::<A>(&args.trace, &mut table.next_hops)
-        .with_context(|| format!("cannot read trace {}", args.trace.display()))?;
+        .context("cannot read the update trace")?;
     pb.finish_and_clear();
     if updates.is_empty() {
         anyhow::bail!("{} holds no {} updates", args.trace.display(), A::FAMILY);

@@ -273,7 +273,7 @@ fn malformed_text_tables_exact_messages() {
     for (text, want) in cases {
         let e = parse_text_table::<Ipv4>(text, "t", &o).unwrap_err();
         assert_eq!(&e.to_string(), want, "input {text:?}");
-        assert_eq!(e.source(), "t");
+        assert_eq!(e.input(), "t");
     }
     let e = parse_text_table::<Ipv6>("2001:db8::/129 a\n", "t", &o).unwrap_err();
     assert_eq!(
@@ -386,7 +386,7 @@ fn truncated_compressed_input_is_an_error() {
         let prefix = format!("{}: truncated {what} data after ", p.display());
         assert!(msg.starts_with(&prefix), "{msg}");
         assert!(msg.contains(" decompressed bytes ("), "{msg}");
-        assert!(std::error::Error::source(&e).is_some());
+        assert!(e.io_error().is_some());
     }
     let e = read_table(&dir.join("missing.txt"), &TableOptions::default()).unwrap_err();
     assert!(e.to_string().contains("missing.txt: cannot open: "), "{e}");

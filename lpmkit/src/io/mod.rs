@@ -136,11 +136,15 @@ impl ReadError {
     }
 
     /// The input's name (normally the path as given).
-    ///
-    /// This inherent method shadows [`std::error::Error::source`]; call
-    /// `std::error::Error::source(&e)` for the underlying I/O error, if any.
-    pub fn source(&self) -> &str {
+    pub fn input(&self) -> &str {
         &self.source
+    }
+
+    /// The underlying I/O (or decompression) error, if that is what went wrong. Its text
+    /// is already part of [`message`](Self::message), so `Error::source` does not repeat
+    /// it.
+    pub fn io_error(&self) -> Option<&std::io::Error> {
+        self.cause.as_ref()
     }
 
     /// The 1-based line number, for text input.
@@ -169,13 +173,7 @@ impl fmt::Display for ReadError {
     }
 }
 
-impl std::error::Error for ReadError {
-    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
-        self.cause
-            .as_ref()
-            .map(|e| e as &(dyn std::error::Error + 'static))
-    }
-}
+impl std::error::Error for ReadError {}
 
 /// How to read a routing table.
 #[derive(Clone, Debug)]
