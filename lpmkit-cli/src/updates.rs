@@ -97,7 +97,13 @@ fn replay<A: Address>(mut table: Table<A>, args: &UpdatesArgs) -> anyhow::Result
         changes.len(),
         updates.len()
     );
-    let keys = traffic::uniform::<A>(args.keys.max(args.batch), 7);
+    // The readers' keys: uniform for IPv4, the Spider paper's matching keys for IPv6
+    // (uniform IPv6 keys almost never match a route).
+    let pattern = match A::FAMILY {
+        lpmkit::Family::V4 => traffic::Pattern::Rnd,
+        lpmkit::Family::V6 => traffic::Pattern::V6Match,
+    };
+    let keys = traffic::keys::<A>(&pattern, &table.rib, args.keys.max(args.batch), 7)?;
     let mut failed = false;
     for info in input::schemes(&args.schemes, A::FAMILY)? {
         if let Some(build) = lpmkit::registry::incremental_builder::<A>(info.name) {
@@ -180,7 +186,7 @@ fn replay_rebuild<A: Address>(
     let reader = publisher.reader();
 
     // The readers' rate on an idle table, for comparison.
-    let idle_mlps = reader_rate(&reader, keys, args, Duration::from_millis(500));
+    let idle_mlps = reader_rate(&reader, keys, args, Duration::from_secs(1));
 
     let done = AtomicBool::new(false);
     let lookups = AtomicU64::new(0);
