@@ -18,7 +18,7 @@ use std::time::{Duration, Instant};
 
 use anyhow::Context;
 use clap::Args;
-use lpmkit::sync::{Publisher, PublisherConfig};
+use lpmkit::sync::{Publisher, PublisherConfig, Reader, TwinUpdater};
 use lpmkit::{traffic, Address, AnyTable, BuildOptions, Change, Fib, NextHop, Rib, Table};
 
 use crate::input::{self, TableArgs};
@@ -38,7 +38,7 @@ pub struct UpdatesArgs {
     #[arg(long, short = 's', default_value = "all")]
     schemes: String,
 
-    /// Reader threads looking up while the writer replays (rebuild-style schemes).
+    /// Reader threads looking up while the writer replays (0: measure the writer alone).
     #[arg(long, default_value_t = 1)]
     readers: usize,
 
@@ -107,7 +107,7 @@ fn replay<A: Address>(mut table: Table<A>, args: &UpdatesArgs) -> anyhow::Result
     let mut failed = false;
     for info in input::schemes(&args.schemes, A::FAMILY)? {
         if let Some(build) = lpmkit::registry::incremental_builder::<A>(info.name) {
-            failed |= !replay_incremental(&table.rib, info.name, build, &changes, &keys)?;
+            failed |= !replay_incremental(&table.rib, info.name, build, &changes, &keys, args)?;
         } else {
             failed |= !replay_rebuild(&table.rib, info, &changes, &offsets, &keys, args)?;
         }
@@ -140,7 +140,9 @@ fn replay_incremental<A: Address>(
     build: lpmkit::registry::IncrementalBuildFn<A>,
     changes: &[Change<A>],
     keys: &[A],
+    args: &UpdatesArgs,
 ) -> anyhow::Result<bool> {
+    // 1. The update rate alone: one change per `apply`, no readers.
     let mut rib = rib0.clone();
     let mut fib = build(&rib, &BuildOptions::default())?;
     let pb = progress::bar(changes.len() as u64, format!("{name}: applying"));
@@ -166,7 +168,88 @@ fn replay_incremental<A: Address>(
         changes.len() as f64 / secs,
         if ok { "equals" } else { "DIFFERS FROM" }
     );
-    Ok(ok)
+    if args.readers == 0 {
+        return Ok(ok);
+    }
+    // 2. The same with reader threads looking up throughout (left-right twin instances).
+    let mut updater = TwinUpdater::new(rib0.clone(), |r: &Rib<A>| {
+        build(r, &BuildOptions::default())
+    })?;
+    let reader = updater.reader();
+    let idle_mlps = reader_rate(&reader, keys, args, Duration::from_secs(1));
+    let mut max_wait_us = 0f64;
+    let pb = progress::bar(
+        changes.len() as u64,
+        format!("{name}: applying with readers"),
+    );
+    let (result, secs, busy_mlps) = with_readers(&reader, keys, args, || {
+        for (i, c) in changes.iter().enumerate() {
+            let info = updater.apply(std::slice::from_ref(c))?;
+            max_wait_us = max_wait_us.max(info.wait_us);
+            if i % 4096 == 0 {
+                pb.set_position(i as u64);
+            }
+        }
+        Ok(())
+    });
+    pb.finish_and_clear();
+    result?;
+    let ok2 = agrees(&reader.load().fib, updater.rib(), keys, changes);
+    println!(
+        "{name:<12} in place, left-right twins: {:.0} updates/s with {} reader(s) at {:.1} Mlps (idle {:.1}); longest wait for readers {:.0} us; table {} the trie",
+        changes.len() as f64 / secs,
+        args.readers,
+        busy_mlps,
+        idle_mlps,
+        max_wait_us,
+        if ok2 { "equals" } else { "DIFFERS FROM" }
+    );
+    Ok(ok && ok2)
+}
+
+/// Runs `writer` on this thread while `args.readers` threads look up `keys` through
+/// `reader`; returns the writer's result, its seconds, and the readers' rate in Mlps.
+fn with_readers<A: Address, F: Fib<A> + 'static>(
+    reader: &Reader<A, F>,
+    keys: &[A],
+    args: &UpdatesArgs,
+    writer: impl FnOnce() -> anyhow::Result<()>,
+) -> (anyhow::Result<()>, f64, f64) {
+    let done = AtomicBool::new(false);
+    let lookups = AtomicU64::new(0);
+    let (result, secs, reader_secs) = std::thread::scope(|s| {
+        let handles: Vec<_> = (0..args.readers)
+            .map(|r| {
+                let reader = reader.clone();
+                let (done, lookups) = (&done, &lookups);
+                s.spawn(move || {
+                    let mut out = vec![0u32; args.batch];
+                    let mut n = 0u64;
+                    let mut i = (r * 7919 * args.batch) % keys.len();
+                    let t = Instant::now();
+                    while !done.load(Ordering::Relaxed) {
+                        let end = (i + args.batch).min(keys.len());
+                        reader.lookup_batch(&keys[i..end], &mut out[..end - i]);
+                        n += (end - i) as u64;
+                        i = if end == keys.len() { 0 } else { end };
+                    }
+                    lookups.fetch_add(n, Ordering::Relaxed);
+                    t.elapsed().as_secs_f64()
+                })
+            })
+            .collect();
+        let t0 = Instant::now();
+        let result = writer();
+        let secs = t0.elapsed().as_secs_f64();
+        done.store(true, Ordering::Relaxed);
+        let reader_secs = handles
+            .into_iter()
+            .map(|h| h.join().unwrap())
+            .fold(0.0, f64::max);
+        (result, secs, reader_secs)
+    });
+    let mlps = lookups.load(Ordering::Relaxed) as f64 / reader_secs.max(1e-9) / 1e6;
+    (result, secs, mlps)
 }
 
 fn replay_rebuild<A: Address>(
@@ -188,33 +271,10 @@ fn replay_rebuild<A: Address>(
     // The readers' rate on an idle table, for comparison.
     let idle_mlps = reader_rate(&reader, keys, args, Duration::from_secs(1));
 
-    let done = AtomicBool::new(false);
-    let lookups = AtomicU64::new(0);
     let mut log = Vec::new();
     let t0 = Instant::now();
-    let (secs, reader_secs) = std::thread::scope(|s| -> anyhow::Result<(f64, f64)> {
-        let readers: Vec<_> = (0..args.readers)
-            .map(|r| {
-                let reader = reader.clone();
-                let (done, lookups) = (&done, &lookups);
-                s.spawn(move || {
-                    let mut out = vec![0u32; args.batch];
-                    let mut n = 0u64;
-                    let mut i = (r * 7919 * args.batch) % keys.len();
-                    let t = Instant::now();
-                    while !done.load(Ordering::Relaxed) {
-                        let end = (i + args.batch).min(keys.len());
-                        reader.lookup_batch(&keys[i..end], &mut out[..end - i]);
-                        n += (end - i) as u64;
-                        i = if end == keys.len() { 0 } else { end };
-                    }
-                    lookups.fetch_add(n, Ordering::Relaxed);
-                    t.elapsed().as_secs_f64()
-                })
-            })
-            .collect();
-        let pb = progress::bar(changes.len() as u64, format!("{}: replaying", info.name));
-        let mut result = Ok(());
+    let pb = progress::bar(changes.len() as u64, format!("{}: replaying", info.name));
+    let (result, secs, busy_mlps) = with_readers(&reader, keys, args, || {
         for (i, c) in changes.iter().enumerate() {
             if let Some(f) = args.speedup {
                 // Wait for the change's time, publishing when the hold time runs out.
@@ -222,45 +282,21 @@ fn replay_rebuild<A: Address>(
                 while Instant::now() < due {
                     let wake = publisher.deadline().map_or(due, |d| d.min(due));
                     std::thread::sleep(wake.saturating_duration_since(Instant::now()));
-                    match publisher.poll() {
-                        Ok(Some(p)) => log.push(p),
-                        Ok(None) => {}
-                        Err(e) => result = Err(e),
-                    }
-                }
-                if result.is_err() {
-                    break;
+                    log.extend(publisher.poll()?);
                 }
             }
-            match publisher.apply(*c) {
-                Ok(Some(p)) => log.push(p),
-                Ok(None) => {}
-                Err(e) => {
-                    result = Err(e);
-                    break;
-                }
-            }
+            log.extend(publisher.apply(*c)?);
             if i % 4096 == 0 {
                 pb.set_position(i as u64);
             }
         }
-        if result.is_ok() && publisher.pending() > 0 {
-            match publisher.publish() {
-                Ok(p) => log.push(p),
-                Err(e) => result = Err(e),
-            }
+        if publisher.pending() > 0 {
+            log.push(publisher.publish()?);
         }
-        let secs = t0.elapsed().as_secs_f64();
-        pb.finish_and_clear();
-        done.store(true, Ordering::Relaxed);
-        let reader_secs = readers
-            .into_iter()
-            .map(|h| h.join().unwrap())
-            .fold(0.0, f64::max);
-        result?;
-        Ok((secs, reader_secs))
-    })?;
-    let busy_mlps = lookups.load(Ordering::Relaxed) as f64 / reader_secs.max(1e-9) / 1e6;
+        Ok(())
+    });
+    pb.finish_and_clear();
+    result?;
     let builds: Vec<f64> = log.iter().map(|p| p.build_ms).collect();
     let mean_build = builds.iter().sum::<f64>() / builds.len().max(1) as f64;
     let max_build = builds.iter().copied().fold(0.0, f64::max);

@@ -315,3 +315,10 @@ impl<A: Address, F: Fib<A> + ?Sized> Fib<A> for Box<F> {
         (**self).implementation()
     }
 }
+
+/// A boxed incremental scheme is an incremental scheme (for registry-built tables).
+impl<A: Address, F: IncrementalFib<A> + ?Sized> IncrementalFib<A> for Box<F> {
+    fn apply(&mut self, rib: &Rib<A>, changes: &[Change<A>]) -> Result<UpdateStats, BuildError> {
+        (**self).apply(rib, changes)
+    }
+}

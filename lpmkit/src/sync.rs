@@ -12,6 +12,14 @@
 //! The full-table build time is the update latency of this model, which is why build speed
 //! is a headline figure of every rebuild-style scheme.
 //!
+//! Schemes that patch themselves in place ([`IncrementalFib`]: DXR, Poptrie) go through a
+//! [`TwinUpdater`] instead: it keeps two instances of the scheme (*left-right*): readers
+//! see one while the writer patches the other, the patched one is published with one
+//! pointer swap, and once the last reader has left the old instance it receives the same
+//! changes. Reads stay lock-free and wait-free, every batch sees the table before or after
+//! an update and never a half-applied one, and nothing is freed while a reader can hold it
+//! — at the price of twice the memory of the (small) incremental structures.
+//!
 //! ```
 //! use lpmkit::sync::{Publisher, PublisherConfig};
 //! use lpmkit::schemes::dir24_8::{Dir24_8, Dir24_8Config};
@@ -38,7 +46,7 @@ use std::time::{Duration, Instant};
 
 use arc_swap::{ArcSwap, Guard};
 
-use crate::fib::{BuildError, Change, Fib};
+use crate::fib::{BuildError, Change, Fib, IncrementalFib};
 use crate::prefix::Address;
 use crate::rib::Rib;
 
@@ -329,6 +337,154 @@ impl<A: Address, F> Drop for WriterHandle<A, F> {
     }
 }
 
+/// What a [`TwinUpdater::apply`] did.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct TwinInfo {
+    /// The generation now visible to readers.
+    pub generation: u64,
+    /// Changes that changed the `Rib` (and so were applied to both instances).
+    pub effective: usize,
+    /// Time the writer waited for readers to leave the old instance, in microseconds.
+    pub wait_us: f64,
+}
+
+/// In-place updates of an [`IncrementalFib`] while other threads look up (left-right).
+///
+/// ```
+/// use lpmkit::sync::TwinUpdater;
+/// use lpmkit::schemes::dxr::{Dxr, DxrConfig};
+/// use lpmkit::{Change, Fib, Ipv4, NextHop, Rib};
+///
+/// let build = |rib: &Rib<Ipv4>| Dxr::build(rib, &DxrConfig::d18r());
+/// let mut updater = TwinUpdater::new(Rib::new(), build)?;
+/// let reader = updater.reader();                 // clone and send to lookup threads
+/// let nh = NextHop::new(3).unwrap();
+/// updater.apply(&[Change::Announce("10.0.0.0/8".parse()?, nh)])?;
+/// assert_eq!(reader.load().lookup(0x0a00_0001), Some(nh));
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
+pub struct TwinUpdater<A: Address, F, B> {
+    rib: Rib<A>,
+    build: B,
+    shared: Arc<ArcSwap<Published<F>>>,
+    /// The instance readers cannot see; `None` after a failed update until rebuilt.
+    spare: Option<Arc<Published<F>>>,
+    generation: u64,
+}
+
+impl<A, F, B> TwinUpdater<A, F, B>
+where
+    A: Address,
+    F: IncrementalFib<A>,
+    B: FnMut(&Rib<A>) -> Result<F, BuildError>,
+{
+    /// Builds both instances from `rib` and publishes one as generation 0.
+    pub fn new(rib: Rib<A>, mut build: B) -> Result<Self, BuildError> {
+        let visible = build(&rib)?;
+        let spare = build(&rib)?;
+        Ok(TwinUpdater {
+            rib,
+            build,
+            shared: Arc::new(ArcSwap::from_pointee(Published {
+                generation: 0,
+                fib: visible,
+            })),
+            spare: Some(Arc::new(Published {
+                generation: 0,
+                fib: spare,
+            })),
+            generation: 0,
+        })
+    }
+
+    /// A handle for lookup threads.
+    pub fn reader(&self) -> Reader<A, F> {
+        Reader {
+            shared: Arc::clone(&self.shared),
+            _family: PhantomData,
+        }
+    }
+
+    /// The authoritative routes.
+    pub fn rib(&self) -> &Rib<A> {
+        &self.rib
+    }
+
+    /// Applies `changes` to the `Rib`, patches the hidden instance, publishes it with one
+    /// pointer swap, waits until no reader holds the other instance, and patches that one
+    /// too. Readers should hold a [`Reader::load`] guard for one batch, not longer: the
+    /// writer waits for the last of them. If patching fails (a capacity limit), the instance is rebuilt from the `Rib`;
+    /// if that fails as well, the error is returned and readers keep the last table
+    /// published.
+    pub fn apply(&mut self, changes: &[Change<A>]) -> Result<TwinInfo, BuildError> {
+        let effective: Vec<Change<A>> = changes
+            .iter()
+            .copied()
+            .filter(|c| c.apply_to(&mut self.rib))
+            .collect();
+        if effective.is_empty() && self.spare.is_some() {
+            return Ok(TwinInfo {
+                generation: self.generation,
+                effective: 0,
+                wait_us: 0.0,
+            });
+        }
+        let mut next = match self.spare.take() {
+            Some(mut spare) => {
+                let s = Arc::get_mut(&mut spare).expect("the spare instance is never shared");
+                self.patch(&mut s.fib, &effective)?;
+                spare
+            }
+            None => Arc::new(Published {
+                generation: 0,
+                fib: (self.build)(&self.rib)?,
+            }),
+        };
+        self.generation += 1;
+        Arc::get_mut(&mut next)
+            .expect("not yet published")
+            .generation = self.generation;
+        let mut old = self.shared.swap(next);
+        // `swap` has turned every reader's claim on the old instance into a reference
+        // count, so it is ours alone once the count drops to one.
+        let t0 = Instant::now();
+        let mut spins = 0u32;
+        let wait_us;
+        loop {
+            if Arc::get_mut(&mut old).is_some() {
+                wait_us = t0.elapsed().as_secs_f64() * 1e6;
+                break;
+            }
+            spins += 1;
+            if spins < 64 {
+                std::hint::spin_loop();
+            } else {
+                thread::yield_now();
+            }
+        }
+        let o = Arc::get_mut(&mut old).expect("checked above");
+        if self.patch(&mut o.fib, &effective).is_ok() {
+            self.spare = Some(old);
+        }
+        Ok(TwinInfo {
+            generation: self.generation,
+            effective: effective.len(),
+            wait_us,
+        })
+    }
+
+    /// Patches one instance; on failure rebuilds it from the `Rib`.
+    fn patch(&mut self, fib: &mut F, changes: &[Change<A>]) -> Result<(), BuildError> {
+        if changes.is_empty() {
+            return Ok(());
+        }
+        if fib.apply(&self.rib, changes).is_err() {
+            *fib = (self.build)(&self.rib)?;
+        }
+        Ok(())
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -382,6 +538,73 @@ mod tests {
         assert!(p.publish().is_err());
         assert_eq!(p.pending(), 1);
         assert_eq!(p.reader().load().generation, 0);
+    }
+
+    /// The `Rib` as an incremental scheme: apply is a clone of the new state.
+    #[derive(Clone)]
+    struct CloneFib(Rib<Ipv4>);
+
+    impl Fib<Ipv4> for CloneFib {
+        fn name(&self) -> &str {
+            "clone"
+        }
+        fn lookup(&self, a: Ipv4) -> Option<NextHop> {
+            self.0.lookup(a)
+        }
+        fn memory_bytes(&self) -> usize {
+            0
+        }
+    }
+
+    impl IncrementalFib<Ipv4> for CloneFib {
+        fn apply(
+            &mut self,
+            rib: &Rib<Ipv4>,
+            _: &[Change<Ipv4>],
+        ) -> Result<crate::fib::UpdateStats, BuildError> {
+            self.0 = rib.clone();
+            Ok(Default::default())
+        }
+    }
+
+    #[test]
+    fn twin_updates_both_instances() {
+        let mut t = TwinUpdater::new(Rib::new(), |r: &Rib<Ipv4>| Ok(CloneFib(r.clone()))).unwrap();
+        let reader = t.reader();
+        let p = Prefix::new(10 << 24, 8).unwrap();
+        // A reader holds generation 0 for a while; the writer publishes generation 1 at
+        // once, then waits for the reader before patching the old instance.
+        let (tx, rx) = mpsc::channel();
+        let r2 = reader.clone();
+        let holder = thread::spawn(move || {
+            let held = r2.load();
+            tx.send(()).unwrap();
+            thread::sleep(Duration::from_millis(50));
+            (held.generation, held.lookup(10 << 24))
+        });
+        rx.recv().unwrap();
+        let info = t.apply(&[Change::Announce(p, nh(1))]).unwrap();
+        assert_eq!(info.generation, 1);
+        assert!(
+            info.wait_us > 1000.0,
+            "waited {} us for the reader",
+            info.wait_us
+        );
+        assert_eq!(
+            holder.join().unwrap(),
+            (0, None),
+            "the held table never changed"
+        );
+        assert_eq!(reader.load().lookup(10 << 24), Some(nh(1)));
+        // The second update lands on the other instance, which must have caught up.
+        let q = Prefix::new(11 << 24, 8).unwrap();
+        t.apply(&[Change::Announce(q, nh(2))]).unwrap();
+        let g = reader.load();
+        assert_eq!(
+            (g.lookup(10 << 24), g.lookup(11 << 24)),
+            (Some(nh(1)), Some(nh(2)))
+        );
+        assert_eq!(t.apply(&[Change::Announce(q, nh(2))]).unwrap().effective, 0);
     }
 
     #[test]
