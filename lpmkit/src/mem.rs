@@ -5,9 +5,10 @@
 //! every such read also misses the TLB, so a scheme would be measured on page walks as much
 //! as on its own design. DPDK allocates its tables from huge pages for this reason; lpmkit
 //! does the same for every large table through [`TableBuf`]: allocations of 2 MiB or more
-//! are 2 MiB-aligned, rounded up to whole huge pages and advised for transparent huge
-//! pages (`madvise(MADV_HUGEPAGE)` on Linux) *before* they are first touched, so the kernel
-//! can back them with 2 MiB pages. It is advice: where the OS declines (or on another OS),
+//! are anonymous mappings, 2 MiB-aligned, rounded up to whole huge pages and advised for
+//! transparent huge pages (`madvise(MADV_HUGEPAGE)` on Linux) *before* they are first
+//! touched, so the kernel can back them with 2 MiB pages (and zero-fills them, so nothing
+//! is zeroed twice). It is advice: where the OS declines (or on another OS),
 //! nothing else changes.
 //!
 //! ```
@@ -64,22 +65,21 @@ impl<T: Plain> TableBuf<T> {
             .checked_mul(elem)
             .expect("table size overflows")
             .max(elem);
-        let align = if bytes >= HUGE_PAGE { HUGE_PAGE } else { 64 };
-        if align == HUGE_PAGE {
+        let huge = bytes >= HUGE_PAGE;
+        if huge {
             bytes = bytes.div_ceil(HUGE_PAGE) * HUGE_PAGE;
         }
+        let align = if huge { HUGE_PAGE } else { 64 };
         let layout = Layout::from_size_align(bytes, align).expect("table size overflows");
-        // SAFETY: `bytes > 0`.
-        let raw = unsafe { std::alloc::alloc(layout) };
+        let raw = if huge {
+            alloc_huge(bytes)
+        } else {
+            // SAFETY: `bytes > 0`.
+            unsafe { std::alloc::alloc_zeroed(layout) }
+        };
         if raw.is_null() {
             std::alloc::handle_alloc_error(layout)
         }
-        if align == HUGE_PAGE {
-            advise_huge_pages(raw, bytes);
-        }
-        // SAFETY: `raw` is a fresh allocation of `bytes` bytes. Zeroing it here rather than
-        // with `alloc_zeroed` lets the advice apply before the first touch.
-        unsafe { core::ptr::write_bytes(raw, 0, bytes) };
         TableBuf {
             ptr: NonNull::new(raw as *mut T).expect("checked above"),
             len,
@@ -126,8 +126,12 @@ impl<T: Plain> Clone for TableBuf<T> {
 
 impl<T: Plain> Drop for TableBuf<T> {
     fn drop(&mut self) {
-        // SAFETY: allocated in `zeroed` with this layout.
-        unsafe { std::alloc::dealloc(self.ptr.as_ptr() as *mut u8, self.layout) }
+        if self.layout.align() == HUGE_PAGE {
+            free_huge(self.ptr.as_ptr() as *mut u8, self.layout);
+        } else {
+            // SAFETY: allocated in `zeroed` with this layout by the global allocator.
+            unsafe { std::alloc::dealloc(self.ptr.as_ptr() as *mut u8, self.layout) }
+        }
     }
 }
 
@@ -140,18 +144,67 @@ impl<T: Plain + core::fmt::Debug> core::fmt::Debug for TableBuf<T> {
     }
 }
 
-/// Asks Linux to back `[ptr, ptr + len)` with transparent huge pages.
+/// `bytes` (a multiple of [`HUGE_PAGE`]) of zeroed memory aligned to a huge page, advised
+/// for transparent huge pages; null on failure.
+///
+/// On Linux this is an anonymous mapping (zero-filled by the kernel, so nothing is written
+/// twice) trimmed to a 2 MiB boundary, advised with `madvise(MADV_HUGEPAGE)` before any
+/// page is touched.
 #[cfg(all(target_os = "linux", not(miri)))]
-fn advise_huge_pages(ptr: *mut u8, len: usize) {
-    // SAFETY: madvise only changes the paging policy of our own mapping (it never moves or
-    // frees memory); the result is ignored because this is advice.
+fn alloc_huge(bytes: usize) -> *mut u8 {
+    let span = bytes + HUGE_PAGE;
+    // SAFETY: an anonymous private mapping of `span` bytes, owned by us from here on.
+    let base = unsafe {
+        libc::mmap(
+            core::ptr::null_mut(),
+            span,
+            libc::PROT_READ | libc::PROT_WRITE,
+            libc::MAP_PRIVATE | libc::MAP_ANONYMOUS,
+            -1,
+            0,
+        )
+    };
+    if base == libc::MAP_FAILED {
+        return core::ptr::null_mut();
+    }
+    let start = (base as usize).div_ceil(HUGE_PAGE) * HUGE_PAGE;
+    let head = start - base as usize;
+    let tail = span - head - bytes;
+    // SAFETY: the head and tail lie inside the mapping just made and outside
+    // `[start, start + bytes)`, which stays mapped; madvise only sets the paging policy.
     unsafe {
-        libc::madvise(ptr as *mut libc::c_void, len, libc::MADV_HUGEPAGE);
+        if head > 0 {
+            libc::munmap(base, head);
+        }
+        if tail > 0 {
+            libc::munmap((start + bytes) as *mut libc::c_void, tail);
+        }
+        libc::madvise(start as *mut libc::c_void, bytes, libc::MADV_HUGEPAGE);
+    }
+    start as *mut u8
+}
+
+#[cfg(all(target_os = "linux", not(miri)))]
+fn free_huge(ptr: *mut u8, layout: Layout) {
+    // SAFETY: `ptr` is the start of a mapping of `layout.size()` bytes made by `alloc_huge`.
+    unsafe {
+        libc::munmap(ptr as *mut libc::c_void, layout.size());
     }
 }
 
+/// Elsewhere: a zeroed, aligned allocation from the global allocator.
 #[cfg(not(all(target_os = "linux", not(miri))))]
-fn advise_huge_pages(_ptr: *mut u8, _len: usize) {}
+fn alloc_huge(bytes: usize) -> *mut u8 {
+    let layout = Layout::from_size_align(bytes, HUGE_PAGE).expect("checked by the caller");
+    // SAFETY: `bytes > 0`.
+    unsafe { std::alloc::alloc_zeroed(layout) }
+}
+
+#[cfg(not(all(target_os = "linux", not(miri))))]
+fn free_huge(ptr: *mut u8, layout: Layout) {
+    // SAFETY: allocated by `alloc_huge` with this layout.
+    unsafe { std::alloc::dealloc(ptr, layout) }
+}
 
 #[cfg(test)]
 mod tests {
