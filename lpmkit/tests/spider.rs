@@ -1,6 +1,6 @@
 //! Spider against the reference `Rib`: every variant (16/8/1 ways and every degree of
-//! parallelism 1…16, AVX2 and scalar, pipelined and the paper's loop, every element layout
-//! that holds the table), IPv4 and IPv6, on every real table in `../shared/data/fib/` and
+//! parallelism 1…16, AVX2 and scalar, lane-refilling, pipelined and the paper's loop, every
+//! element layout that holds the table), IPv4 and IPv6, on every real table in `../shared/data/fib/` and
 //! on synthetic ones.
 //!
 //! Real tables are found at `<workspace>/../shared/data` or `$LPMKIT_DATA`; when absent the
@@ -168,11 +168,17 @@ where
     // Every degree of parallelism, scalar and AVX2, pipelined or not, on a sample.
     let (keys, want) = (&random[..20_011], &want_r[..20_011]);
     for ways in 1..=16 {
-        for (force_scalar, pipeline) in [(false, true), (false, false), (true, true)] {
+        for (force_scalar, pipeline, refill) in [
+            (false, true, Some(false)),
+            (false, true, Some(true)),
+            (false, false, Some(false)),
+            (true, true, None),
+        ] {
             let cfg = SpiderConfig {
                 ways,
                 force_scalar,
                 pipeline,
+                refill,
                 ..SpiderConfig::w16()
             };
             let fib = Spider::build(rib, &cfg).unwrap();
@@ -181,15 +187,20 @@ where
     }
     // Every layout that holds the table, including the paper's element.
     let auto = Spider::build(rib, &SpiderConfig::w16()).unwrap().layout();
-    for layout in ElementLayout::ALL {
+    for (layout, refill) in ElementLayout::ALL
+        .into_iter()
+        .flat_map(|l| [(l, Some(false)), (l, Some(true))])
+    {
         let cfg = SpiderConfig {
             layout: Some(layout),
+            refill,
             ..SpiderConfig::w16()
         };
         match Spider::build(rib, &cfg) {
             Ok(fib) => {
-                check(&fib, &boundary, &want_b, &format!("{name} {layout}"));
-                check(&fib, &random, &want_r, &format!("{name} {layout}"));
+                let what = format!("{name} {layout} refill {refill:?}");
+                check(&fib, &boundary, &want_b, &what);
+                check(&fib, &random, &want_r, &what);
             }
             Err(e) => assert!(
                 ElementLayout::ALL.iter().position(|&l| l == layout)
@@ -206,13 +217,36 @@ where
     );
 }
 
-/// Batches of every length 0…64 at several offsets, for every registry row.
+/// Batches of every length 0…64 at several offsets, for every registry row, and for the
+/// refilling and the lockstep kernels in every layout that holds the table.
 fn check_batch_lengths<A: Address>(name: &str, rib: &Rib<A>)
 where
     Spider<A>: Fib<A>,
 {
     let keys = random_keys(rib, 4096, 99);
     let want = expected(rib, &keys);
+    for layout in ElementLayout::ALL {
+        for ways in [8, 16] {
+            for refill in [Some(true), Some(false)] {
+                let cfg = SpiderConfig {
+                    ways,
+                    layout: Some(layout),
+                    refill,
+                    ..SpiderConfig::w16()
+                };
+                let Ok(fib) = Spider::build(rib, &cfg) else {
+                    continue; // the table does not fit the layout (checked in check_table)
+                };
+                for len in 0..=64 {
+                    for start in [0, 1, 17, 1000] {
+                        let what = format!("{name} {cfg:?} len {len} at {start}");
+                        let range = start..start + len;
+                        check(&fib, &keys[range.clone()], &want[range], &what);
+                    }
+                }
+            }
+        }
+    }
     for info in registry::schemes_for(A::FAMILY).filter(|s| s.name.starts_with("spider")) {
         for ways in [None, Some(3), Some(11)] {
             let mut opts = BuildOptions::default();
@@ -252,6 +286,7 @@ fn ipv4_rrc06() {
         return;
     };
     check_table("ipv4-rrc06", &rib, 2);
+    check_batch_lengths("ipv4-rrc06", &rib);
     // Plus a default route and host routes at both ends of the space.
     rib.insert(Prefix::DEFAULT, NextHop::new(100).unwrap());
     rib.insert(Prefix::host(0), NextHop::new(101).unwrap());
@@ -268,6 +303,7 @@ fn ipv4_originas_wider_layout() {
     let fib = Spider::build(&rib, &SpiderConfig::w16()).unwrap();
     assert_ne!(fib.layout(), ElementLayout::Compact16);
     check_table("ipv4-originas", &rib, 4);
+    check_batch_lengths("ipv4-originas", &rib);
 }
 
 #[test]
@@ -288,6 +324,7 @@ fn ipv6_bart_tier1_many_next_hops_is_wide() {
     let fib = Spider::build(&rib, &SpiderConfig::w16()).unwrap();
     assert_eq!(fib.layout(), ElementLayout::Wide32);
     check_table("ipv6-bart-70k-next-hops", &rib, 6);
+    check_batch_lengths("ipv6-bart-70k-next-hops", &rib);
 }
 
 #[test]
@@ -297,6 +334,7 @@ fn ipv6_linx() {
     };
     assert!(rib.contains(&Prefix::DEFAULT), "this table has ::/0");
     check_table("ipv6-linx", &rib, 7);
+    check_batch_lengths("ipv6-linx", &rib);
 }
 
 #[test]
@@ -305,6 +343,7 @@ fn ipv6_originas() {
         return;
     };
     check_table("ipv6-originas", &rib, 8);
+    check_batch_lengths("ipv6-originas", &rib);
 }
 
 // ---------------------------------------------------------------------------------------
@@ -447,6 +486,14 @@ where
             SpiderConfig::w16(),
             SpiderConfig {
                 ways: 5,
+                ..SpiderConfig::w16()
+            },
+            SpiderConfig {
+                refill: Some(true),
+                ..SpiderConfig::w8()
+            },
+            SpiderConfig {
+                refill: Some(false),
                 ..SpiderConfig::w16()
             },
             SpiderConfig::paper(),

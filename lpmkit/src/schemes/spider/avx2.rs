@@ -222,7 +222,7 @@ impl Simd for Wide32 {
 /// `shuffle8` mask `maskd8` that moves byte `b` of every dword to byte 0 and zeroes the
 /// rest.
 #[inline(always)]
-unsafe fn octet_mask(b: i8) -> __m256i {
+pub(super) unsafe fn octet_mask(b: i8) -> __m256i {
     const Z: i8 = -128;
     let (b0, b1, b2, b3) = (b, b + 4, b + 8, b + 12);
     // SAFETY: AVX register operation.
@@ -276,7 +276,7 @@ unsafe fn all_zero(v: __m256i) -> bool {
 
 /// Masks of one 8-lane stream that holds `n ≤ 8` addresses.
 #[derive(Clone, Copy)]
-struct Masks {
+pub(super) struct Masks {
     /// Per load: IPv4 uses `load[0]` (dword lanes), IPv6 the four qword masks.
     load: [__m256i; 4],
     /// Active lanes in register order (the DP gather).
@@ -286,12 +286,14 @@ struct Masks {
 }
 
 /// An address family as eight SIMD lanes of one 32-bit word each.
-trait Family {
+pub(super) trait Family {
     type Key: Copy;
     /// The word holding the first 32 bits.
     const FIRST_WORD: usize;
     /// Octets in an address.
     const OCTETS: usize;
+    /// 32-bit words in an address.
+    const WORDS: usize;
     /// Whether the pipelined kernels read the direct pointing table by scalar loads
     /// (see `Ctx::dp_scalar`); lanes must then be in address order.
     const SCALAR_DP: bool;
@@ -301,16 +303,34 @@ trait Family {
     unsafe fn word<const PARTIAL: bool>(p: *const Self::Key, w: usize, m: &Masks) -> __m256i;
     /// Stores eight results to `o`, in address order.
     unsafe fn store<const PARTIAL: bool>(o: *mut u32, res: __m256i, m: &Masks);
+    /// Word `w` of the eight addresses at `p`, in address order (lane `i` holds address
+    /// `i`), for the refill kernel.
+    ///
+    /// # Safety
+    /// AVX2; `p` holds 8 addresses.
+    #[inline(always)]
+    unsafe fn word_in_order(p: *const Self::Key, w: usize) -> __m256i {
+        // SAFETY: the contract; the V6 permute is the one `store` applies.
+        unsafe {
+            let v = Self::word::<false>(p, w, &Self::masks(8));
+            if Self::WORDS == 1 {
+                v
+            } else {
+                _mm256_permutevar8x32_epi32(v, _mm256_setr_epi32(0, 4, 1, 5, 2, 6, 3, 7))
+            }
+        }
+    }
 }
 
 /// IPv4: the address is the word (Algorithm 1).
-struct V4;
+pub(super) struct V4;
 
 impl Family for V4 {
     type Key = u32;
     const FIRST_WORD: usize = 0;
     const SCALAR_DP: bool = true;
     const OCTETS: usize = 4;
+    const WORDS: usize = 1;
     #[inline(always)]
     unsafe fn masks(n: usize) -> Masks {
         // SAFETY: AVX2 register operations.
@@ -351,7 +371,7 @@ impl Family for V4 {
 
 /// IPv6: four loads and three unpacks pick one 32-bit word of eight addresses
 /// (Algorithm 2); the lanes hold addresses 0, 2, 4, 6, 1, 3, 5, 7.
-struct V6;
+pub(super) struct V6;
 
 impl Family for V6 {
     type Key = u128;
@@ -359,6 +379,7 @@ impl Family for V6 {
     const FIRST_WORD: usize = 3;
     const SCALAR_DP: bool = false;
     const OCTETS: usize = 16;
+    const WORDS: usize = 4;
     #[inline(always)]
     unsafe fn masks(n: usize) -> Masks {
         let q = |i: usize| if i < n { -1i64 } else { 0 };
@@ -736,6 +757,17 @@ fn dispatch<C: Simd, F: Family>(
 ) {
     let ways = p.ways;
     let cold_octets = p.cold_octets;
+    if p.refill && (ways == 8 || ways == 16) {
+        // SAFETY: the callers hold an `Avx2` token; `out` is as long as `keys`.
+        unsafe {
+            if ways == 16 {
+                super::refill::lookup::<C, F, true>(t, split, cold_octets, keys, out)
+            } else {
+                super::refill::lookup::<C, F, false>(t, split, cold_octets, keys, out)
+            }
+        }
+        return;
+    }
     debug_assert!((1..=16).contains(&ways) && out.len() >= keys.len());
     let whole = keys.len() / ways * ways;
     let (keys, tail) = keys.split_at(whole);

@@ -105,6 +105,10 @@ pub(super) fn build<A: Address>(
         params: LookupParams {
             ways: config.ways,
             pipeline: config.pipeline,
+            refill: config.refill.unwrap_or(match A::FAMILY {
+                crate::Family::V4 => super::REFILL_V4,
+                crate::Family::V6 => super::REFILL_V6,
+            }),
             cold_octets: rows_per_level
                 .iter()
                 .enumerate()

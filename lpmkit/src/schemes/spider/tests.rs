@@ -33,17 +33,24 @@ fn boundary_keys<A: Address>(rib: &Rib<A>) -> Vec<A> {
     keys
 }
 
-/// Every layout that holds `rib`, scalar and AVX2, and the given ways.
+/// Every layout that holds `rib`, scalar and AVX2 (lane-refilling, pipelined, the paper's
+/// loop), and the given ways.
 fn configs<A: Address>(rib: &Rib<A>, ways: &[usize]) -> Vec<SpiderConfig> {
     let mut v = vec![];
     for layout in ElementLayout::ALL {
         for &w in ways {
-            for (force_scalar, pipeline) in [(false, true), (false, false), (true, true)] {
+            for (force_scalar, pipeline, refill) in [
+                (false, true, Some(true)),
+                (false, true, Some(false)),
+                (false, false, Some(false)),
+                (true, true, None),
+            ] {
                 let cfg = SpiderConfig {
                     ways: w,
                     force_scalar,
                     layout: Some(layout),
                     pipeline,
+                    refill,
                 };
                 if Spider::build(rib, &cfg).is_ok() {
                     v.push(cfg);
@@ -372,10 +379,14 @@ fn pipelined_kernels_with_every_level_cold() {
         let r6 = random_rib::<Ipv6>(seed, 400);
         let (k4, k6) = (boundary_keys(&r4), boundary_keys(&r6));
         for layout in ElementLayout::ALL {
-            for ways in 1..=16 {
+            for (ways, refill) in (1..=16)
+                .map(|w| (w, Some(false)))
+                .chain([(8, Some(true)), (16, Some(true))])
+            {
                 let cfg = SpiderConfig {
                     ways,
                     layout: Some(layout),
+                    refill,
                     ..SpiderConfig::w16()
                 };
                 let mut f4 = Spider::build(&r4, &cfg).unwrap();
