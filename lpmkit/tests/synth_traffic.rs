@@ -56,7 +56,7 @@ fn measure<A: Address>(rib: &Rib<A>) -> Measured {
     };
     for (p, nh) in rib.iter() {
         *m.per_nh.entry(nh.get()).or_default() += 1;
-        if p.len() == 0 {
+        if p.is_empty() {
             continue;
         }
         m.non_default += 1;
