@@ -4,6 +4,8 @@
 // Helpers for the MRT and compression tests are unused without those features.
 #![cfg_attr(not(all(feature = "mrt", feature = "compression")), allow(unused))]
 
+mod common;
+
 use std::io::Write;
 use std::path::{Path, PathBuf};
 
@@ -13,27 +15,9 @@ use lpmkit::io::{
 };
 use lpmkit::{Address, AnyTable, Change, Family, Ipv4, Ipv6, NextHopTable, Prefix, Table};
 
-/// The shared data directory: `$LPMKIT_DATA` or `<workspace>/../shared/data`.
+/// The shared data directory (the rule of `common::data_dir`).
 fn data_dir() -> Option<PathBuf> {
-    if cfg!(not(feature = "compression")) {
-        eprintln!(
-            "note: the data files are compressed and the `compression` feature is off; skipping"
-        );
-        return None;
-    }
-    let dir = match std::env::var_os("LPMKIT_DATA") {
-        Some(d) => PathBuf::from(d),
-        None => Path::new(env!("CARGO_MANIFEST_DIR")).join("../../shared/data"),
-    };
-    if dir.join("README.md").exists() {
-        Some(dir)
-    } else {
-        eprintln!(
-            "note: data directory {} not found (set LPMKIT_DATA); skipping",
-            dir.display()
-        );
-        None
-    }
+    common::data_dir()
 }
 
 /// A scratch directory unique to one test.

@@ -6,8 +6,10 @@
 //! the targets stated in the `synth` module docs. Where the shared data set is present,
 //! the synthetic length mix is also compared with the real bart tables.
 
+mod common;
+
 use std::collections::HashMap;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 
 use lpmkit::rng::mix64;
 use lpmkit::synth::{self, Shape, SynthConfig, SynthError};
@@ -96,25 +98,9 @@ fn assert_within(what: &str, got: f64, lo: f64, hi: f64) {
     );
 }
 
-/// The shared data directory: `$LPMKIT_DATA` or `<workspace>/../shared/data`.
+/// The shared data directory (the rule of `common::data_dir`).
 fn data_dir() -> Option<PathBuf> {
-    if cfg!(not(feature = "compression")) {
-        eprintln!("note: the `compression` feature is off; skipping the real-data comparison");
-        return None;
-    }
-    let dir = match std::env::var_os("LPMKIT_DATA") {
-        Some(d) => PathBuf::from(d),
-        None => Path::new(env!("CARGO_MANIFEST_DIR")).join("../../shared/data"),
-    };
-    if dir.join("README.md").exists() {
-        Some(dir)
-    } else {
-        eprintln!(
-            "note: data directory {} not found (set LPMKIT_DATA); skipping",
-            dir.display()
-        );
-        None
-    }
+    common::data_dir()
 }
 
 // ---------------------------------------------------------------------------------------

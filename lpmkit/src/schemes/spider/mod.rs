@@ -778,64 +778,6 @@ impl<A: Address> Spider<A> {
     }
 }
 
-impl Spider<Ipv4> {
-    /// The registry's builder: `options.ways` (default 16) and `options.force_scalar`.
-    pub fn build_boxed_w16(
-        rib: &Rib<Ipv4>,
-        options: &BuildOptions,
-    ) -> Result<Box<dyn Fib<Ipv4>>, BuildError> {
-        Ok(Box::new(Self::build(
-            rib,
-            &config_from(options, 16, false),
-        )?))
-    }
-
-    /// The registry's builder: `options.ways` (default 8) and `options.force_scalar`.
-    pub fn build_boxed_w8(
-        rib: &Rib<Ipv4>,
-        options: &BuildOptions,
-    ) -> Result<Box<dyn Fib<Ipv4>>, BuildError> {
-        Ok(Box::new(Self::build(rib, &config_from(options, 8, false))?))
-    }
-
-    /// The registry's builder: always scalar, `options.ways` (default 1) in lockstep.
-    pub fn build_boxed_w1(
-        rib: &Rib<Ipv4>,
-        options: &BuildOptions,
-    ) -> Result<Box<dyn Fib<Ipv4>>, BuildError> {
-        Ok(Box::new(Self::build(rib, &config_from(options, 1, true))?))
-    }
-}
-
-impl Spider<Ipv6> {
-    /// The registry's builder: `options.ways` (default 16) and `options.force_scalar`.
-    pub fn build_boxed_w16(
-        rib: &Rib<Ipv6>,
-        options: &BuildOptions,
-    ) -> Result<Box<dyn Fib<Ipv6>>, BuildError> {
-        Ok(Box::new(Self::build(
-            rib,
-            &config_from(options, 16, false),
-        )?))
-    }
-
-    /// The registry's builder: `options.ways` (default 8) and `options.force_scalar`.
-    pub fn build_boxed_w8(
-        rib: &Rib<Ipv6>,
-        options: &BuildOptions,
-    ) -> Result<Box<dyn Fib<Ipv6>>, BuildError> {
-        Ok(Box::new(Self::build(rib, &config_from(options, 8, false))?))
-    }
-
-    /// The registry's builder: always scalar, `options.ways` (default 1) in lockstep.
-    pub fn build_boxed_w1(
-        rib: &Rib<Ipv6>,
-        options: &BuildOptions,
-    ) -> Result<Box<dyn Fib<Ipv6>>, BuildError> {
-        Ok(Box::new(Self::build(rib, &config_from(options, 1, true))?))
-    }
-}
-
 fn config_from(options: &BuildOptions, default_ways: usize, scalar: bool) -> SpiderConfig {
     SpiderConfig {
         ways: options.ways.unwrap_or(default_ways),
@@ -844,87 +786,84 @@ fn config_from(options: &BuildOptions, default_ways: usize, scalar: bool) -> Spi
     }
 }
 
-impl Fib<Ipv4> for Spider<Ipv4> {
-    fn name(&self) -> &str {
-        &self.name
-    }
+/// The registry builders and the [`Fib`] implementation of one family; `$kernel` is the
+/// family's AVX2 entry point (Algorithm 1 for IPv4, Algorithm 2 for IPv6).
+macro_rules! impl_family {
+    ($A:ty, $kernel:ident) => {
+        impl Spider<$A> {
+            /// The registry's builder: `options.ways` (default 16) and `options.force_scalar`.
+            pub fn build_boxed_w16(
+                rib: &Rib<$A>,
+                options: &BuildOptions,
+            ) -> Result<Box<dyn Fib<$A>>, BuildError> {
+                Ok(Box::new(Self::build(
+                    rib,
+                    &config_from(options, 16, false),
+                )?))
+            }
 
-    #[inline]
-    fn lookup(&self, addr: Ipv4) -> Option<NextHop> {
-        NextHop::new(self.lookup_scalar(addr))
-    }
+            /// The registry's builder: `options.ways` (default 8) and `options.force_scalar`.
+            pub fn build_boxed_w8(
+                rib: &Rib<$A>,
+                options: &BuildOptions,
+            ) -> Result<Box<dyn Fib<$A>>, BuildError> {
+                Ok(Box::new(Self::build(rib, &config_from(options, 8, false))?))
+            }
 
-    fn lookup_batch(&self, addrs: &[Ipv4], out: &mut [u32]) {
-        assert!(out.len() >= addrs.len(), "output shorter than input");
-        let out = &mut out[..addrs.len()];
-        #[cfg(target_arch = "x86_64")]
-        if let Some(token) = self.avx2 {
-            with_table!(self.table, |t, C| avx2::lookup_v4::<C>(
-                token,
-                t,
-                self.table.split,
-                &self.params,
-                addrs,
-                out
-            ));
-            return;
+            /// The registry's builder: always scalar, `options.ways` (default 1) in lockstep.
+            pub fn build_boxed_w1(
+                rib: &Rib<$A>,
+                options: &BuildOptions,
+            ) -> Result<Box<dyn Fib<$A>>, BuildError> {
+                Ok(Box::new(Self::build(rib, &config_from(options, 1, true))?))
+            }
         }
-        self.lookup_batch_scalar(addrs, out)
-    }
 
-    fn memory_bytes(&self) -> usize {
-        self.table.bytes()
-    }
+        impl Fib<$A> for Spider<$A> {
+            fn name(&self) -> &str {
+                &self.name
+            }
 
-    fn stats(&self) -> Stats {
-        self.common_stats()
-    }
+            #[inline]
+            fn lookup(&self, addr: $A) -> Option<NextHop> {
+                NextHop::new(self.lookup_scalar(addr))
+            }
 
-    fn implementation(&self) -> Implementation {
-        implementation(self.avx2)
-    }
+            fn lookup_batch(&self, addrs: &[$A], out: &mut [u32]) {
+                assert!(out.len() >= addrs.len(), "output shorter than input");
+                let out = &mut out[..addrs.len()];
+                #[cfg(target_arch = "x86_64")]
+                if let Some(token) = self.avx2 {
+                    with_table!(self.table, |t, C| avx2::$kernel::<C>(
+                        token,
+                        t,
+                        self.table.split,
+                        &self.params,
+                        addrs,
+                        out
+                    ));
+                    return;
+                }
+                self.lookup_batch_scalar(addrs, out)
+            }
+
+            fn memory_bytes(&self) -> usize {
+                self.table.bytes()
+            }
+
+            fn stats(&self) -> Stats {
+                self.common_stats()
+            }
+
+            fn implementation(&self) -> Implementation {
+                implementation(self.avx2)
+            }
+        }
+    };
 }
 
-impl Fib<Ipv6> for Spider<Ipv6> {
-    fn name(&self) -> &str {
-        &self.name
-    }
-
-    #[inline]
-    fn lookup(&self, addr: Ipv6) -> Option<NextHop> {
-        NextHop::new(self.lookup_scalar(addr))
-    }
-
-    fn lookup_batch(&self, addrs: &[Ipv6], out: &mut [u32]) {
-        assert!(out.len() >= addrs.len(), "output shorter than input");
-        let out = &mut out[..addrs.len()];
-        #[cfg(target_arch = "x86_64")]
-        if let Some(token) = self.avx2 {
-            with_table!(self.table, |t, C| avx2::lookup_v6::<C>(
-                token,
-                t,
-                self.table.split,
-                &self.params,
-                addrs,
-                out
-            ));
-            return;
-        }
-        self.lookup_batch_scalar(addrs, out)
-    }
-
-    fn memory_bytes(&self) -> usize {
-        self.table.bytes()
-    }
-
-    fn stats(&self) -> Stats {
-        self.common_stats()
-    }
-
-    fn implementation(&self) -> Implementation {
-        implementation(self.avx2)
-    }
-}
+impl_family!(Ipv4, lookup_v4);
+impl_family!(Ipv6, lookup_v6);
 
 fn implementation(avx2: Option<Avx2>) -> Implementation {
     if avx2.is_some() {
