@@ -93,12 +93,18 @@ pub struct Reader<A: Address, F> {
     _family: PhantomData<fn(A)>,
 }
 
-impl<A: Address, F> Clone for Reader<A, F> {
-    fn clone(&self) -> Self {
+impl<A: Address, F> Reader<A, F> {
+    fn of(shared: &Arc<ArcSwap<Published<F>>>) -> Self {
         Reader {
-            shared: Arc::clone(&self.shared),
+            shared: Arc::clone(shared),
             _family: PhantomData,
         }
+    }
+}
+
+impl<A: Address, F> Clone for Reader<A, F> {
+    fn clone(&self) -> Self {
+        Reader::of(&self.shared)
     }
 }
 
@@ -162,10 +168,7 @@ where
 
     /// A handle for lookup threads.
     pub fn reader(&self) -> Reader<A, F> {
-        Reader {
-            shared: Arc::clone(&self.shared),
-            _family: PhantomData,
-        }
+        Reader::of(&self.shared)
     }
 
     /// The authoritative routes (including unpublished changes).
@@ -399,10 +402,7 @@ where
 
     /// A handle for lookup threads.
     pub fn reader(&self) -> Reader<A, F> {
-        Reader {
-            shared: Arc::clone(&self.shared),
-            _family: PhantomData,
-        }
+        Reader::of(&self.shared)
     }
 
     /// The authoritative routes.
