@@ -34,7 +34,9 @@ pub struct BenchArgs {
     #[arg(long, short = 's', default_value = "all")]
     schemes: String,
 
-    /// Key pattern: rnd (uniform random), rep (each key 16 times in a row, DXR's REP), seq
+    /// Key pattern: rnd (uniform random over the whole address space, as the Spider and
+    /// Poptrie papers), routable (uniform over the routable space: IPv4 without 0/8, 127/8
+    /// and 224/3, DXR's RND; IPv6 2000::/3), rep (each key 16 times in a row, DXR's REP), seq
     /// (random with a data dependency between lookups, DXR's SEQ), zipf (skewed popularity
     /// over the table's prefixes), v6match (the Spider paper's IPv6 keys: first 32 bits of a
     /// table prefix, 32 random bits, host part ::1), trace:FILE (an address list).
@@ -430,18 +432,6 @@ fn make_keys<A: Address>(
     seed: u64,
 ) -> anyhow::Result<Vec<A>> {
     Ok(match pattern {
-        Pattern::Rnd | Pattern::Seq => traffic::uniform::<A>(n, seed),
-        Pattern::Rep => {
-            let base = traffic::uniform::<A>(n.div_ceil(16), seed);
-            let mut k = traffic::repeated(&base, 16);
-            k.truncate(n);
-            k
-        }
-        Pattern::Zipf => traffic::zipf(&table.rib, n, 1.0, seed),
-        Pattern::V6Match => traffic::v6_matching(as_v6(&table.rib), n, seed)
-            .into_iter()
-            .map(A::from_u128)
-            .collect(),
         Pattern::Trace(path) => {
             let addrs: Vec<A> =
                 lpmkit::io::read_addresses(path).context("cannot read the trace")?;
@@ -451,6 +441,7 @@ fn make_keys<A: Address>(
             // Replay the trace cyclically up to n keys.
             addrs.iter().copied().cycle().take(n).collect()
         }
+        synthetic => traffic::keys(synthetic, &table.rib, n, seed)?,
     })
 }
 

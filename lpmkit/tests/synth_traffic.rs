@@ -571,6 +571,26 @@ fn routable_keys_avoid_the_excluded_blocks() {
 }
 
 #[test]
+fn routable_v6_keys_are_global_unicast_and_uniform_below() {
+    let n = 1 << 16;
+    let keys = traffic::uniform_global_unicast_v6(n, 3);
+    assert!(keys.iter().all(|&k| k >> 125 == 0b001), "inside 2000::/3");
+    assert_eq!(
+        keys,
+        traffic::uniform_global_unicast_v6(n, 3),
+        "deterministic"
+    );
+    // Bit 124 (the first free bit) and bit 0 are each set in about half the keys.
+    for bit in [124, 0] {
+        let set = keys.iter().filter(|&&k| k >> bit & 1 == 1).count();
+        assert!(
+            (n / 2 - 800..n / 2 + 800).contains(&set),
+            "bit {bit}: {set}"
+        );
+    }
+}
+
+#[test]
 fn v6_matching_keys() {
     let rib = small_v6_table();
     let patterns = traffic::v6_patterns(&rib);
@@ -775,6 +795,7 @@ fn seq_key_keeps_the_key() {
 fn patterns_parse() {
     for (s, p) in [
         ("rnd", Pattern::Rnd),
+        ("Routable", Pattern::Routable),
         ("RND", Pattern::Rnd),
         (" rep ", Pattern::Rep),
         ("Seq", Pattern::Seq),
@@ -789,18 +810,18 @@ fn patterns_parse() {
     for (s, msg) in [
         (
             "random",
-            "unknown key pattern `random`: expected one of rnd, rep, seq, zipf, v6match, trace:FILE",
+            "unknown key pattern `random`: expected one of rnd, routable, rep, seq, zipf, v6match, trace:FILE",
         ),
         (
             "trace:",
-            "missing file name in key pattern `trace:`: expected one of rnd, rep, seq, zipf, v6match, trace:FILE",
+            "missing file name in key pattern `trace:`: expected one of rnd, routable, rep, seq, zipf, v6match, trace:FILE",
         ),
         (
             "trace",
-            "missing file name in key pattern `trace`: expected one of rnd, rep, seq, zipf, v6match, trace:FILE",
+            "missing file name in key pattern `trace`: expected one of rnd, routable, rep, seq, zipf, v6match, trace:FILE",
         ),
-        ("", "unknown key pattern ``: expected one of rnd, rep, seq, zipf, v6match, trace:FILE"),
-        ("traceé", "unknown key pattern `traceé`: expected one of rnd, rep, seq, zipf, v6match, trace:FILE"),
+        ("", "unknown key pattern ``: expected one of rnd, routable, rep, seq, zipf, v6match, trace:FILE"),
+        ("traceé", "unknown key pattern `traceé`: expected one of rnd, routable, rep, seq, zipf, v6match, trace:FILE"),
     ] {
         assert_eq!(s.parse::<Pattern>().unwrap_err().to_string(), msg);
     }
@@ -810,7 +831,13 @@ fn patterns_parse() {
 fn keys_for_every_pattern() {
     let v4 = small_v4_table();
     let v6 = small_v6_table();
-    for p in [Pattern::Rnd, Pattern::Rep, Pattern::Seq, Pattern::Zipf] {
+    for p in [
+        Pattern::Rnd,
+        Pattern::Routable,
+        Pattern::Rep,
+        Pattern::Seq,
+        Pattern::Zipf,
+    ] {
         let k: Vec<u32> = traffic::keys(&p, &v4, 1000, 1).unwrap();
         assert_eq!(k.len(), 1000, "{p}");
         let k: Vec<u128> = traffic::keys(&p, &v6, 1000, 1).unwrap();
@@ -818,7 +845,15 @@ fn keys_for_every_pattern() {
     }
     assert_eq!(
         traffic::keys::<u32>(&Pattern::Rnd, &v4, 100, 1).unwrap(),
+        traffic::uniform::<u32>(100, 1)
+    );
+    assert_eq!(
+        traffic::keys::<u32>(&Pattern::Routable, &v4, 100, 1).unwrap(),
         traffic::uniform_routable_v4(100, 1)
+    );
+    assert_eq!(
+        traffic::keys::<u128>(&Pattern::Routable, &v6, 100, 1).unwrap(),
+        traffic::uniform_global_unicast_v6(100, 1)
     );
     assert_eq!(
         traffic::keys::<u128>(&Pattern::V6Match, &v6, 100, 1).unwrap(),

@@ -5,8 +5,8 @@
 //!
 //! * **DXR** (Zec, Rizzo, Mikuc, CCR 2012, §4 "Request patterns"): keys "uniformly
 //!   distributed across the entire address space excluding multicast and other reserved
-//!   ranges", precomputed into a large array, looked up in three patterns: **RND** (each
-//!   key once, no dependency between lookups: [`uniform_routable_v4`]), **REP** (each key
+//!   ranges" ([`uniform_routable_v4`]), precomputed into a large array, looked up in three
+//!   patterns: **RND** (each key once, no dependency between lookups), **REP** (each key
 //!   16 times in a row: [`repeated`]) and **SEQ** (RND with an artificial data dependency
 //!   between iterations: [`seq_key`]).
 //! * **Spider** (Ueno et al., IEEE Access 2020, §V-A): 2^32 random IPv4 keys generated
@@ -15,7 +15,11 @@
 //!   holding the first 32 bits of every prefix ([`v6_patterns`]), 32 random bits, and the
 //!   host part `::1` ([`v6_matching`], [`Lcg::fill_v6_matching`]).
 //!
-//! Beyond the papers: [`uniform`] over the whole space, [`zipf`] for skewed popularity
+//! [`Pattern::Rnd`] draws keys with [`uniform`] over the *whole* space — the Spider and
+//! Poptrie papers' distribution, precomputed — and is what `rep` and `seq` repeat;
+//! [`Pattern::Routable`] is DXR's exact RND. The two differ for schemes whose cost depends
+//! on where a key falls: unrouted space (0/8, 127/8, 224/3 — 13% of IPv4) resolves at the
+//! first level of most schemes. Beyond the papers: [`zipf`] for skewed popularity
 //! (locality, as real traffic has) and [`boundary_keys`] for correctness tests.
 //! [`Pattern`] names the patterns for the command line and [`keys`] builds them.
 //!
@@ -102,6 +106,18 @@ pub fn uniform_routable_v4(n: usize, seed: u64) -> Vec<u32> {
             x + ((1 + skip) << 24)
         })
         .collect()
+}
+
+/// `n` IPv6 keys uniform over the global unicast space `2000::/3` (the IPv6 side of
+/// [`Pattern::Routable`]).
+///
+/// ```
+/// let k = lpmkit::traffic::uniform_global_unicast_v6(100, 1);
+/// assert!(k.iter().all(|&a| a >> 125 == 0b001));
+/// ```
+pub fn uniform_global_unicast_v6(n: usize, seed: u64) -> Vec<u128> {
+    let mut rng = stream(seed, 0x676c_6f62_616c_3676);
+    (0..n).map(|_| rng.next_u128() >> 3 | 1 << 125).collect()
 }
 
 /// Spider's pattern table: the first 32 bits of every prefix of `rib`, deduplicated and
@@ -342,8 +358,8 @@ impl std::error::Error for KeysError {}
 
 /// `n` keys of a synthetic `pattern` for a table:
 ///
-/// * `rnd`, `seq`: IPv4 [`uniform_routable_v4`], IPv6 [`uniform`] (SEQ differs in the
-///   timing loop only, through [`seq_key`]);
+/// * `rnd`, `seq`: [`uniform`] (SEQ differs in the timing loop only, through [`seq_key`]);
+/// * `routable`: IPv4 [`uniform_routable_v4`], IPv6 [`uniform_global_unicast_v6`];
 /// * `rep`: `⌈n/16⌉` such keys, each [`REP_TIMES`] times, cut to `n`;
 /// * `zipf`: [`zipf`] with [`DEFAULT_ZIPF_EXPONENT`];
 /// * `v6match`: [`v6_matching`] (IPv6 only).
@@ -362,17 +378,19 @@ pub fn keys<A: Address>(
     n: usize,
     seed: u64,
 ) -> Result<Vec<A>, KeysError> {
-    let random = |n: usize| -> Vec<A> {
-        match A::FAMILY {
+    let random = |n: usize| -> Vec<A> { uniform(n, seed) };
+    Ok(match pattern {
+        Pattern::Rnd | Pattern::Seq => random(n),
+        Pattern::Routable => match A::FAMILY {
             Family::V4 => uniform_routable_v4(n, seed)
                 .into_iter()
                 .map(|k| A::from_u128(k as u128))
                 .collect(),
-            Family::V6 => uniform(n, seed),
-        }
-    };
-    Ok(match pattern {
-        Pattern::Rnd | Pattern::Seq => random(n),
+            Family::V6 => uniform_global_unicast_v6(n, seed)
+                .into_iter()
+                .map(A::from_u128)
+                .collect(),
+        },
         Pattern::Rep => {
             let mut v = repeated(&random(n.div_ceil(REP_TIMES)), REP_TIMES);
             v.truncate(n);

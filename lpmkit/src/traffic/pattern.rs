@@ -8,9 +8,10 @@ use std::path::PathBuf;
 ///
 /// | name | meaning |
 /// |---|---|
-/// | `rnd` | DXR's RND: random keys, each looked up once (IPv4: [`uniform_routable_v4`](super::uniform_routable_v4); IPv6: [`uniform`](super::uniform)) |
-/// | `rep` | DXR's REP: each random key looked up 16 times in a row ([`repeated`](super::repeated)) |
-/// | `seq` | DXR's SEQ: the RND keys, with a data dependency between lookups ([`seq_key`](super::seq_key)) |
+/// | `rnd` | random keys uniform over the whole address space, each looked up once ([`uniform`](super::uniform)): the random pattern of the Spider and Poptrie papers (which generate it just in time, `lpmkit bench --jit`) and of DXR's RND |
+/// | `routable` | DXR's RND keys exactly: uniform over the routable space ([`uniform_routable_v4`](super::uniform_routable_v4); IPv6: [`uniform_global_unicast_v6`](super::uniform_global_unicast_v6)) |
+/// | `rep` | DXR's REP: each `rnd` key looked up 16 times in a row ([`repeated`](super::repeated)) |
+/// | `seq` | DXR's SEQ: the `rnd` keys, with a data dependency between lookups ([`seq_key`](super::seq_key)) |
 /// | `zipf` | skewed popularity over the table's prefixes ([`zipf`](super::zipf)) |
 /// | `v6match` | Spider's IPv6 matching keys ([`v6_matching`](super::v6_matching)) |
 /// | `trace:FILE` | the addresses of a file, in order (read by `lpmkit::io`) |
@@ -20,14 +21,16 @@ use std::path::PathBuf;
 /// assert_eq!("rep".parse::<Pattern>()?, Pattern::Rep);
 /// assert_eq!("trace:keys.txt".parse::<Pattern>()?, Pattern::Trace("keys.txt".into()));
 /// let err = "random".parse::<Pattern>().unwrap_err();
-/// assert!(err.to_string().contains("rnd, rep, seq, zipf, v6match, trace:FILE"));
+/// assert!(err.to_string().contains("rnd, routable, rep, seq, zipf, v6match, trace:FILE"));
 /// assert_eq!(Pattern::Zipf.to_string(), "zipf");
 /// # Ok::<(), lpmkit::traffic::ParsePatternError>(())
 /// ```
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
 pub enum Pattern {
-    /// Random keys, each looked up once.
+    /// Random keys uniform over the whole address space, each looked up once.
     Rnd,
+    /// Random keys uniform over the routable space (DXR's RND), each looked up once.
+    Routable,
     /// Each key looked up 16 times consecutively.
     Rep,
     /// Random keys, looked up with a dependency on the previous result.
@@ -42,12 +45,13 @@ pub enum Pattern {
 
 impl Pattern {
     /// The names [`FromStr`] accepts, as listed in errors.
-    pub const CHOICES: &'static str = "rnd, rep, seq, zipf, v6match, trace:FILE";
+    pub const CHOICES: &'static str = "rnd, routable, rep, seq, zipf, v6match, trace:FILE";
 
     /// The pattern's name without its argument (`"trace"` for a trace).
     pub fn name(&self) -> &'static str {
         match self {
             Pattern::Rnd => "rnd",
+            Pattern::Routable => "routable",
             Pattern::Rep => "rep",
             Pattern::Seq => "seq",
             Pattern::Zipf => "zipf",
@@ -112,6 +116,7 @@ impl FromStr for Pattern {
         }
         match t.to_ascii_lowercase().as_str() {
             "rnd" => Ok(Pattern::Rnd),
+            "routable" => Ok(Pattern::Routable),
             "rep" => Ok(Pattern::Rep),
             "seq" => Ok(Pattern::Seq),
             "zipf" => Ok(Pattern::Zipf),
