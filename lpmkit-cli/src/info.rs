@@ -26,6 +26,13 @@ pub struct InfoArgs {
     /// paper's Table 3) over this many uniform random keys; 0 turns it off.
     #[arg(long, value_name = "N", default_value_t = 1_000_000)]
     search_steps: usize,
+
+    /// For Spider schemes: how deep lookups go (the share of lookups by elements read
+    /// after the direct pointing table, and the reads per lookup from levels too large to
+    /// stay cached) over this many keys of `bench`'s default pattern (`rnd` for IPv4,
+    /// `v6match` for IPv6); 0 turns it off.
+    #[arg(long, value_name = "N", default_value_t = 1_000_000)]
+    spider_depth: usize,
 }
 
 pub fn run(args: InfoArgs) -> anyhow::Result<ExitCode> {
@@ -89,7 +96,73 @@ fn info<A: Address>(table: &Table<A>, args: &InfoArgs) -> anyhow::Result<ExitCod
             search_steps(rib4, &dxr, args)?;
         }
     }
+    if args.spider_depth > 0 && schemes.iter().any(|s| s.name.starts_with("spider")) {
+        spider_depth(rib, args.spider_depth)?;
+    }
     Ok(ExitCode::SUCCESS)
+}
+
+/// How deep Spider lookups go, and how many of their reads leave the cache: the figure
+/// that bounds Spider's rate against DIR-24-8's one uncached read per lookup.
+fn spider_depth<A: Address>(rib: &lpmkit::Rib<A>, n: usize) -> anyhow::Result<()> {
+    use lpmkit::schemes::spider::{Spider, SpiderConfig};
+    use lpmkit::traffic::{self, Pattern};
+    let pattern = match A::FAMILY {
+        lpmkit::Family::V4 => Pattern::Rnd,
+        lpmkit::Family::V6 => Pattern::V6Match,
+    };
+    let keys = traffic::keys(&pattern, rib, n, 1)?;
+    // The table (and so the depth) is the same for every `ways`.
+    let fib = Spider::build(rib, &SpiderConfig::w16())?;
+    let h = fib.depth_histogram(&keys);
+    let total = h.iter().sum::<u64>().max(1) as f64;
+    let shares: Vec<String> = h
+        .iter()
+        .map(|&c| format!("{:.4}", c as f64 / total))
+        .collect();
+    let mean = h
+        .iter()
+        .enumerate()
+        .map(|(d, &c)| d as f64 * c as f64)
+        .sum::<f64>()
+        / total;
+    // A lookup of depth d reads one element at each of octets 3 ..= d + 2.
+    let cold = fib.prefetched_octets();
+    let cold_reads = h
+        .iter()
+        .enumerate()
+        .map(|(d, &c)| (3..d + 3).filter(|o| cold.contains(o)).count() as f64 * c as f64)
+        .sum::<f64>()
+        / total;
+    let level_bytes = |o: usize| {
+        fib.rows_per_level().get(o - 3).copied().unwrap_or(0)
+            * lpmkit::schemes::spider::ROW
+            * fib.layout().element_bytes()
+    };
+    let cold_desc: Vec<String> = cold
+        .iter()
+        .map(|&o| {
+            format!(
+                "octet {o}: {:.1} MiB",
+                level_bytes(o) as f64 / (1 << 20) as f64
+            )
+        })
+        .collect();
+    println!();
+    println!(
+        "Spider lookup depth ({} {pattern} keys; share of lookups by elements read after the direct pointing table 0, 1, 2, …):",
+        keys.len()
+    );
+    println!("  spider  mean {mean:.3}  [{}]", shares.join(" "));
+    println!(
+        "  reads per lookup from prefetched (uncached) levels: {cold_reads:.3} ({})",
+        if cold_desc.is_empty() {
+            "none: every level stays cached".to_string()
+        } else {
+            cold_desc.join(", ")
+        }
+    );
+    Ok(())
 }
 
 /// `k` of a DXR scheme name (`d18r` → 18).

@@ -686,6 +686,52 @@ impl<A: Address> Spider<A> {
         self.info.build_ms
     }
 
+    /// How deep lookups of `keys` go: `h[n]` counts the keys whose lookup reads `n`
+    /// elements after the direct pointing element (`h[0]`: answered by the first 16 bits;
+    /// `h[1]`: one more element, from a row of the third octet; …). With the level sizes
+    /// ([`rows_per_level`](Self::rows_per_level)) and [`prefetched_octets`](Self::prefetched_octets)
+    /// it tells how many reads per lookup leave the cache, which bounds the lookup rate.
+    ///
+    /// ```
+    /// # use lpmkit::{Ipv4, NextHop, Rib};
+    /// # use lpmkit::schemes::spider::{Spider, SpiderConfig};
+    /// let mut rib = Rib::<Ipv4>::new();
+    /// rib.insert("10.0.0.0/8".parse()?, NextHop::new(1).unwrap());
+    /// rib.insert("10.0.1.0/24".parse()?, NextHop::new(2).unwrap());
+    /// rib.insert("10.0.1.128/25".parse()?, NextHop::new(3).unwrap());
+    /// let fib = Spider::build(&rib, &SpiderConfig::w16())?;
+    /// // 11.0.0.0 ends at the direct pointing table; 10.0.2.1 reads one third-octet
+    /// // element; 10.0.1.200 reads a third- and a fourth-octet element.
+    /// let h = fib.depth_histogram(&[0x0b00_0000, 0x0a00_0201, 0x0a00_01c8]);
+    /// assert_eq!(h, [1, 1, 1]);
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn depth_histogram(&self, keys: &[A]) -> Vec<u64> {
+        let mut h = vec![0u64; 1];
+        for &k in keys {
+            let (_, levels) = with_table!(self.table, |t, C| scalar::lookup_counting::<A, C>(
+                t,
+                self.table.split,
+                k
+            ));
+            if levels >= h.len() {
+                h.resize(levels + 1, 0);
+            }
+            h[levels] += 1;
+        }
+        h
+    }
+
+    /// The octets (numbered from 1, as in the `prefetched_octets` stat) whose rows the
+    /// pipelined AVX2 kernels prefetch: those of levels too large to stay in cache
+    /// ([`CACHED_LEVEL_BYTES_V4`], [`CACHED_LEVEL_BYTES_V6`]).
+    pub fn prefetched_octets(&self) -> Vec<usize> {
+        (0..32)
+            .filter(|o| self.params.cold_octets & (1 << o) != 0)
+            .map(|o| o + 1)
+            .collect()
+    }
+
     /// The scalar lookup of one address (the twin every kernel is checked against).
     #[inline]
     fn lookup_scalar(&self, addr: A) -> u32 {
@@ -754,9 +800,10 @@ impl<A: Address> Spider<A> {
                 StatValue::Count(nodes as u64),
             );
         }
-        let cold: Vec<String> = (0..32)
-            .filter(|o| self.params.cold_octets & (1 << o) != 0)
-            .map(|o| (o + 1).to_string())
+        let cold: Vec<String> = self
+            .prefetched_octets()
+            .iter()
+            .map(|o| o.to_string())
             .collect();
         s.push("prefetched_octets", StatValue::Text(cold.join(",")));
         let nodes: usize = i.trie_nodes_per_level.iter().sum();

@@ -23,12 +23,24 @@ fn element<C: Codec>(t: &[C::E], i: usize) -> C::E {
 /// Looks up one address.
 #[inline]
 pub(super) fn lookup_one<A: Address, C: Codec>(t: &Elements<C::E>, split: u32, addr: A) -> u32 {
+    lookup_counting::<A, C>(t, split, addr).0
+}
+
+/// Looks up one address; also returns how many elements it read after the direct
+/// pointing element (its depth below the first level).
+#[inline(always)]
+pub(super) fn lookup_counting<A: Address, C: Codec>(
+    t: &Elements<C::E>,
+    split: u32,
+    addr: A,
+) -> (u32, usize) {
     let t = t.as_slice();
     let (mut base, mut res) = C::decode(
         element::<C>(t, DP_FIRST_ROW * ROW + addr.bits_at(0, 16) as usize),
         split,
     );
     let mut offset = 16;
+    let mut levels = 0;
     while base != 0 {
         debug_assert!(offset < A::BITS, "a row below the last octet");
         let (b, nh) = C::decode(
@@ -40,8 +52,9 @@ pub(super) fn lookup_one<A: Address, C: Codec>(t: &Elements<C::E>, split: u32, a
         }
         base = b;
         offset += 8;
+        levels += 1;
     }
-    res
+    (res, levels)
 }
 
 /// Looks up `addrs` in groups of `ways` lanes stepped in lockstep; the last group may be

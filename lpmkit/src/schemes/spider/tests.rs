@@ -399,3 +399,67 @@ fn pipelined_kernels_with_every_level_cold() {
         }
     }
 }
+
+/// Whether every address of `block` has the same answer in `rib`.
+fn constant_over<A: Address>(rib: &Rib<A>, block: &Prefix<A>) -> bool {
+    let mut ranges = 0;
+    rib.for_each_range_in(block, |_, _, _| ranges += 1);
+    ranges == 1
+}
+
+/// The depth of a lookup (elements read after the direct pointing element), derived from
+/// the Rib alone: aggregation is exact, so the lookup reads an element at octet `o`
+/// (`o` ≥ 3) exactly when the answer is not constant over the key's block of its first
+/// `8 · (o − 1)` bits.
+fn expected_depth<A: Address>(rib: &Rib<A>, key: A) -> usize {
+    (16..A::BITS)
+        .step_by(8)
+        .take_while(|&len| !constant_over(rib, &Prefix::new_truncating(key, len)))
+        .count()
+}
+
+#[test]
+fn depth_histogram_follows_aggregation() {
+    fn check<A: Address>(rib: &Rib<A>, keys: &[A])
+    where
+        Spider<A>: Fib<A>,
+    {
+        let fib = Spider::build(rib, &SpiderConfig::w16()).unwrap();
+        let mut want = vec![0u64; 1];
+        for &k in keys {
+            let d = expected_depth(rib, k);
+            if d >= want.len() {
+                want.resize(d + 1, 0);
+            }
+            want[d] += 1;
+            assert_eq!(fib.depth_histogram(&[k]).iter().sum::<u64>(), 1);
+            let mut one = vec![0u64; d + 1];
+            one[d] = 1;
+            assert_eq!(fib.depth_histogram(&[k]), one, "key {k:?}");
+        }
+        assert_eq!(fib.depth_histogram(keys), want);
+    }
+    let r4: Rib<Ipv4> = rib(&[
+        ("10.0.0.0/8", 1),
+        ("10.0.1.0/24", 2),
+        ("10.0.1.128/25", 3),
+        ("10.0.2.0/24", 1), // same as its cover: aggregated away
+        ("192.168.0.0/16", 4),
+        ("192.168.7.7/32", 5),
+    ]);
+    check(&r4, &boundary_keys(&r4));
+    for seed in 0..3 {
+        let r4 = random_rib::<Ipv4>(seed, 300);
+        check(&r4, &boundary_keys(&r4));
+        let r6 = random_rib::<Ipv6>(seed, 300);
+        check(&r6, &boundary_keys(&r6));
+    }
+    let empty = Rib::<Ipv6>::new();
+    check(&empty, &[0, u128::MAX]);
+    let fib = Spider::build(&empty, &SpiderConfig::w16()).unwrap();
+    assert_eq!(fib.depth_histogram(&[]), [0]);
+    assert!(
+        fib.prefetched_octets().is_empty(),
+        "a tiny table stays cached"
+    );
+}
