@@ -54,7 +54,10 @@ fn run_readers<A: Address, F: Fib<A> + 'static>(
             s.spawn(move || {
                 let mut out = vec![0u32; 512];
                 let mut start = (r * 4099) % probes.len();
-                while !done.load(Ordering::Acquire) {
+                // Every reader checks at least one batch, even if the writer finished
+                // before it started (a loaded machine): the last batch runs after `done`.
+                loop {
+                    let last = done.load(Ordering::Acquire);
                     let end = (start + 512).min(probes.len());
                     let guard = reader.load();
                     guard
@@ -73,6 +76,9 @@ fn run_readers<A: Address, F: Fib<A> + 'static>(
                     drop(guard);
                     checked.fetch_add(1, Ordering::Relaxed);
                     start = if end == probes.len() { 0 } else { end };
+                    if last {
+                        break;
+                    }
                 }
             });
         }
