@@ -761,9 +761,9 @@ fn dispatch<C: Simd, F: Family>(
         // SAFETY: the callers hold an `Avx2` token; `out` is as long as `keys`.
         unsafe {
             if ways == 16 {
-                super::refill::lookup::<C, F, true>(t, split, cold_octets, keys, out)
+                super::refill::lookup::<C, F, true>(t, split, p, keys, out)
             } else {
-                super::refill::lookup::<C, F, false>(t, split, cold_octets, keys, out)
+                super::refill::lookup::<C, F, false>(t, split, p, keys, out)
             }
         }
         return;

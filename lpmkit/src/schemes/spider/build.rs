@@ -26,7 +26,7 @@
 use super::{
     BuildInfo, Codec, Compact16, ElementLayout, Elements, Elems, LookupParams, Paper32, Spider,
     SpiderConfig, Table, Wide32, CACHED_LEVEL_BYTES_V4, CACHED_LEVEL_BYTES_V6, DP_FIRST_ROW,
-    FIRST_STRIDE_ROW, MAX_WAYS, ROW,
+    FIRST_STRIDE_ROW, MAX_WAYS, ROW, SCALAR_PASS_INVERSE_SHARE,
 };
 use crate::fib::BuildError;
 use crate::prefix::Address;
@@ -116,6 +116,7 @@ pub(super) fn build<A: Address>(
                     rows * ROW * layout.element_bytes() > cached_level_bytes::<A>()
                 })
                 .fold(0, |m, (l, _)| m | 1 << (l + 2)),
+            scalar_passes: scalar_passes(&rows_per_level),
         },
         name: format!("spider{}w", config.ways),
         info: BuildInfo {
@@ -130,6 +131,18 @@ pub(super) fn build<A: Address>(
     };
     spider.info.build_ms = ms_since(t0);
     Ok(spider)
+}
+
+/// [`LookupParams::scalar_passes`]: level `l` (octet `l + 3`, bit `l + 2`) qualifies when
+/// the rows of the next level — each named by exactly one element of this level — are
+/// fewer than 1/[`SCALAR_PASS_INVERSE_SHARE`] of this level's elements.
+fn scalar_passes(rows_per_level: &[usize]) -> u32 {
+    (0..rows_per_level.len())
+        .filter(|&l| {
+            let next = rows_per_level.get(l + 1).copied().unwrap_or(0);
+            next * SCALAR_PASS_INVERSE_SHARE < rows_per_level[l] * ROW
+        })
+        .fold(0, |m, l| m | 1 << (l + 2))
 }
 
 /// The size above which a level's rows are prefetched by the pipelined kernels.

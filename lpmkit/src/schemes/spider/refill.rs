@@ -23,6 +23,12 @@
 //!    that goes on writes a 0 that its final level overwrites), and the lanes that go on
 //!    are left-packed again, in place, with their next element prefetched if its level is
 //!    cold. IPv6 reloads the word every four octets with one gather from the keys.
+//!    A level few of whose elements name a row (under 1 in
+//!    [`SCALAR_PASS_INVERSE_SHARE`](super::SCALAR_PASS_INVERSE_SHARE), as the third octet
+//!    of every real IPv4 table: a pass is then nearly the lookups' last) is passed by a
+//!    scalar loop instead — one load per lookup, its next hop stored, and a branch, which
+//!    is predicted, to push the rare lookup that goes on — which measured 19% faster
+//!    overall on the bart IPv4 table (in one process, 434 against 365 Mlps).
 //!
 //! Every lane of every gather is thus a live lookup, and the time between an element's
 //! prefetch and its gather is the rest of a pass. Because all pending lookups of a pass
@@ -37,7 +43,7 @@ use core::arch::x86_64::*;
 use core::mem::MaybeUninit;
 
 use super::avx2::{octet_mask, Family, Simd};
-use super::{Elements, DP_FIRST_ROW, ROW};
+use super::{Elements, LookupParams, DP_FIRST_ROW, ROW};
 
 /// Keys per chunk: the pending list of a chunk (12 bytes per key) stays in L1, and a pass
 /// is long enough to hide the latency of the prefetches made in the pass before.
@@ -94,6 +100,7 @@ struct Ctx<'a, C: Simd, F: Family> {
     #[cfg(debug_assertions)]
     len: usize,
     cold_octets: u32,
+    scalar_passes: u32,
     p: &'a mut Pending,
     _f: core::marker::PhantomData<F>,
 }
@@ -195,6 +202,13 @@ impl<C: Simd, F: Family> Ctx<'_, C, F> {
         self.cold_octets & (1 << octet) != 0
     }
 
+    /// Whether the pass reading the rows of `octet` runs scalar code (few of their
+    /// elements name a row, see [`LookupParams::scalar_passes`]).
+    #[inline(always)]
+    fn scalar_pass(&self, octet: usize) -> bool {
+        self.scalar_passes & (1 << octet) != 0
+    }
+
     /// The direct pointing pass over the chunk `keys`/`out`; returns the pending count.
     ///
     /// # Safety
@@ -286,7 +300,8 @@ impl<C: Simd, F: Family> Ctx<'_, C, F> {
         unsafe {
             let zero = _mm256_setzero_si256();
             let om = octet_mask(3 - (on % 4) as i8);
-            while rp + g <= np {
+            let vector_end = if self.scalar_pass(o) { 0 } else { np };
+            while rp + g <= vector_end {
                 for h in 0..g / L {
                     let r = rp + h * L;
                     let p = &*self.p;
@@ -359,7 +374,7 @@ impl<C: Simd, F: Family> Ctx<'_, C, F> {
 pub(super) unsafe fn lookup<C: Simd, F: Family, const FUSED: bool>(
     t: &Elements<C::E>,
     split: u32,
-    cold_octets: u32,
+    params: &LookupParams,
     keys: &[F::Key],
     out: &mut [u32],
 ) {
@@ -377,7 +392,8 @@ pub(super) unsafe fn lookup<C: Simd, F: Family, const FUSED: bool>(
             dec: C::decoder(split),
             #[cfg(debug_assertions)]
             len: t.as_slice().len(),
-            cold_octets,
+            cold_octets: params.cold_octets,
+            scalar_passes: params.scalar_passes,
             p: &mut pending,
             _f: core::marker::PhantomData,
         };

@@ -373,7 +373,8 @@ fn names_and_stats() {
 #[test]
 fn pipelined_kernels_with_every_level_cold() {
     // Small tables have no cold level, so the pipelined kernel would never yield; force
-    // every level cold to run its ring, prefetches and refills on deep random tables.
+    // every level cold to run its ring, prefetches and refills on deep random tables, and
+    // run the refilling kernel's passes both ways whatever the table's shares.
     for seed in 0..3 {
         let r4 = random_rib::<Ipv4>(seed, 400);
         let r6 = random_rib::<Ipv6>(seed, 400);
@@ -389,12 +390,18 @@ fn pipelined_kernels_with_every_level_cold() {
                     refill,
                     ..SpiderConfig::w16()
                 };
-                let mut f4 = Spider::build(&r4, &cfg).unwrap();
-                f4.params.cold_octets = u32::MAX;
-                check_keys(&f4, &r4, &k4, &format!("v4 cold {cfg:?}"));
-                let mut f6 = Spider::build(&r6, &cfg).unwrap();
-                f6.params.cold_octets = u32::MAX;
-                check_keys(&f6, &r6, &k6, &format!("v6 cold {cfg:?}"));
+                // The refilling kernel's passes: all scalar, all vector.
+                for scalar_passes in [u32::MAX, 0] {
+                    let what = format!("cold, scalar passes {scalar_passes:#x}, {cfg:?}");
+                    let mut f4 = Spider::build(&r4, &cfg).unwrap();
+                    f4.params.cold_octets = u32::MAX;
+                    f4.params.scalar_passes = scalar_passes;
+                    check_keys(&f4, &r4, &k4, &format!("v4 {what}"));
+                    let mut f6 = Spider::build(&r6, &cfg).unwrap();
+                    f6.params.cold_octets = u32::MAX;
+                    f6.params.scalar_passes = scalar_passes;
+                    check_keys(&f6, &r6, &k6, &format!("v6 {what}"));
+                }
             }
         }
     }
