@@ -2,7 +2,9 @@
 //!
 //! Method (after the Spider and DXR papers' evaluations): keys are generated before timing
 //! (or just in time by the Spider paper's LCG with `--jit`); every scheme is built from the
-//! same table and timed on the same keys; each figure is the median of `--runs` runs; with
+//! same table and timed on the same keys; each figure is the median of `--runs` runs, and
+//! the runs alternate between schemes (run 1 of each, then run 2 of each, …) so that a
+//! shared host's slow phases hit every scheme alike and the ratio column stays fair; with
 //! N threads the keys are split into N sections, one per thread (as DXR does, so threads do
 //! not share a stream), and the rate is total keys over the slowest thread's time. Every
 //! run's answers are summed into a checksum that must equal the reference trie's: a wrong
@@ -301,9 +303,18 @@ fn bench<A: Address>(table: &Table<A>, args: &BenchArgs) -> anyhow::Result<Vec<R
         "build ms"
     );
 
-    let mut records = Vec::new();
-    // Baseline rate per thread count.
-    let mut baseline: std::collections::HashMap<usize, f64> = Default::default();
+    // Build every scheme (and every degree of parallelism) first, then measure them in
+    // alternation — run 1 of every scheme, run 2 of every scheme, … — so that the host's
+    // slow and fast phases fall on all of them alike and the ratios are fair.
+    struct Built<A: Address> {
+        name: &'static str,
+        label: String,
+        way: Option<usize>,
+        fib: Box<dyn lpmkit::Fib<A>>,
+        build_ms: f64,
+        cycles: Option<Cycles>,
+    }
+    let mut built: Vec<Built<A>> = Vec::new();
     for info in schemes {
         let sweep: Vec<Option<usize>> = match &ways {
             Some(w) => w.iter().map(|&w| Some(w)).collect(),
@@ -329,69 +340,91 @@ fn bench<A: Address>(table: &Table<A>, args: &BenchArgs) -> anyhow::Result<Vec<R
                 None => info.name.to_string(),
             };
             let cycles = (args.cycles && mode == Mode::Batch).then(|| measure_cycles(&*fib, &keys));
-            for &threads in &args.threads {
-                let mut runs = Vec::with_capacity(args.runs);
-                let mut ok = true;
-                let pb = progress::bar(args.runs as u64, format!("{label} x{threads}"));
-                for _ in 0..args.runs {
-                    let (secs, sum) =
-                        measure(&*fib, &keys, threads, args.batch, mode, &jit, args.keys);
-                    runs.push(args.keys as f64 / secs / 1e6);
-                    if let Some(r) = reference {
-                        ok &= sum == r;
-                    }
-                    pb.inc(1);
+            built.push(Built {
+                name: info.name,
+                label,
+                way,
+                fib,
+                build_ms,
+                cycles,
+            });
+        }
+    }
+
+    let mut records = Vec::new();
+    for &threads in &args.threads {
+        let mut runs = vec![Vec::with_capacity(args.runs); built.len()];
+        let mut ok = vec![true; built.len()];
+        let pb = progress::bar(
+            (args.runs * built.len()) as u64,
+            format!(
+                "{} schemes x{threads}, {} runs each",
+                built.len(),
+                args.runs
+            ),
+        );
+        for _ in 0..args.runs {
+            for (i, b) in built.iter().enumerate() {
+                let (secs, sum) =
+                    measure(&*b.fib, &keys, threads, args.batch, mode, &jit, args.keys);
+                runs[i].push(args.keys as f64 / secs / 1e6);
+                if let Some(r) = reference {
+                    ok[i] &= sum == r;
                 }
-                pb.finish_and_clear();
-                let median = median(&runs);
-                let ratio = median / *baseline.entry(threads).or_insert(median);
-                let mem = fib.memory_bytes();
-                let (lo, hi) = runs
-                    .iter()
-                    .fold((f64::MAX, 0f64), |(l, h), &v| (l.min(v), h.max(v)));
-                println!(
-                    "{:<16} {:>6} {:>3} {:>9.1} {:>8.1}..{:<8.1} {:>10.2}x {:>10} {:>8.2} {:>9.1}  {}",
-                    label,
-                    fib.implementation().to_string(),
-                    threads,
-                    median,
-                    lo,
-                    hi,
-                    ratio,
-                    human_bytes(mem),
-                    mem as f64 / table.rib.len().max(1) as f64,
-                    build_ms,
-                    match reference {
-                        None => "n/a",
-                        Some(_) if ok => "ok",
-                        Some(_) => "WRONG",
-                    }
-                );
-                records.push(Record {
-                    scheme: info.name.to_string(),
-                    implementation: fib.implementation().to_string(),
-                    family: family.to_string(),
-                    table: table.name.clone(),
-                    routes: table.rib.len(),
-                    pattern: pattern.to_string(),
-                    threads,
-                    keys: args.keys,
-                    batch: args.batch,
-                    ways: way,
-                    mlps_runs: runs,
-                    mlps_median: median,
-                    memory_bytes: mem,
-                    build_ms,
-                    checksum_ok: reference.map(|_| ok),
-                    cycles_per_16: cycles.clone(),
-                });
+                pb.inc(1);
             }
-            if let Some(c) = &cycles {
+        }
+        pb.finish_and_clear();
+        let baseline = median(&runs[0]);
+        for (i, b) in built.iter().enumerate() {
+            let median = median(&runs[i]);
+            let ratio = median / baseline;
+            let mem = b.fib.memory_bytes();
+            let (lo, hi) = runs[i]
+                .iter()
+                .fold((f64::MAX, 0f64), |(l, h), &v| (l.min(v), h.max(v)));
+            println!(
+                "{:<16} {:>6} {:>3} {:>9.1} {:>8.1}..{:<8.1} {:>10.2}x {:>10} {:>8.2} {:>9.1}  {}",
+                b.label,
+                b.fib.implementation().to_string(),
+                threads,
+                median,
+                lo,
+                hi,
+                ratio,
+                human_bytes(mem),
+                mem as f64 / table.rib.len().max(1) as f64,
+                b.build_ms,
+                match reference {
+                    None => "n/a",
+                    Some(_) if ok[i] => "ok",
+                    Some(_) => "WRONG",
+                }
+            );
+            if let (Some(c), true) = (&b.cycles, threads == args.threads[0]) {
                 println!(
                     "{:<16} TSC ticks per 16-key call: mean {:.1}, p50 {}, p75 {}, p90 {}, p99 {}",
                     "", c.mean, c.p50, c.p75, c.p90, c.p99
                 );
             }
+            records.push(Record {
+                scheme: b.name.to_string(),
+                implementation: b.fib.implementation().to_string(),
+                family: family.to_string(),
+                table: table.name.clone(),
+                routes: table.rib.len(),
+                pattern: pattern.to_string(),
+                threads,
+                keys: args.keys,
+                batch: args.batch,
+                ways: b.way,
+                mlps_runs: std::mem::take(&mut runs[i]),
+                mlps_median: median,
+                memory_bytes: mem,
+                build_ms: b.build_ms,
+                checksum_ok: reference.map(|_| ok[i]),
+                cycles_per_16: b.cycles.clone(),
+            });
         }
     }
     Ok(records)
