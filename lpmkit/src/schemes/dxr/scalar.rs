@@ -134,7 +134,8 @@ impl Stages for Lockstep {
 /// instructions here pin the `cmov`.
 #[inline(always)]
 fn select_le(v: u32, kc: u32, a: u32, b: u32) -> u32 {
-    #[cfg(target_arch = "x86_64")]
+    // Miri does not run inline assembly; it checks the portable form.
+    #[cfg(all(target_arch = "x86_64", not(miri)))]
     {
         let mut r = b;
         // SAFETY: a register compare and a conditional move: no memory access, no stack
@@ -152,7 +153,7 @@ fn select_le(v: u32, kc: u32, a: u32, b: u32) -> u32 {
         }
         r
     }
-    #[cfg(not(target_arch = "x86_64"))]
+    #[cfg(any(not(target_arch = "x86_64"), miri))]
     {
         if v <= kc {
             a
