@@ -470,3 +470,74 @@ fn depth_histogram_follows_aggregation() {
         "a tiny table stays cached"
     );
 }
+
+/// Every AVX2 kernel shape on a small table, sized for Miri: run as
+/// `RUSTFLAGS="-C target-feature=+avx2" cargo +nightly miri test -p lpmkit --lib miri_`
+/// so that Miri executes the intrinsics (gathers included) and checks every table and key
+/// read for bounds and initialisation. Elsewhere it is a quick differential test.
+#[test]
+fn miri_every_kernel_shape_on_a_small_table() {
+    fn run<A: Address>(rib: &Rib<A>, keys: &[A])
+    where
+        Spider<A>: Fib<A>,
+    {
+        for layout in ElementLayout::ALL {
+            for (ways, pipeline, refill) in [
+                (16, true, Some(true)),
+                (8, true, Some(true)),
+                (16, true, Some(false)),
+                (8, false, Some(false)),
+                (13, true, Some(false)),
+                (5, true, Some(false)),
+            ] {
+                let cfg = SpiderConfig {
+                    ways,
+                    layout: Some(layout),
+                    pipeline,
+                    refill,
+                    ..SpiderConfig::w16()
+                };
+                let Ok(mut fib) = Spider::build(rib, &cfg) else {
+                    continue;
+                };
+                if cfg!(target_feature = "avx2") {
+                    // Compiled with AVX2 (as for the Miri run): the kernels are the ones run.
+                    assert_eq!(fib.implementation(), Implementation::Avx2);
+                }
+                // Cold levels make the pipelined kernels yield and prefetch; both pass
+                // kinds of the refilling kernel run.
+                fib.params.cold_octets = u32::MAX;
+                for scalar_passes in [0, u32::MAX] {
+                    fib.params.scalar_passes = scalar_passes;
+                    check_keys(&fib, rib, keys, &format!("{cfg:?} {scalar_passes:#x}"));
+                }
+            }
+        }
+    }
+    let r4: Rib<Ipv4> = rib(&[
+        ("0.0.0.0/0", 1),
+        ("10.0.0.0/8", 2),
+        ("10.1.0.0/16", 3),
+        ("10.1.2.0/24", 4),
+        ("10.1.2.128/25", 5),
+        ("10.1.2.200/32", 6),
+        ("10.1.3.0/24", 2),
+        ("192.168.0.0/16", 7),
+        ("192.168.7.0/24", 8),
+        ("255.255.255.255/32", 9),
+    ]);
+    let mut k4 = boundary_keys(&r4);
+    k4.truncate(40);
+    run(&r4, &k4);
+    let r6: Rib<Ipv6> = rib(&[
+        ("2001:db8::/32", 1),
+        ("2001:db8:1::/48", 2),
+        ("2001:db8:1:2::/64", 3),
+        ("2001:db8:1:2::1/128", 4),
+        ("2001:db8:ff00::/40", 5),
+        ("ffff::/16", 6),
+    ]);
+    let mut k6 = boundary_keys(&r6);
+    k6.truncate(40);
+    run(&r6, &k6);
+}
