@@ -649,6 +649,34 @@ mod tests {
         );
     }
 
+    /// Sized for Miri (direct tables of at most 2^12 entries): with
+    /// `RUSTFLAGS="-C target-feature=+avx2,+popcnt,+bmi1,+bmi2" cargo +nightly miri test
+    /// -p lpmkit --lib miri_` it checks the popcount paths and the scalar twin.
+    #[test]
+    fn miri_small_direct_bits() {
+        let r = rib::<Ipv4>(&[
+            ("0.0.0.0/0", 1),
+            ("10.0.0.0/8", 2),
+            ("10.1.1.0/24", 3),
+            ("10.1.1.128/25", 4),
+            ("10.1.1.7/32", 5),
+            ("255.255.255.255/32", 6),
+            ("192.168.3.252/30", 9),
+        ]);
+        for s in [0, 6, 12] {
+            for force_scalar in [false, true] {
+                for leaf_width in [None, Some(LeafWidth::U32)] {
+                    let cfg = PoptrieConfig {
+                        direct_bits: s,
+                        leaf_width,
+                        force_scalar,
+                    };
+                    check(&r, &Poptrie::build(&r, &cfg).unwrap(), &[]);
+                }
+            }
+        }
+    }
+
     #[test]
     fn small_v6() {
         let r = rib::<Ipv6>(&[
