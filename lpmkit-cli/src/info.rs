@@ -115,17 +115,8 @@ fn spider_depth<A: Address>(rib: &lpmkit::Rib<A>, n: usize) -> anyhow::Result<()
     // The table (and so the depth) is the same for every `ways`.
     let fib = Spider::build(rib, &SpiderConfig::w16())?;
     let h = fib.depth_histogram(&keys);
+    let (mean, shares) = summarize(&h);
     let total = h.iter().sum::<u64>().max(1) as f64;
-    let shares: Vec<String> = h
-        .iter()
-        .map(|&c| format!("{:.4}", c as f64 / total))
-        .collect();
-    let mean = h
-        .iter()
-        .enumerate()
-        .map(|(d, &c)| d as f64 * c as f64)
-        .sum::<f64>()
-        / total;
     // A lookup of depth d reads one element at each of octets 3 ..= d + 2.
     let cold = fib.prefetched_octets();
     let cold_reads = h
@@ -153,7 +144,7 @@ fn spider_depth<A: Address>(rib: &lpmkit::Rib<A>, n: usize) -> anyhow::Result<()
         "Spider lookup depth ({} {pattern} keys; share of lookups by elements read after the direct pointing table 0, 1, 2, …):",
         keys.len()
     );
-    println!("  spider  mean {mean:.3}  [{}]", shares.join(" "));
+    println!("  spider  mean {mean:.3}  [{shares}]");
     println!(
         "  reads per lookup from prefetched (uncached) levels: {cold_reads:.3} ({})",
         if cold_desc.is_empty() {
@@ -163,6 +154,22 @@ fn spider_depth<A: Address>(rib: &lpmkit::Rib<A>, n: usize) -> anyhow::Result<()
         }
     );
     Ok(())
+}
+
+/// The mean of a histogram (`h[i]` counts of value `i`) and its shares, space-separated.
+fn summarize(h: &[u64]) -> (f64, String) {
+    let total = h.iter().sum::<u64>().max(1) as f64;
+    let mean = h
+        .iter()
+        .enumerate()
+        .map(|(i, &c)| i as f64 * c as f64)
+        .sum::<f64>()
+        / total;
+    let shares: Vec<String> = h
+        .iter()
+        .map(|&c| format!("{:.4}", c as f64 / total))
+        .collect();
+    (mean, shares.join(" "))
 }
 
 /// `k` of a DXR scheme name (`d18r` → 18).
@@ -181,19 +188,8 @@ fn search_steps(rib: &lpmkit::Rib<u32>, ks: &[u8], args: &InfoArgs) -> anyhow::R
     );
     for &k in ks {
         let fib = Dxr::build(rib, &DxrConfig::with_k(k))?;
-        let h = fib.search_steps_histogram(&keys);
-        let total = h.iter().sum::<u64>().max(1) as f64;
-        let shares: Vec<String> = h
-            .iter()
-            .map(|&c| format!("{:.4}", c as f64 / total))
-            .collect();
-        let mean = h
-            .iter()
-            .enumerate()
-            .map(|(i, &c)| i as f64 * c as f64)
-            .sum::<f64>()
-            / total;
-        println!("  d{k}r  mean {mean:.2}  [{}]", shares.join(" "));
+        let (mean, shares) = summarize(&fib.search_steps_histogram(&keys));
+        println!("  d{k}r  mean {mean:.2}  [{shares}]");
     }
     Ok(())
 }

@@ -65,19 +65,6 @@ fn load<A: Address>(name: &str, hashed: u64) -> Option<Rib<A>> {
 // Keys.
 // ---------------------------------------------------------------------------------------
 
-/// First and last address of every prefix, each ±1, and the ends of the space.
-fn boundary_keys<A: Address>(rib: &Rib<A>) -> Vec<A> {
-    let mut keys = vec![A::ZERO, A::MAX];
-    for (p, _) in rib.iter() {
-        for a in [p.first(), p.last()] {
-            keys.push(a);
-            keys.extend(a.checked_inc());
-            keys.extend(a.checked_dec());
-        }
-    }
-    keys
-}
-
 /// Uniform random addresses and, for IPv6, the paper's "matching" keys (§V-A): the first
 /// 32 bits of a prefix of the table, 32 random bits, then `::1`; plus random addresses
 /// inside random prefixes of the table.
@@ -150,7 +137,7 @@ where
     Spider<A>: Fib<A>,
 {
     let t0 = std::time::Instant::now();
-    let boundary = boundary_keys(rib);
+    let boundary = lpmkit::traffic::boundary_keys(rib);
     let random = random_keys(rib, 300_000, seed);
     let (want_b, want_r) = (expected(rib, &boundary), expected(rib, &random));
     // Registry rows, all keys.
@@ -479,7 +466,7 @@ where
             continue;
         }
         // Rebuild (the batch-update model) and compare.
-        let mut keys = boundary_keys(&rib);
+        let mut keys = lpmkit::traffic::boundary_keys(&rib);
         keys.extend(random_keys(&rib, 64, i as u64));
         let want = expected(&rib, &keys);
         for cfg in [

@@ -7,7 +7,7 @@
 use std::path::{Path, PathBuf};
 
 use lpmkit::io::{read_table_as, read_updates, TableOptions};
-use lpmkit::{Address, Change, NextHopTable, Prefix, Rib, Table};
+use lpmkit::{Address, Change, NextHopTable, Prefix, Table};
 
 /// The data directory, by the shared rule of `common::data_dir` (absent data skips the
 /// test with a note, or fails it when `LPMKIT_REQUIRE_DATA` is set, as in CI).
@@ -47,13 +47,7 @@ pub fn load_updates<A: Address>(path: &Path, hops: &mut NextHopTable<String>) ->
 }
 
 /// First and last address of every route, each ±1, plus 0 and the top address.
-pub fn boundary_keys<A: Address>(rib: &Rib<A>) -> Vec<A> {
-    let mut keys = vec![A::ZERO, A::MAX];
-    for (p, _) in rib.iter() {
-        push_boundaries(&p, &mut keys);
-    }
-    keys
-}
+pub use lpmkit::traffic::boundary_keys;
 
 /// The first and last address of `p`, each ±1.
 pub fn push_boundaries<A: Address>(p: &Prefix<A>, keys: &mut Vec<A>) {
