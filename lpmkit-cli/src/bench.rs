@@ -24,9 +24,6 @@ use serde::Serialize;
 use crate::input::{self, FamilyArg, TableArgs};
 use crate::progress;
 
-/// The scheme the ratio column compares with, when it is measured.
-const BASELINE: &str = "dir24-8";
-
 #[derive(Args, Debug)]
 pub struct BenchArgs {
     #[command(flatten)]
@@ -35,6 +32,11 @@ pub struct BenchArgs {
     /// Schemes to measure (comma-separated names, name prefixes, or `all`).
     #[arg(long, short = 's', default_value = "all")]
     schemes: String,
+
+    /// The scheme the ratio column compares with (measured first); when it is not among
+    /// --schemes, the first scheme listed is.
+    #[arg(long, default_value = "dir24-8", value_name = "SCHEME")]
+    baseline: String,
 
     /// Key pattern: rnd (uniform random over the whole address space, as the Spider and
     /// Poptrie papers), routable (uniform over the routable space: IPv4 without 0/8, 127/8
@@ -140,6 +142,7 @@ pub fn default_run() -> anyhow::Result<ExitCode> {
         let args = BenchArgs {
             table: TableArgs::synthetic(family),
             schemes: "all".into(),
+            baseline: "dir24-8".into(),
             pattern: None,
             threads: vec![1],
             keys: 1 << 22,
@@ -228,9 +231,15 @@ fn cpu_model() -> String {
 fn bench<A: Address>(table: &Table<A>, args: &BenchArgs) -> anyhow::Result<Vec<Record>> {
     let family = A::FAMILY;
     let mut schemes = input::schemes(&args.schemes, family)?;
-    // The ratio column compares with DIR-24-8 when it is measured (the papers' common
-    // baseline), else with the first scheme: measure the baseline first.
-    if let Some(i) = schemes.iter().position(|s| s.name == BASELINE) {
+    // The ratio column compares with --baseline (by default DIR-24-8, the papers' common
+    // baseline) when it is measured, else with the first scheme: measure it first.
+    if lpmkit::registry::find(&args.baseline).is_none() {
+        anyhow::bail!(
+            "--baseline: unknown scheme `{}` (see `lpmkit schemes`)",
+            args.baseline
+        );
+    }
+    if let Some(i) = schemes.iter().position(|s| s.name == args.baseline) {
         let b = schemes.remove(i);
         schemes.insert(0, b);
     }

@@ -207,6 +207,51 @@ fn bench_writes_checked_records_for_both_families() {
 }
 
 #[test]
+fn bench_ratio_column_follows_the_baseline() {
+    let args = |baseline: &str| -> Output {
+        lpmkit(&[
+            "bench",
+            "--synthetic",
+            "v4",
+            "--routes",
+            "5000",
+            "--keys",
+            "20000",
+            "--runs",
+            "1",
+            "-s",
+            "d16r,spider16w,dir24-8",
+            "--baseline",
+            baseline,
+        ])
+    };
+    // The baseline is measured first and its own ratio is 1.00x.
+    let o = args("spider16w");
+    assert!(o.status.success(), "{}", stderr(&o));
+    let out = stdout(&o);
+    assert!(out.contains("vs spider16w"), "{out}");
+    let first = out
+        .lines()
+        .find(|l| l.starts_with("d16r") || l.starts_with("spider16w") || l.starts_with("dir24-8"))
+        .unwrap();
+    assert!(
+        first.starts_with("spider16w") && first.contains(" 1.00x"),
+        "{out}"
+    );
+    // The default is DIR-24-8.
+    let o = args("dir24-8");
+    assert!(stdout(&o).contains("vs dir24-8"), "{}", stdout(&o));
+    // A name that is no scheme is an error, not a silent fallback.
+    let o = args("dir-24-8");
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    assert!(
+        stderr(&o).contains("--baseline: unknown scheme `dir-24-8`"),
+        "{}",
+        stderr(&o)
+    );
+}
+
+#[test]
 fn info_reports_structures_and_spider_depth() {
     let s = Scratch::new("info");
     let t = s.file("t.txt", TABLE);

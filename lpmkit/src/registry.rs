@@ -247,6 +247,15 @@ static SCHEMES: &[SchemeInfo] = &[
         v4: Some(schemes::spider::Spider::<u32>::build_boxed_w1),
         v6: Some(schemes::spider::Spider::<u128>::build_boxed_w1),
     },
+    #[cfg(all(feature = "dpdk", target_os = "linux"))]
+    SchemeInfo {
+        name: "dpdk-fib",
+        summary: "DPDK rte_fib DIR24_8 (IPv4) and rte_fib6 trie (IPv6), bulk lookup, linked (feature `dpdk`)",
+        reference: "DPDK 22.11 librte_fib; Gupta, Lin, McKeown, INFOCOM 1998",
+        incremental: false,
+        v4: Some(schemes::dpdk::DpdkFib::<u32>::build_boxed),
+        v6: Some(schemes::dpdk::DpdkFib::<u128>::build_boxed),
+    },
 ];
 
 /// Builds an incremental scheme for family `A` from a `Rib`.

@@ -3,6 +3,8 @@
 
 pub mod common;
 pub mod dir24_8;
+#[cfg(all(feature = "dpdk", target_os = "linux"))]
+pub mod dpdk;
 pub mod dxr;
 pub mod poptrie;
 pub mod spider;

@@ -1,0 +1,502 @@
+//! DPDK's FIB libraries as lpmkit schemes, for measuring lpmkit against them in one process.
+//!
+//! With the `dpdk` feature (Linux, DPDK ≥ 22.11 installed: `apt install dpdk-dev` on Debian
+//! 12), the registry gains `dpdk-fib`: `rte_fib` with its `DIR24_8` table for IPv4 and
+//! `rte_fib6` with its `TRIE` table (a 24-bit first level, then 8-bit strides) for IPv6,
+//! looked up through their bulk functions (`rte_fib_lookup_bulk`, `rte_fib6_lookup_bulk`).
+//! These are the "DPDK `rte_fib`/`rte_fib6` bulk lookup" peers the Spider issue measures
+//! against; built into lpmkit they run in the same process, on the same keys and in the same
+//! alternated runs as every other scheme (`lpmkit bench -s dpdk-fib,spider16w …`), so a host
+//! that is slower for a while slows both alike and their ratio holds.
+//!
+//! What is and is not DPDK's here:
+//!
+//! * The table and the lookup are DPDK's own code, from the installed shared libraries. The
+//!   table is built by adding every route of the [`Rib`] with `rte_fib_add`/`rte_fib6_add`
+//!   (4-byte next hops, default next hop 0 = no route, as many `tbl8` groups as the table
+//!   needs: one per /24 with longer prefixes for IPv4; one per trie node below the first
+//!   level for IPv6).
+//! * `lookup_batch` hands DPDK slices of at most [`CHUNK`] keys and narrows its 64-bit next
+//!   hops to lpmkit's 32-bit ids; IPv6 keys are first copied into DPDK's byte-array form
+//!   (network order). Both are a few instructions per key, against DPDK's tens of
+//!   nanoseconds, and a DPDK user pays the second anyway.
+//! * DPDK needs its environment (EAL) initialised once per process. lpmkit does it at the
+//!   first build, without huge pages or devices (`--no-huge --no-pci --no-shconf`, memory
+//!   from `LPMKIT_DPDK_MEM_MB`, default 3072), and then restores the thread's CPU affinity,
+//!   which `rte_eal_init` pins to one core (benchmark threads would otherwise share it).
+//!   Initialisation takes a few seconds; its failure is a [`BuildError`].
+//!
+//! DPDK 22.11 has vector lookups for these tables only with AVX-512, and selects them only
+//! when the EAL's SIMD width allows 512 bits (by default it does not), so the lookups here
+//! are DPDK's scalar bulk code, as in the issue's measurement; [`Fib::implementation`] says
+//! `scalar`.
+
+use core::ffi::{c_char, c_int, c_uint, c_void};
+use std::collections::HashSet;
+use std::ffi::CString;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::OnceLock;
+
+use crate::fib::{BuildError, Fib, StatValue, Stats};
+use crate::nexthop::NextHop;
+use crate::prefix::{Address, Ipv4, Ipv6};
+use crate::registry::BuildOptions;
+use crate::rib::Rib;
+
+/// Keys handed to one DPDK bulk call.
+pub const CHUNK: usize = 256;
+
+/// Registry name of the scheme.
+const NAME: &str = "dpdk-fib";
+
+// `enum rte_fib_type`, `enum rte_fib6_type`: the table kinds (DPDK 22.11 `rte_fib.h`,
+// `rte_fib6.h`).
+const RTE_FIB_DIR24_8: c_int = 1;
+const RTE_FIB6_TRIE: c_int = 1;
+// `enum rte_fib_dir24_8_nh_sz` and `enum rte_fib_trie_nh_sz`: 4-byte next hops.
+const RTE_FIB_DIR24_8_4B: c_int = 2;
+const RTE_FIB6_TRIE_4B: c_int = 2;
+/// Both tables keep a flag in the top bit of an entry: the largest next hop with 4 bytes.
+const MAX_NEXT_HOP: u64 = (1 << 31) - 1;
+/// Entries of the 24-bit first level of both tables, and of a `tbl8` group.
+const TBL24_ENTRIES: usize = 1 << 24;
+const TBL8_ENTRIES: usize = 256;
+
+/// `struct rte_fib_conf` and `struct rte_fib6_conf` (the same layout: 32 bytes).
+#[repr(C)]
+struct FibConf {
+    kind: c_int,
+    default_nh: u64,
+    max_routes: c_int,
+    rib_ext_sz: c_uint,
+    /// `dir24_8.nh_sz` / `trie.nh_sz`.
+    nh_sz: c_int,
+    /// `dir24_8.num_tbl8` / `trie.num_tbl8`.
+    num_tbl8: u32,
+}
+
+const _: () = assert!(core::mem::size_of::<FibConf>() == 32);
+
+#[link(name = "rte_eal")]
+unsafe extern "C" {
+    fn rte_eal_init(argc: c_int, argv: *mut *mut c_char) -> c_int;
+}
+
+#[link(name = "rte_fib")]
+unsafe extern "C" {
+    fn rte_fib_create(name: *const c_char, socket_id: c_int, conf: *mut FibConf) -> *mut c_void;
+    fn rte_fib_free(fib: *mut c_void);
+    fn rte_fib_add(fib: *mut c_void, ip: u32, depth: u8, next_hop: u64) -> c_int;
+    fn rte_fib_lookup_bulk(fib: *mut c_void, ips: *mut u32, next_hops: *mut u64, n: c_int)
+        -> c_int;
+    fn rte_fib6_create(name: *const c_char, socket_id: c_int, conf: *mut FibConf) -> *mut c_void;
+    fn rte_fib6_free(fib: *mut c_void);
+    fn rte_fib6_add(fib: *mut c_void, ip: *const [u8; 16], depth: u8, next_hop: u64) -> c_int;
+    fn rte_fib6_lookup_bulk(
+        fib: *mut c_void,
+        ips: *mut [u8; 16],
+        next_hops: *mut u64,
+        n: c_int,
+    ) -> c_int;
+}
+
+/// Initialises DPDK's environment once per process; the error says why it failed.
+fn eal() -> Result<(), String> {
+    static EAL: OnceLock<Result<(), String>> = OnceLock::new();
+    EAL.get_or_init(|| {
+        let mem_mb = std::env::var("LPMKIT_DPDK_MEM_MB").unwrap_or_else(|_| "3072".into());
+        let args = [
+            "lpmkit",
+            "--no-huge",
+            "--no-pci",
+            "--no-shconf",
+            "--no-telemetry",
+            "--log-level=error",
+            "-m",
+            &mem_mb,
+        ];
+        let args: Vec<CString> = args
+            .iter()
+            .map(|a| CString::new(*a).expect("no NUL in the arguments"))
+            .collect();
+        // `rte_eal_init` may permute and modify argv, so it gets its own pointers (the
+        // strings live until the end of this closure; EAL copies what it keeps).
+        let mut argv: Vec<*mut c_char> = args.iter().map(|a| a.as_ptr() as *mut c_char).collect();
+        let affinity = Affinity::current();
+        // SAFETY: argv holds `argv.len()` valid NUL-terminated strings.
+        let r = unsafe { rte_eal_init(argv.len() as c_int, argv.as_mut_ptr()) };
+        if let Some(a) = affinity {
+            a.restore();
+        }
+        if r < 0 {
+            return Err(format!(
+                "DPDK's rte_eal_init failed (arguments {:?}; is LPMKIT_DPDK_MEM_MB={mem_mb} MiB available?)",
+                &args.iter().map(|a| a.to_string_lossy()).collect::<Vec<_>>()[1..]
+            ));
+        }
+        Ok(())
+    })
+    .clone()
+}
+
+/// The calling thread's CPU affinity, to restore after `rte_eal_init` pins it.
+struct Affinity(libc::cpu_set_t);
+
+impl Affinity {
+    fn current() -> Option<Affinity> {
+        // SAFETY: `cpu_set_t` is plain data; the call writes at most its size.
+        unsafe {
+            let mut set: libc::cpu_set_t = core::mem::zeroed();
+            (libc::sched_getaffinity(0, core::mem::size_of_val(&set), &mut set) == 0)
+                .then_some(Affinity(set))
+        }
+    }
+
+    fn restore(&self) {
+        // SAFETY: the set came from `sched_getaffinity`; failure leaves the pinning, which
+        // only costs speed.
+        unsafe {
+            libc::sched_setaffinity(0, core::mem::size_of_val(&self.0), &self.0);
+        }
+    }
+}
+
+/// A process-unique name for a DPDK object (DPDK keeps a global list by name).
+fn unique_name(family: &str) -> CString {
+    static NEXT: AtomicUsize = AtomicUsize::new(0);
+    let n = NEXT.fetch_add(1, Ordering::Relaxed);
+    CString::new(format!("lpmkit_{family}_{n}")).expect("no NUL")
+}
+
+fn error(reason: String) -> BuildError {
+    BuildError::InvalidConfig {
+        scheme: NAME.to_string(),
+        reason,
+    }
+}
+
+/// Checks the largest next hop against the 4-byte entries.
+fn check_next_hops<A: Address>(rib: &Rib<A>) -> Result<(), BuildError> {
+    match rib.iter().map(|(_, nh)| nh.get() as u64).max() {
+        Some(max) if max > MAX_NEXT_HOP => Err(BuildError::NextHopOverflow {
+            scheme: NAME.to_string(),
+            max: MAX_NEXT_HOP,
+            requested: max,
+        }),
+        _ => Ok(()),
+    }
+}
+
+/// `tbl8` groups to configure so that every route of `rib` can be added (in the `Rib`'s
+/// order, covering prefixes first), plus a margin.
+///
+/// IPv4 (`dir24_8.c`): one group per /24 that holds a longer prefix. IPv6 (`trie.c`):
+/// `rte_fib6_add` refuses a route longer than /24 unless it can *reserve* a group for
+/// each 8-bit level between its covering route (at least /24) and itself, rounded up to
+/// whole levels: `(ceil8(len) − ceil8(max(parent, 24))) / 8` (none when a longer route
+/// already sits in its last level). The sum over all routes bounds what it reserves, and
+/// also the groups it uses.
+fn tbl8_groups<A: Address>(rib: &Rib<A>) -> u32 {
+    let ceil8 = |l: u32| l.div_ceil(8) * 8;
+    let groups = if A::BITS == 32 {
+        let blocks: HashSet<u32> = rib
+            .iter()
+            .filter(|(p, _)| p.len() > 24)
+            .map(|(p, _)| p.addr().to_u128() as u32 >> 8)
+            .collect();
+        blocks.len() as u64
+    } else {
+        // The covering routes of the current one: a stack, as the order is depth-first.
+        let mut open: Vec<crate::Prefix<A>> = Vec::new();
+        let mut sum = 0u64;
+        for (p, _) in rib.iter() {
+            while open.last().is_some_and(|q| !q.covers(&p)) {
+                open.pop();
+            }
+            let len = p.len() as u32;
+            if len > 24 {
+                let parent = open.last().map_or(0, |q| q.len() as u32).max(24);
+                sum += ((ceil8(len) - ceil8(parent)) / 8) as u64;
+            }
+            open.push(p);
+        }
+        sum
+    };
+    u32::try_from(groups + 64).unwrap_or(u32::MAX)
+}
+
+/// A DPDK table: the handle and the bytes of its lookup tables.
+struct Handle {
+    fib: *mut c_void,
+    free: unsafe extern "C" fn(*mut c_void),
+    bytes: usize,
+    tbl8: u32,
+    routes: usize,
+}
+
+// SAFETY: after the build the table is only read (`*_lookup_bulk` takes no lock and writes
+// only its output), so lookups from several threads are safe; `Drop` frees it once.
+unsafe impl Send for Handle {}
+// SAFETY: as for `Send`.
+unsafe impl Sync for Handle {}
+
+impl Drop for Handle {
+    fn drop(&mut self) {
+        // SAFETY: `fib` came from the matching `*_create` and is freed only here.
+        unsafe { (self.free)(self.fib) }
+    }
+}
+
+impl Handle {
+    fn create<A: Address>(rib: &Rib<A>) -> Result<Handle, BuildError> {
+        eal().map_err(error)?;
+        check_next_hops(rib)?;
+        let tbl8 = tbl8_groups(rib);
+        let v4 = A::BITS == 32;
+        let mut conf = FibConf {
+            kind: if v4 { RTE_FIB_DIR24_8 } else { RTE_FIB6_TRIE },
+            default_nh: 0,
+            max_routes: c_int::try_from(rib.len() + 1).map_err(|_| {
+                error(format!(
+                    "{} routes exceed DPDK's int route count",
+                    rib.len()
+                ))
+            })?,
+            rib_ext_sz: 0,
+            nh_sz: if v4 {
+                RTE_FIB_DIR24_8_4B
+            } else {
+                RTE_FIB6_TRIE_4B
+            },
+            num_tbl8: tbl8,
+        };
+        let name = unique_name(if v4 { "v4" } else { "v6" });
+        // SAFETY: `name` is NUL-terminated and `conf` a valid configuration; -1 = any
+        // socket.
+        let fib = unsafe {
+            if v4 {
+                rte_fib_create(name.as_ptr(), -1, &mut conf)
+            } else {
+                rte_fib6_create(name.as_ptr(), -1, &mut conf)
+            }
+        };
+        if fib.is_null() {
+            return Err(error(format!(
+                "rte_fib{}_create failed for {} routes and {tbl8} tbl8 groups (raise LPMKIT_DPDK_MEM_MB?)",
+                if v4 { "" } else { "6" },
+                rib.len()
+            )));
+        }
+        let handle = Handle {
+            fib,
+            free: if v4 { rte_fib_free } else { rte_fib6_free },
+            bytes: (TBL24_ENTRIES + tbl8 as usize * TBL8_ENTRIES) * 4,
+            tbl8,
+            routes: rib.len(),
+        };
+        for (p, nh) in rib.iter() {
+            let a = p.addr().to_u128();
+            let nh = nh.get() as u64;
+            // SAFETY: `fib` is a live table of the family; the address array lives across
+            // the call.
+            let r = unsafe {
+                if v4 {
+                    rte_fib_add(fib, a as u32, p.len(), nh)
+                } else {
+                    rte_fib6_add(fib, &a.to_be_bytes(), p.len(), nh)
+                }
+            };
+            if r != 0 {
+                return Err(error(format!(
+                    "rte_fib{}_add({p}) failed: {r}",
+                    if v4 { "" } else { "6" }
+                )));
+            }
+        }
+        Ok(handle)
+    }
+
+    fn stats(&self, table: &str) -> Stats {
+        Stats::new()
+            .with("table", StatValue::Text(table.to_string()))
+            .with("routes", StatValue::Count(self.routes as u64))
+            .with("tbl8_groups", StatValue::Count(self.tbl8 as u64))
+            .with("next_hop_bytes", StatValue::Count(4))
+    }
+}
+
+/// DPDK `rte_fib` (IPv4, `DIR24_8`) or `rte_fib6` (IPv6, `TRIE`).
+pub struct DpdkFib<A: Address> {
+    handle: Handle,
+    _family: core::marker::PhantomData<fn(A) -> A>,
+}
+
+impl<A: Address> DpdkFib<A> {
+    /// Builds the DPDK table from `rib` (initialising DPDK's environment on first use).
+    pub fn build(rib: &Rib<A>) -> Result<Self, BuildError> {
+        Ok(DpdkFib {
+            handle: Handle::create(rib)?,
+            _family: core::marker::PhantomData,
+        })
+    }
+
+    /// The registry's builder.
+    pub fn build_boxed(rib: &Rib<A>, _: &BuildOptions) -> Result<Box<dyn Fib<A>>, BuildError>
+    where
+        A: DpdkAddress,
+    {
+        Ok(Box::new(Self::build(rib)?))
+    }
+}
+
+/// An address family DPDK has a table for: its bulk lookup of at most [`CHUNK`] keys.
+pub trait DpdkAddress: Address {
+    /// The DPDK table kind, for [`Fib::stats`].
+    const TABLE: &'static str;
+
+    /// Looks `keys` (at most [`CHUNK`]) up in the DPDK table `fib` of this family, writing
+    /// `nh[i]` for `keys[i]`.
+    ///
+    /// # Safety
+    /// `fib` is a live DPDK table of this family.
+    unsafe fn lookup_bulk(fib: *mut c_void, keys: &[Self], nh: &mut [u64; CHUNK]);
+}
+
+impl DpdkAddress for Ipv4 {
+    const TABLE: &'static str = "rte_fib dir24_8";
+
+    unsafe fn lookup_bulk(fib: *mut c_void, keys: &[Self], nh: &mut [u64; CHUNK]) {
+        debug_assert!(keys.len() <= CHUNK);
+        // DPDK takes `uint32_t *ips` (not const) but only reads them.
+        let mut ips = [0u32; CHUNK];
+        ips[..keys.len()].copy_from_slice(keys);
+        // SAFETY: `ips` and `nh` hold `keys.len() <= CHUNK` entries; `fib` per the contract.
+        unsafe { rte_fib_lookup_bulk(fib, ips.as_mut_ptr(), nh.as_mut_ptr(), keys.len() as c_int) };
+    }
+}
+
+impl DpdkAddress for Ipv6 {
+    const TABLE: &'static str = "rte_fib6 trie";
+
+    unsafe fn lookup_bulk(fib: *mut c_void, keys: &[Self], nh: &mut [u64; CHUNK]) {
+        debug_assert!(keys.len() <= CHUNK);
+        // DPDK's form: 16 bytes in network order.
+        let mut ips = [[0u8; 16]; CHUNK];
+        for (b, &a) in ips.iter_mut().zip(keys) {
+            *b = a.to_be_bytes();
+        }
+        // SAFETY: `ips` and `nh` hold `keys.len() <= CHUNK` entries; `fib` per the contract.
+        unsafe {
+            rte_fib6_lookup_bulk(fib, ips.as_mut_ptr(), nh.as_mut_ptr(), keys.len() as c_int)
+        };
+    }
+}
+
+impl<A: DpdkAddress> Fib<A> for DpdkFib<A> {
+    fn name(&self) -> &str {
+        NAME
+    }
+
+    fn lookup(&self, addr: A) -> Option<NextHop> {
+        let mut out = [0u32];
+        self.lookup_batch(&[addr], &mut out);
+        NextHop::new(out[0])
+    }
+
+    fn lookup_batch(&self, addrs: &[A], out: &mut [u32]) {
+        assert!(out.len() >= addrs.len(), "output shorter than input");
+        let mut nh = [0u64; CHUNK];
+        for (k, o) in addrs.chunks(CHUNK).zip(out.chunks_mut(CHUNK)) {
+            // SAFETY: the handle is a live table of family `A` (built by `Handle::create`).
+            unsafe { A::lookup_bulk(self.handle.fib, k, &mut nh) };
+            for (o, &n) in o.iter_mut().zip(&nh[..k.len()]) {
+                // Next hops were checked to fit 31 bits at the build.
+                *o = n as u32;
+            }
+        }
+    }
+
+    fn memory_bytes(&self) -> usize {
+        self.handle.bytes
+    }
+
+    fn stats(&self) -> Stats {
+        self.handle.stats(A::TABLE)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::traffic;
+
+    fn check<A: DpdkAddress>(rib: &Rib<A>, keys: &[A]) {
+        let fib = DpdkFib::build(rib).expect("DPDK builds");
+        let mut out = vec![0u32; keys.len()];
+        fib.lookup_batch(keys, &mut out);
+        for (&k, &o) in keys.iter().zip(&out) {
+            let want = NextHop::raw(rib.lookup(k));
+            assert_eq!(o, want, "key {k:?}");
+            assert_eq!(NextHop::raw(fib.lookup(k)), want, "key {k:?} (single)");
+        }
+    }
+
+    fn small<A: Address>(routes: &[(&str, u32)]) -> Rib<A>
+    where
+        crate::Prefix<A>: core::str::FromStr,
+        <crate::Prefix<A> as core::str::FromStr>::Err: core::fmt::Debug,
+    {
+        let mut rib = Rib::new();
+        for &(p, nh) in routes {
+            rib.insert(p.parse().unwrap(), NextHop::new(nh).unwrap());
+        }
+        rib
+    }
+
+    #[test]
+    fn dpdk_agrees_with_the_rib_v4() {
+        let rib = small::<Ipv4>(&[
+            ("0.0.0.0/0", 9),
+            ("10.0.0.0/8", 1),
+            ("10.1.2.0/24", 2),
+            ("10.1.2.128/25", 3),
+            ("10.1.2.255/32", 4),
+            ("192.168.0.0/16", 5),
+        ]);
+        let mut keys = traffic::boundary_keys(&rib);
+        keys.extend(traffic::uniform::<Ipv4>(100_000, 1));
+        check(&rib, &keys);
+        let synth = crate::synth::generate::<Ipv4>(&crate::synth::SynthConfig {
+            routes: 50_000,
+            seed: 3,
+            ..crate::synth::SynthConfig::ipv4_default()
+        })
+        .rib;
+        let mut keys = traffic::boundary_keys(&synth);
+        keys.extend(traffic::uniform::<Ipv4>(200_000, 2));
+        check(&synth, &keys);
+    }
+
+    #[test]
+    fn dpdk_agrees_with_the_rib_v6() {
+        let rib = small::<Ipv6>(&[
+            ("::/0", 9),
+            ("2001:db8::/32", 1),
+            ("2001:db8:1::/48", 2),
+            ("2001:db8:1:2::/64", 3),
+            ("2001:db8:1:2::1/128", 4),
+        ]);
+        let mut keys = traffic::boundary_keys(&rib);
+        keys.extend(traffic::uniform::<Ipv6>(100_000, 1));
+        check(&rib, &keys);
+        let synth = crate::synth::generate::<Ipv6>(&crate::synth::SynthConfig {
+            routes: 20_000,
+            seed: 3,
+            ..crate::synth::SynthConfig::ipv6_default()
+        })
+        .rib;
+        let mut keys = traffic::boundary_keys(&synth);
+        keys.extend(traffic::v6_matching(&synth, 200_000, 2));
+        check(&synth, &keys);
+    }
+}
