@@ -8,20 +8,29 @@
 //!   masked direct-pointing gather that leaves idle lanes at 0, which is End-of-Lookup;
 //! * `K`: blocks in flight. `K = 1` is the paper's loop exactly: the direct-pointing gather,
 //!   then one gather per octet until every lane is at End-of-Lookup, then the next block.
-//!   With `K > 1` (the default, [`IN_FLIGHT`](super::IN_FLIGHT)) the kernel keeps `K`
-//!   blocks at different depths and visits them in turn; each visit advances a block by one
-//!   octet and prefetches the element every lane of it reads next, which arrives while the
-//!   other `K − 1` blocks are visited. A finished block is stored and its slot takes the
-//!   next block at once. (This is "asynchronous memory access chaining", Kocberber et al.,
-//!   VLDB 2015, applied to Spider's lockstep blocks: the gathers then mostly hit L1/L2
-//!   instead of waiting for memory one level at a time.)
+//!   With `K > 1` the kernel keeps `K` blocks at different depths and visits them in turn;
+//!   a visit steps its block until the block reaches a level where it *yields*, and the
+//!   other `K − 1` blocks are visited before it is stepped again. A finished block is
+//!   stored and its slot takes the next block at once. Two modes (see
+//!   [`LookupParams::lockstep_blocks`](super::LookupParams::lockstep_blocks)):
+//!   * *pipelined* ([`IN_FLIGHT`](super::IN_FLIGHT) blocks), when some level is too large
+//!     to stay cached: a block yields before such a level after prefetching the element
+//!     every lane of it reads there, which arrives while the other blocks are visited
+//!     ("asynchronous memory access chaining", Kocberber et al., VLDB 2015, applied to
+//!     Spider's lockstep blocks: the gathers then mostly hit L1/L2 instead of waiting for
+//!     memory one level at a time);
+//!   * *interleaved* ([`INTERLEAVE`](super::INTERLEAVE) blocks), when every level stays
+//!     cached: a block yields at every level and nothing is prefetched, so the gathers of
+//!     two blocks are in flight together (the paper's loop fusion, carried across blocks)
+//!     instead of each level waiting for the last.
 //!
 //! The entry points hand the tail (fewer than `ways` addresses) to the scalar twin.
 
 use core::arch::x86_64::*;
 
 use super::{
-    scalar, Codec, Compact16, Elements, LookupParams, Paper32, Wide32, DP_FIRST_ROW, IN_FLIGHT, ROW,
+    scalar, Codec, Compact16, Elements, LookupParams, Paper32, Wide32, DP_FIRST_ROW, INTERLEAVE,
+    IN_FLIGHT, ROW,
 };
 use crate::simd::Avx2;
 
@@ -477,7 +486,10 @@ struct Ctx<C: Simd, F: Family> {
     blocks: usize,
     masks: [Masks; 2],
     octets: [__m256i; 4],
-    /// Bit `o` set: the rows read at octet `o` are too many to stay cached, so prefetch.
+    /// Bit `o` set: a visit returns when its block is about to read octet `o` (`K > 1`).
+    yield_octets: u32,
+    /// Bit `o` set: the rows read at octet `o` are too many to stay cached, so a block
+    /// yielding there prefetches them first.
     cold_octets: u32,
 }
 
@@ -575,11 +587,11 @@ impl<C: Simd, F: Family> Ctx<C, F> {
         }
     }
 
-    /// Whether the elements read at `octet` are prefetched: their level is too large to
-    /// stay cached (with `K = 1`, the paper's loop, nothing is).
+    /// Whether a visit returns before its block reads `octet` (with `K = 1`, the paper's
+    /// loop, it never does).
     #[inline(always)]
-    fn cold<const K: usize>(&self, octet: usize) -> bool {
-        K > 1 && self.cold_octets & (1 << octet) != 0
+    fn yields<const K: usize>(&self, octet: usize) -> bool {
+        K > 1 && self.yield_octets & (1 << octet) != 0
     }
 
     /// One visit of slot `s`: if `fresh`, takes the next block (the direct-pointing
@@ -672,8 +684,10 @@ impl<C: Simd, F: Family> Ctx<C, F> {
                         }
                     }
                 }
-                if self.cold::<K>(s.octet) {
-                    self.prefetch::<FUSED>(s);
+                if self.yields::<K>(s.octet) {
+                    if self.cold_octets & (1 << s.octet) != 0 {
+                        self.prefetch::<FUSED>(s);
+                    }
                     return true;
                 }
             }
@@ -689,6 +703,7 @@ impl<C: Simd, F: Family> Ctx<C, F> {
 unsafe fn kernel<C: Simd, F: Family, const FUSED: bool, const PARTIAL: bool, const K: usize>(
     t: &Elements<C::E>,
     split: u32,
+    yield_octets: u32,
     cold_octets: u32,
     ways: usize,
     keys: &[F::Key],
@@ -714,6 +729,7 @@ unsafe fn kernel<C: Simd, F: Family, const FUSED: bool, const PARTIAL: bool, con
             blocks: keys.len() / ways,
             masks: [F::masks(na), F::masks(nb)],
             octets: [octet_mask(0), octet_mask(1), octet_mask(2), octet_mask(3)],
+            yield_octets,
             cold_octets,
         };
         let zero = _mm256_setzero_si256();
@@ -742,6 +758,43 @@ unsafe fn kernel<C: Simd, F: Family, const FUSED: bool, const PARTIAL: bool, con
     }
 }
 
+/// Runs the kernel of one shape with `blocks` blocks in flight: 1 (the paper's loop),
+/// [`INTERLEAVE`] (yield at every level, no prefetching) or [`IN_FLIGHT`] (yield and
+/// prefetch before the levels of `cold_octets`).
+///
+/// # Safety
+/// As for [`kernel`]; `blocks` is one of the three.
+#[inline(always)]
+#[allow(clippy::too_many_arguments)]
+unsafe fn shape<C: Simd, F: Family, const FUSED: bool, const PARTIAL: bool>(
+    t: &Elements<C::E>,
+    split: u32,
+    blocks: usize,
+    cold_octets: u32,
+    ways: usize,
+    keys: &[F::Key],
+    out: &mut [u32],
+) {
+    // SAFETY: the contract.
+    unsafe {
+        match blocks {
+            IN_FLIGHT => kernel::<C, F, FUSED, PARTIAL, IN_FLIGHT>(
+                t,
+                split,
+                cold_octets,
+                cold_octets,
+                ways,
+                keys,
+                out,
+            ),
+            INTERLEAVE => {
+                kernel::<C, F, FUSED, PARTIAL, INTERLEAVE>(t, split, !0, 0, ways, keys, out)
+            }
+            _ => kernel::<C, F, FUSED, PARTIAL, 1>(t, split, 0, 0, ways, keys, out),
+        }
+    }
+}
+
 /// The scalar twin that takes the tail.
 type TailFn<E, K> = fn(&Elements<E>, u32, &[K], &mut [u32]);
 
@@ -756,7 +809,6 @@ fn dispatch<C: Simd, F: Family>(
     tail_fn: TailFn<C::E, F::Key>,
 ) {
     let ways = p.ways;
-    let cold_octets = p.cold_octets;
     if p.refill && (ways == 8 || ways == 16) {
         // SAFETY: the callers hold an `Avx2` token; `out` is as long as `keys`.
         unsafe {
@@ -772,26 +824,20 @@ fn dispatch<C: Simd, F: Family>(
     let whole = keys.len() / ways * ways;
     let (keys, tail) = keys.split_at(whole);
     let (res, res_tail) = out.split_at_mut(whole);
-    const P: usize = IN_FLIGHT;
+    // One block cannot overlap with anything: the paper's loop.
+    let blocks = if keys.len() > ways {
+        p.lockstep_blocks()
+    } else {
+        1
+    };
     // SAFETY: the callers hold an `Avx2` token, which proves the CPU supports AVX2;
     // `keys.len()` is a multiple of `ways`, `res` is as long, and the shape matches `ways`.
     unsafe {
-        // One block cannot overlap with anything, and without cold levels a visit never
-        // yields: both run as the paper's loop.
-        let pipeline = p.pipeline && cold_octets != 0 && keys.len() > ways;
-        match (ways, pipeline) {
-            (16, true) => kernel::<C, F, true, false, P>(t, split, cold_octets, 16, keys, res),
-            (16, false) => kernel::<C, F, true, false, 1>(t, split, cold_octets, 16, keys, res),
-            (8, true) => kernel::<C, F, false, false, P>(t, split, cold_octets, 8, keys, res),
-            (8, false) => kernel::<C, F, false, false, 1>(t, split, cold_octets, 8, keys, res),
-            (w, true) if w > 8 => {
-                kernel::<C, F, true, true, P>(t, split, cold_octets, w, keys, res)
-            }
-            (w, false) if w > 8 => {
-                kernel::<C, F, true, true, 1>(t, split, cold_octets, w, keys, res)
-            }
-            (w, true) => kernel::<C, F, false, true, P>(t, split, cold_octets, w, keys, res),
-            (w, false) => kernel::<C, F, false, true, 1>(t, split, cold_octets, w, keys, res),
+        match ways {
+            16 => shape::<C, F, true, false>(t, split, blocks, p.cold_octets, 16, keys, res),
+            8 => shape::<C, F, false, false>(t, split, blocks, p.cold_octets, 8, keys, res),
+            w if w > 8 => shape::<C, F, true, true>(t, split, blocks, p.cold_octets, w, keys, res),
+            w => shape::<C, F, false, true>(t, split, blocks, p.cold_octets, w, keys, res),
         }
     }
     tail_fn(t, split, tail, res_tail);
