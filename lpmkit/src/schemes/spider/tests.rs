@@ -371,10 +371,11 @@ fn names_and_stats() {
 }
 
 #[test]
-fn pipelined_kernels_with_every_level_cold() {
-    // Small tables have no cold level, so the pipelined kernel would never yield; force
-    // every level cold to run its ring, prefetches and refills on deep random tables, and
-    // run the refilling kernel's passes both ways whatever the table's shares.
+fn lockstep_kernels_pipelined_and_interleaved() {
+    // Small tables have no cold level, so the lockstep kernels interleave two blocks;
+    // force every level cold as well to run the pipelined kernel's ring, prefetches and
+    // refills on deep random tables, and run the refilling kernel's passes both ways
+    // whatever the table's shares.
     for seed in 0..3 {
         let r4 = random_rib::<Ipv4>(seed, 400);
         let r6 = random_rib::<Ipv6>(seed, 400);
@@ -390,15 +391,16 @@ fn pipelined_kernels_with_every_level_cold() {
                     refill,
                     ..SpiderConfig::w16()
                 };
-                // The refilling kernel's passes: all scalar, all vector.
-                for scalar_passes in [u32::MAX, 0] {
-                    let what = format!("cold, scalar passes {scalar_passes:#x}, {cfg:?}");
+                // Pipelined with the refilling kernel's passes all scalar, all vector;
+                // interleaved.
+                for (cold, scalar_passes) in [(u32::MAX, u32::MAX), (u32::MAX, 0), (0, 0)] {
+                    let what = format!("cold {cold:#x}, scalar passes {scalar_passes:#x}, {cfg:?}");
                     let mut f4 = Spider::build(&r4, &cfg).unwrap();
-                    f4.params.cold_octets = u32::MAX;
+                    f4.params.cold_octets = cold;
                     f4.params.scalar_passes = scalar_passes;
                     check_keys(&f4, &r4, &k4, &format!("v4 {what}"));
                     let mut f6 = Spider::build(&r6, &cfg).unwrap();
-                    f6.params.cold_octets = u32::MAX;
+                    f6.params.cold_octets = cold;
                     f6.params.scalar_passes = scalar_passes;
                     check_keys(&f6, &r6, &k6, &format!("v6 {what}"));
                 }
@@ -504,12 +506,13 @@ fn miri_every_kernel_shape_on_a_small_table() {
                     // Compiled with AVX2 (as for the Miri run): the kernels are the ones run.
                     assert_eq!(fib.implementation(), Implementation::Avx2);
                 }
-                // Cold levels make the pipelined kernels yield and prefetch; both pass
-                // kinds of the refilling kernel run.
-                fib.params.cold_octets = u32::MAX;
-                for scalar_passes in [0, u32::MAX] {
+                // Cold levels make the pipelined kernels yield and prefetch, none makes
+                // them interleave; both pass kinds of the refilling kernel run.
+                for (cold, scalar_passes) in [(u32::MAX, 0), (u32::MAX, u32::MAX), (0, 0)] {
+                    fib.params.cold_octets = cold;
                     fib.params.scalar_passes = scalar_passes;
-                    check_keys(&fib, rib, keys, &format!("{cfg:?} {scalar_passes:#x}"));
+                    let what = format!("{cfg:?} cold {cold:#x} scalar {scalar_passes:#x}");
+                    check_keys(&fib, rib, keys, &what);
                 }
             }
         }
