@@ -13,9 +13,9 @@
 //!
 //! * The table and the lookup are DPDK's own code, from the installed shared libraries. The
 //!   table is built by adding every route of the [`Rib`] with `rte_fib_add`/`rte_fib6_add`
-//!   (4-byte next hops, default next hop 0 = no route, as many `tbl8` groups as the table
-//!   needs: one per /24 with longer prefixes for IPv4; one per trie node below the first
-//!   level for IPv6).
+//!   (default next hop 0 = no route; the smallest entries that hold the table's next hops
+//!   and `tbl8` indices; as many `tbl8` groups as DPDK needs to accept every route: one per
+//!   /24 with longer prefixes for IPv4, its per-route reservations for IPv6).
 //! * `lookup_batch` hands DPDK slices of at most [`CHUNK`] keys and narrows its 64-bit next
 //!   hops to lpmkit's 32-bit ids; IPv6 keys are first copied into DPDK's byte-array form
 //!   (network order). Both are a few instructions per key, against DPDK's tens of
@@ -53,11 +53,11 @@ const NAME: &str = "dpdk-fib";
 // `rte_fib6.h`).
 const RTE_FIB_DIR24_8: c_int = 1;
 const RTE_FIB6_TRIE: c_int = 1;
-// `enum rte_fib_dir24_8_nh_sz` and `enum rte_fib_trie_nh_sz`: 4-byte next hops.
-const RTE_FIB_DIR24_8_4B: c_int = 2;
-const RTE_FIB6_TRIE_4B: c_int = 2;
-/// Both tables keep a flag in the top bit of an entry: the largest next hop with 4 bytes.
-const MAX_NEXT_HOP: u64 = (1 << 31) - 1;
+/// Entry sizes in bytes, as `enum rte_fib_dir24_8_nh_sz` (1, 2, 4, 8 bytes = 0…3) and
+/// `enum rte_fib_trie_nh_sz` (2, 4, 8 bytes = 1…3) number them.
+const ENTRY_BYTES: [usize; 4] = [1, 2, 4, 8];
+/// The trie has no 1-byte entries.
+const FIRST_TRIE_ENTRY: usize = 1;
 /// Entries of the 24-bit first level of both tables, and of a `tbl8` group.
 const TBL24_ENTRIES: usize = 1 << 24;
 const TBL8_ENTRIES: usize = 256;
@@ -175,16 +175,16 @@ fn error(reason: String) -> BuildError {
     }
 }
 
-/// Checks the largest next hop against the 4-byte entries.
-fn check_next_hops<A: Address>(rib: &Rib<A>) -> Result<(), BuildError> {
-    match rib.iter().map(|(_, nh)| nh.get() as u64).max() {
-        Some(max) if max > MAX_NEXT_HOP => Err(BuildError::NextHopOverflow {
-            scheme: NAME.to_string(),
-            max: MAX_NEXT_HOP,
-            requested: max,
-        }),
-        _ => Ok(()),
-    }
+/// The smallest entry size (an index into [`ENTRY_BYTES`], which is also DPDK's enum
+/// value) that holds `max`, the larger of the largest next hop and the `tbl8` group count:
+/// both tables store either in an entry, next to a flag bit, and refuse a configuration
+/// whose groups their entries cannot index. The smallest entries are what a tuned DPDK
+/// deployment uses (a 2-byte first level is 32 MiB, a 4-byte one 64 MiB).
+fn entry_size(max: u64, v4: bool) -> usize {
+    let first = if v4 { 0 } else { FIRST_TRIE_ENTRY };
+    (first..ENTRY_BYTES.len())
+        .find(|&i| max < 1 << (8 * ENTRY_BYTES[i] - 1))
+        .unwrap_or(ENTRY_BYTES.len() - 1)
 }
 
 /// `tbl8` groups to configure so that every route of `rib` can be added (in the `Rib`'s
@@ -230,6 +230,7 @@ struct Handle {
     fib: *mut c_void,
     free: unsafe extern "C" fn(*mut c_void),
     bytes: usize,
+    entry_bytes: usize,
     tbl8: u32,
     routes: usize,
 }
@@ -250,9 +251,10 @@ impl Drop for Handle {
 impl Handle {
     fn create<A: Address>(rib: &Rib<A>) -> Result<Handle, BuildError> {
         eal().map_err(error)?;
-        check_next_hops(rib)?;
         let tbl8 = tbl8_groups(rib);
         let v4 = A::BITS == 32;
+        let max_nh = rib.iter().map(|(_, nh)| nh.get()).max().unwrap_or(0);
+        let entry = entry_size((max_nh as u64).max(tbl8 as u64), v4);
         let mut conf = FibConf {
             kind: if v4 { RTE_FIB_DIR24_8 } else { RTE_FIB6_TRIE },
             default_nh: 0,
@@ -263,11 +265,7 @@ impl Handle {
                 ))
             })?,
             rib_ext_sz: 0,
-            nh_sz: if v4 {
-                RTE_FIB_DIR24_8_4B
-            } else {
-                RTE_FIB6_TRIE_4B
-            },
+            nh_sz: entry as c_int,
             num_tbl8: tbl8,
         };
         let name = unique_name(if v4 { "v4" } else { "v6" });
@@ -290,7 +288,8 @@ impl Handle {
         let handle = Handle {
             fib,
             free: if v4 { rte_fib_free } else { rte_fib6_free },
-            bytes: (TBL24_ENTRIES + tbl8 as usize * TBL8_ENTRIES) * 4,
+            bytes: (TBL24_ENTRIES + tbl8 as usize * TBL8_ENTRIES) * ENTRY_BYTES[entry],
+            entry_bytes: ENTRY_BYTES[entry],
             tbl8,
             routes: rib.len(),
         };
@@ -321,7 +320,7 @@ impl Handle {
             .with("table", StatValue::Text(table.to_string()))
             .with("routes", StatValue::Count(self.routes as u64))
             .with("tbl8_groups", StatValue::Count(self.tbl8 as u64))
-            .with("next_hop_bytes", StatValue::Count(4))
+            .with("entry_bytes", StatValue::Count(self.entry_bytes as u64))
     }
 }
 
@@ -410,7 +409,7 @@ impl<A: DpdkAddress> Fib<A> for DpdkFib<A> {
             // SAFETY: the handle is a live table of family `A` (built by `Handle::create`).
             unsafe { A::lookup_bulk(self.handle.fib, k, &mut nh) };
             for (o, &n) in o.iter_mut().zip(&nh[..k.len()]) {
-                // Next hops were checked to fit 31 bits at the build.
+                // Next hop ids are 32-bit (the entries were sized to hold them).
                 *o = n as u32;
             }
         }
@@ -454,6 +453,18 @@ mod tests {
     }
 
     #[test]
+    fn entries_are_the_smallest_that_hold_next_hops_and_groups() {
+        // The top bit of an entry is DPDK's flag; the trie has no 1-byte entries.
+        assert_eq!(ENTRY_BYTES[entry_size(127, true)], 1);
+        assert_eq!(ENTRY_BYTES[entry_size(128, true)], 2);
+        assert_eq!(ENTRY_BYTES[entry_size(127, false)], 2);
+        assert_eq!(ENTRY_BYTES[entry_size(32_767, false)], 2);
+        assert_eq!(ENTRY_BYTES[entry_size(32_768, true)], 4);
+        assert_eq!(ENTRY_BYTES[entry_size((1 << 31) - 1, false)], 4);
+        assert_eq!(ENTRY_BYTES[entry_size(u32::MAX as u64, true)], 8);
+    }
+
+    #[test]
     fn dpdk_agrees_with_the_rib_v4() {
         let rib = small::<Ipv4>(&[
             ("0.0.0.0/0", 9),
@@ -466,6 +477,9 @@ mod tests {
         let mut keys = traffic::boundary_keys(&rib);
         keys.extend(traffic::uniform::<Ipv4>(100_000, 1));
         check(&rib, &keys);
+        // Next hop ids past 2^31 take 8-byte entries.
+        let wide = small::<Ipv4>(&[("10.0.0.0/8", 7), ("10.9.8.0/25", 0xffff_fff0)]);
+        check(&wide, &traffic::boundary_keys(&wide));
         let synth = crate::synth::generate::<Ipv4>(&crate::synth::SynthConfig {
             routes: 50_000,
             seed: 3,
