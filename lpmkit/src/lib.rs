@@ -40,6 +40,13 @@
 //! * [`sync`]: route updates while other threads look up (RCU-style publication).
 //! * [`synth`]: deterministic Internet-like synthetic tables.
 //! * [`traffic`]: key streams (uniform, REP/RND/SEQ, IPv6 matching keys, Zipf, traces).
+//!
+//! ## Cargo features
+//!
+//! * `mrt` (default): MRT RIB dumps and BGP4MP update files, through `bgpkit-parser`.
+//! * `compression` (default): transparent `.xz` and `.gz` input.
+//! * `dpdk` (Linux, DPDK ≥ 22.11 installed): DPDK's `rte_fib`/`rte_fib6` as the
+//!   `dpdk-fib` scheme, to measure lpmkit against in one process (`schemes::dpdk`).
 
 #![warn(missing_docs)]
 
