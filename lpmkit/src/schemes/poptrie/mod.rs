@@ -617,6 +617,23 @@ mod tests {
             .collect()
     }
 
+    /// Checks `r` with every direct-pointing width of `direct_bits`, both leaf widths, on
+    /// the SIMD and the scalar path.
+    fn check_configs(r: &Rib<Ipv4>, direct_bits: &[u8]) {
+        for &s in direct_bits {
+            for force_scalar in [false, true] {
+                for leaf_width in [None, Some(LeafWidth::U32)] {
+                    let cfg = PoptrieConfig {
+                        direct_bits: s,
+                        leaf_width,
+                        force_scalar,
+                    };
+                    check(r, &Poptrie::build(r, &cfg).unwrap(), &[]);
+                }
+            }
+        }
+    }
+
     #[test]
     fn small_v4() {
         let r = rib::<Ipv4>(&[
@@ -630,18 +647,7 @@ mod tests {
             ("192.168.0.0/16", 1),
             ("192.168.3.252/30", 9),
         ]);
-        for s in [0, 1, 6, 16, 18, 24] {
-            for force_scalar in [false, true] {
-                for leaf_width in [None, Some(LeafWidth::U32)] {
-                    let cfg = PoptrieConfig {
-                        direct_bits: s,
-                        leaf_width,
-                        force_scalar,
-                    };
-                    check(&r, &Poptrie::build(&r, &cfg).unwrap(), &[]);
-                }
-            }
-        }
+        check_configs(&r, &[0, 1, 6, 16, 18, 24]);
         check(
             &Rib::new(),
             &Poptrie::build(&Rib::<Ipv4>::new(), &Default::default()).unwrap(),
@@ -663,18 +669,7 @@ mod tests {
             ("255.255.255.255/32", 6),
             ("192.168.3.252/30", 9),
         ]);
-        for s in [0, 6, 12] {
-            for force_scalar in [false, true] {
-                for leaf_width in [None, Some(LeafWidth::U32)] {
-                    let cfg = PoptrieConfig {
-                        direct_bits: s,
-                        leaf_width,
-                        force_scalar,
-                    };
-                    check(&r, &Poptrie::build(&r, &cfg).unwrap(), &[]);
-                }
-            }
-        }
+        check_configs(&r, &[0, 6, 12]);
     }
 
     #[test]
