@@ -32,6 +32,7 @@
 //! `scalar`.
 
 use core::ffi::{c_char, c_int, c_uint, c_void};
+use core::mem::MaybeUninit;
 use std::collections::HashSet;
 use std::ffi::CString;
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -354,40 +355,38 @@ pub trait DpdkAddress: Address {
     const TABLE: &'static str;
 
     /// Looks `keys` (at most [`CHUNK`]) up in the DPDK table `fib` of this family, writing
-    /// `nh[i]` for `keys[i]`.
+    /// `nh[i]` for `keys[i]` (DPDK writes every one of them).
     ///
     /// # Safety
-    /// `fib` is a live DPDK table of this family.
-    unsafe fn lookup_bulk(fib: *mut c_void, keys: &[Self], nh: &mut [u64; CHUNK]);
+    /// `fib` is a live DPDK table of this family; `nh` has room for `keys.len()` values.
+    unsafe fn lookup_bulk(fib: *mut c_void, keys: &[Self], nh: *mut u64);
 }
 
 impl DpdkAddress for Ipv4 {
     const TABLE: &'static str = "rte_fib dir24_8";
 
-    unsafe fn lookup_bulk(fib: *mut c_void, keys: &[Self], nh: &mut [u64; CHUNK]) {
+    unsafe fn lookup_bulk(fib: *mut c_void, keys: &[Self], nh: *mut u64) {
         debug_assert!(keys.len() <= CHUNK);
-        // DPDK takes `uint32_t *ips` (not const) but only reads them.
-        let mut ips = [0u32; CHUNK];
-        ips[..keys.len()].copy_from_slice(keys);
-        // SAFETY: `ips` and `nh` hold `keys.len() <= CHUNK` entries; `fib` per the contract.
-        unsafe { rte_fib_lookup_bulk(fib, ips.as_mut_ptr(), nh.as_mut_ptr(), keys.len() as c_int) };
+        // SAFETY: DPDK takes `uint32_t *ips` (not const) but only reads them, so the keys
+        // are passed as they are; `nh` and `fib` per the contract.
+        unsafe { rte_fib_lookup_bulk(fib, keys.as_ptr().cast_mut(), nh, keys.len() as c_int) };
     }
 }
 
 impl DpdkAddress for Ipv6 {
     const TABLE: &'static str = "rte_fib6 trie";
 
-    unsafe fn lookup_bulk(fib: *mut c_void, keys: &[Self], nh: &mut [u64; CHUNK]) {
+    unsafe fn lookup_bulk(fib: *mut c_void, keys: &[Self], nh: *mut u64) {
         debug_assert!(keys.len() <= CHUNK);
-        // DPDK's form: 16 bytes in network order.
-        let mut ips = [[0u8; 16]; CHUNK];
+        // DPDK's form: 16 bytes in network order, written only for the keys (no zeroing of
+        // the whole buffer per call).
+        let mut ips = [MaybeUninit::<[u8; 16]>::uninit(); CHUNK];
         for (b, &a) in ips.iter_mut().zip(keys) {
-            *b = a.to_be_bytes();
+            b.write(a.to_be_bytes());
         }
-        // SAFETY: `ips` and `nh` hold `keys.len() <= CHUNK` entries; `fib` per the contract.
-        unsafe {
-            rte_fib6_lookup_bulk(fib, ips.as_mut_ptr(), nh.as_mut_ptr(), keys.len() as c_int)
-        };
+        // SAFETY: DPDK reads the first `keys.len()` entries of `ips`, all written above;
+        // `nh` and `fib` per the contract.
+        unsafe { rte_fib6_lookup_bulk(fib, ips.as_mut_ptr().cast(), nh, keys.len() as c_int) };
     }
 }
 
@@ -404,13 +403,15 @@ impl<A: DpdkAddress> Fib<A> for DpdkFib<A> {
 
     fn lookup_batch(&self, addrs: &[A], out: &mut [u32]) {
         assert!(out.len() >= addrs.len(), "output shorter than input");
-        let mut nh = [0u64; CHUNK];
+        let mut nh = [MaybeUninit::<u64>::uninit(); CHUNK];
         for (k, o) in addrs.chunks(CHUNK).zip(out.chunks_mut(CHUNK)) {
-            // SAFETY: the handle is a live table of family `A` (built by `Handle::create`).
-            unsafe { A::lookup_bulk(self.handle.fib, k, &mut nh) };
-            for (o, &n) in o.iter_mut().zip(&nh[..k.len()]) {
-                // Next hop ids are 32-bit (the entries were sized to hold them).
-                *o = n as u32;
+            // SAFETY: the handle is a live table of family `A` (built by `Handle::create`);
+            // `nh` holds `CHUNK >= k.len()` values.
+            unsafe { A::lookup_bulk(self.handle.fib, k, nh.as_mut_ptr().cast()) };
+            for (o, n) in o.iter_mut().zip(&nh[..k.len()]) {
+                // SAFETY: DPDK wrote the first `k.len()` next hops. Next hop ids are 32-bit
+                // (the entries were sized to hold them).
+                *o = unsafe { n.assume_init() } as u32;
             }
         }
     }
