@@ -5,8 +5,11 @@
 //! run out, while reader threads keep looking up random keys through lock-free
 //! [`lpmkit::sync::Reader`]s; the report gives the update rate, the publications and their
 //! build times, and the readers' lookup rate during the replay beside their rate on an idle
-//! table. Incremental schemes apply every change in place (`IncrementalFib::apply`) and
-//! report updates per second.
+//! table. Incremental schemes apply every change in place and are measured three ways in
+//! one run: alone (no readers), as ONE instance patched while readers look up
+//! ([`lpmkit::sync::InPlace`]), and as left-right twins ([`lpmkit::sync::TwinUpdater`]),
+//! with the update rate, the readers' lookup rate against their idle rate, and the peak
+//! memory held for the table against its footprint when built.
 //!
 //! The 2024 RIS traces are raw per-peer BGP messages; replaying them into one table keyed by
 //! prefix (as this command does) is a churn stress test, not a model of a router's FIB.
@@ -18,7 +21,7 @@ use std::time::{Duration, Instant};
 
 use anyhow::Context;
 use clap::Args;
-use lpmkit::sync::{Publisher, PublisherConfig, Reader, TwinUpdater};
+use lpmkit::sync::{LookupHandle, Publisher, PublisherConfig, TwinUpdater, Updater};
 use lpmkit::{traffic, Address, AnyTable, BuildOptions, Change, Fib, NextHop, Rib, Table};
 
 use crate::input::{self, TableArgs};
@@ -106,8 +109,8 @@ fn replay<A: Address>(mut table: Table<A>, args: &UpdatesArgs) -> anyhow::Result
     let keys = traffic::keys::<A>(&pattern, &table.rib, args.keys.max(args.batch), 7)?;
     let mut failed = false;
     for info in input::schemes(&args.schemes, A::FAMILY)? {
-        if let Some(build) = lpmkit::registry::incremental_builder::<A>(info.name) {
-            failed |= !replay_incremental(&table.rib, info.name, build, &changes, &keys, args)?;
+        if info.incremental {
+            failed |= !replay_incremental(&table.rib, info, &changes, &keys, args)?;
         } else {
             failed |= !replay_rebuild(&table.rib, info, &changes, &offsets, &keys, args)?;
         }
@@ -136,15 +139,16 @@ fn agrees<A: Address>(fib: &dyn Fib<A>, rib: &Rib<A>, keys: &[A], changes: &[Cha
 
 fn replay_incremental<A: Address>(
     rib0: &Rib<A>,
-    name: &str,
-    build: lpmkit::registry::IncrementalBuildFn<A>,
+    info: &'static lpmkit::registry::SchemeInfo,
     changes: &[Change<A>],
     keys: &[A],
     args: &UpdatesArgs,
 ) -> anyhow::Result<bool> {
+    let name = info.name;
+    let opts = BuildOptions::default();
     // 1. The update rate alone: one change per `apply`, no readers.
     let mut rib = rib0.clone();
-    let mut fib = build(&rib, &BuildOptions::default())?;
+    let mut fib = info.build_incremental(&rib, &opts)?;
     let pb = progress::bar(changes.len() as u64, format!("{name}: applying"));
     let mut applied = 0usize;
     let t0 = Instant::now();
@@ -160,8 +164,9 @@ fn replay_incremental<A: Address>(
     let secs = t0.elapsed().as_secs_f64();
     pb.finish_and_clear();
     let ok = agrees(&*fib, &rib, keys, changes);
+    drop(fib);
     println!(
-        "{name:<12} in place: {} changes ({} effective) in {:.3} s = {:.0} updates/s; table {} the trie afterwards",
+        "{name:<12} in place, alone: {} changes ({} effective) in {:.3} s = {:.0} updates/s; table {} the trie afterwards",
         changes.len(),
         applied,
         secs,
@@ -171,21 +176,54 @@ fn replay_incremental<A: Address>(
     if args.readers == 0 {
         return Ok(ok);
     }
-    // 2. The same with reader threads looking up throughout (left-right twin instances).
-    let mut updater = TwinUpdater::new(rib0.clone(), |r: &Rib<A>| {
-        build(r, &BuildOptions::default())
-    })?;
+    // 2. With reader threads looking up throughout: one instance patched in place (where
+    //    the scheme offers it), then left-right twins, in the same run.
+    let mut all_ok = ok;
+    let mut rates = Vec::new();
+    if info.updates_in_place() {
+        let updater = info.build_in_place(rib0.clone(), &opts)?;
+        let (ok, rate) = replay_with_readers(updater, name, changes, keys, args)?;
+        all_ok &= ok;
+        rates.push(rate);
+    }
+    let build = move |r: &Rib<A>| info.build_incremental(r, &BuildOptions::default());
+    let twins = TwinUpdater::new(rib0.clone(), build)?;
+    let (ok, rate) = replay_with_readers(Box::new(twins), name, changes, keys, args)?;
+    all_ok &= ok;
+    rates.push(rate);
+    if let [one, twins] = rates[..] {
+        println!(
+            "{name:<12} one instance vs twins, with {} reader(s): {:.2}x the update rate",
+            args.readers,
+            one / twins
+        );
+    }
+    Ok(all_ok)
+}
+
+/// Replays `changes` one per `apply` through `updater` while reader threads look up;
+/// prints the rates and the memory, returns (table equals the trie, updates/s).
+fn replay_with_readers<A: Address>(
+    mut updater: Box<dyn Updater<A>>,
+    name: &str,
+    changes: &[Change<A>],
+    keys: &[A],
+    args: &UpdatesArgs,
+) -> anyhow::Result<(bool, f64)> {
     let reader = updater.reader();
-    let idle_mlps = reader_rate(&reader, keys, args, Duration::from_secs(1));
+    let idle_mlps = reader_rate(&*reader, keys, args, Duration::from_secs(1));
+    let footprint = updater.memory_bytes();
+    let mut peak = footprint;
     let mut max_wait_us = 0f64;
-    let pb = progress::bar(
-        changes.len() as u64,
-        format!("{name}: applying with readers"),
-    );
-    let (result, secs, busy_mlps) = with_readers(&reader, keys, args, || {
+    let model = updater.model();
+    let pb = progress::bar(changes.len() as u64, format!("{name}: applying, {model}"));
+    let (result, secs, busy_mlps) = with_readers(&*reader, keys, args, || {
         for (i, c) in changes.iter().enumerate() {
             let info = updater.apply(std::slice::from_ref(c))?;
             max_wait_us = max_wait_us.max(info.wait_us);
+            if i % 64 == 0 {
+                peak = peak.max(updater.memory_bytes());
+            }
             if i % 4096 == 0 {
                 pb.set_position(i as u64);
             }
@@ -194,23 +232,37 @@ fn replay_incremental<A: Address>(
     });
     pb.finish_and_clear();
     result?;
-    let ok2 = agrees(&reader.load().fib, updater.rib(), keys, changes);
+    peak = peak.max(updater.memory_bytes());
+    let mut out = vec![0u32; keys.len().min(1 << 18)];
+    let mut r = updater.reader();
+    r.lookup_batch(&keys[..out.len()], &mut out);
+    let ok = keys
+        .iter()
+        .zip(&out)
+        .all(|(&k, &o)| o == NextHop::raw(updater.rib().lookup(k)));
+    let rate = changes.len() as f64 / secs;
     println!(
-        "{name:<12} in place, left-right twins: {:.0} updates/s with {} reader(s) at {:.1} Mlps (idle {:.1}); longest wait for readers {:.0} us; table {} the trie",
-        changes.len() as f64 / secs,
+        "{name:<12} {model}: {rate:.0} updates/s with {} reader(s) at {busy_mlps:.1} Mlps (idle {idle_mlps:.1}, {:.2}x); \
+         memory {:.2} MiB built, peak {:.2} MiB ({:.2}x){}; table {} the trie",
         args.readers,
-        busy_mlps,
-        idle_mlps,
-        max_wait_us,
-        if ok2 { "equals" } else { "DIFFERS FROM" }
+        busy_mlps / idle_mlps,
+        footprint as f64 / 1048576.0,
+        peak as f64 / 1048576.0,
+        peak as f64 / footprint as f64,
+        if max_wait_us > 0.0 {
+            format!("; longest wait for readers {max_wait_us:.0} us")
+        } else {
+            String::new()
+        },
+        if ok { "equals" } else { "DIFFERS FROM" }
     );
-    Ok(ok && ok2)
+    Ok((ok, rate))
 }
 
 /// Runs `writer` on this thread while `args.readers` threads look up `keys` through
 /// `reader`; returns the writer's result, its seconds, and the readers' rate in Mlps.
-fn with_readers<A: Address, F: Fib<A> + 'static>(
-    reader: &Reader<A, F>,
+fn with_readers<A: Address>(
+    reader: &dyn LookupHandle<A>,
     keys: &[A],
     args: &UpdatesArgs,
     writer: impl FnOnce() -> anyhow::Result<()>,
@@ -220,7 +272,7 @@ fn with_readers<A: Address, F: Fib<A> + 'static>(
     let (result, secs, reader_secs) = std::thread::scope(|s| {
         let handles: Vec<_> = (0..args.readers)
             .map(|r| {
-                let reader = reader.clone();
+                let mut reader = reader.boxed_clone();
                 let (done, lookups) = (&done, &lookups);
                 s.spawn(move || {
                     let mut out = vec![0u32; args.batch];
@@ -321,8 +373,8 @@ fn replay_rebuild<A: Address>(
 }
 
 /// Lookup rate (Mlps, all readers together) over `dur` with no writer activity.
-fn reader_rate<A: Address, F: Fib<A>>(
-    reader: &lpmkit::sync::Reader<A, F>,
+fn reader_rate<A: Address>(
+    reader: &dyn LookupHandle<A>,
     keys: &[A],
     args: &UpdatesArgs,
     dur: Duration,
@@ -330,7 +382,7 @@ fn reader_rate<A: Address, F: Fib<A>>(
     let total = AtomicU64::new(0);
     std::thread::scope(|s| {
         for r in 0..args.readers.max(1) {
-            let reader = reader.clone();
+            let mut reader = reader.boxed_clone();
             let total = &total;
             s.spawn(move || {
                 let mut out = vec![0u32; args.batch];

@@ -117,6 +117,142 @@ pub trait IncrementalFib<A: Address>: Fib<A> {
     fn apply(&mut self, rib: &Rib<A>, changes: &[Change<A>]) -> Result<UpdateStats, BuildError>;
 }
 
+/// The writer side of a scheme that patches **one** instance in place while other threads
+/// look it up; [`crate::sync::InPlace`] drives it.
+///
+/// A scheme splits into its [`Table`](Self::Table) — everything lookups read, shared with
+/// the reader threads — and this writer, which owns the control state (free space,
+/// counters, scratch) and is the only code that ever writes the table. A patch follows
+/// the rules of `schemes::common::Arena`: every part it changes is rebuilt beside the live
+/// one and made visible by one atomic store; every part it makes unreachable is handed to
+/// `retire` instead of being reused, and comes back through [`reuse`](Self::reuse) once no
+/// reader can still hold it. A lookup running during a patch therefore returns, for each
+/// key, the answer of the table before or after it — never a third answer, never a read of
+/// freed or reused memory.
+pub trait InPlaceWriter<A: Address>: Send + Sized + 'static {
+    /// What lookups read.
+    type Table: Fib<A> + 'static;
+    /// A piece of the table a patch made unreachable (a block of an arena).
+    type Retired: Send + 'static;
+
+    /// Brings `table` in line with `rib`, which already holds `changes` (those that changed
+    /// it), while readers may be looking `table` up. Parts made unreachable go to
+    /// `retire`. When the table cannot be patched (a layout limit), the writer builds a
+    /// new table from `rib` and returns it as [`Patched::Replaced`]: `table` is then left
+    /// as it was and its retired parts are dropped with it.
+    ///
+    /// # Safety
+    /// `table` must be the table this writer was built with (or the last replacement it
+    /// returned), and no other thread may write it (the one-writer rule). Blocks handed to
+    /// `retire` must not be given back through [`reuse`](Self::reuse) while a reader may
+    /// still be reading them.
+    unsafe fn patch(
+        &mut self,
+        table: &Self::Table,
+        rib: &Rib<A>,
+        changes: &[Change<A>],
+        retire: &mut Vec<Self::Retired>,
+    ) -> Result<Patched<Self::Table>, BuildError>;
+
+    /// Takes back a part retired by an earlier patch of `table`.
+    ///
+    /// # Safety
+    /// As [`patch`](Self::patch); `block` came from a patch of this same `table`, and no
+    /// reader can still be reading it (its grace period has passed).
+    unsafe fn reuse(&mut self, table: &Self::Table, block: Self::Retired);
+}
+
+/// What [`InPlaceWriter::patch`] did.
+#[derive(Debug)]
+pub enum Patched<T> {
+    /// The table was patched in place.
+    InPlace(UpdateStats),
+    /// The table could not be patched; this one, built from the `Rib`, replaces it.
+    Replaced(Box<T>, UpdateStats),
+}
+
+/// [`IncrementalFib::apply`] for a scheme that keeps its table and writer side by side
+/// (no other thread reads the table): patch, then reuse what was retired at once.
+pub(crate) fn apply_alone<A: Address, W: InPlaceWriter<A>>(
+    writer: &mut W,
+    table: &mut Box<W::Table>,
+    rib: &Rib<A>,
+    changes: &[Change<A>],
+) -> Result<UpdateStats, BuildError> {
+    let mut retired = Vec::new();
+    // SAFETY: `table` is this writer's (the caller keeps them together) and `&mut`
+    // excludes every reader, so nothing retired can still be read.
+    match unsafe { writer.patch(table, rib, changes, &mut retired) }? {
+        Patched::InPlace(stats) => {
+            for block in retired {
+                // SAFETY: as above.
+                unsafe { writer.reuse(table, block) };
+            }
+            Ok(stats)
+        }
+        Patched::Replaced(new, stats) => {
+            *table = new;
+            Ok(stats)
+        }
+    }
+}
+
+/// Options every scheme understands at build time, and scheme settings by name.
+///
+/// ```
+/// use lpmkit::BuildOptions;
+/// let o = BuildOptions::default().with_settings("k=20, widen=false")?;
+/// assert_eq!(o.setting("k"), Some("20"));
+/// # Ok::<(), lpmkit::BuildError>(())
+/// ```
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct BuildOptions {
+    /// Use the scalar code path even if the CPU has SIMD support.
+    pub force_scalar: bool,
+    /// Degree of SIMD parallelism (lanes looked up together) for schemes that have one,
+    /// such as Spider's 1…16 ways; `None` takes the scheme's own default.
+    pub ways: Option<usize>,
+    /// Scheme settings (`key=value`), for what a registry preset does not fix: each scheme
+    /// documents its keys (`lpmkit schemes` lists them), and an unknown key or a bad value
+    /// is a [`BuildError::InvalidConfig`].
+    pub settings: Vec<(String, String)>,
+}
+
+impl BuildOptions {
+    /// Options with scalar code forced on or off.
+    pub fn scalar(force_scalar: bool) -> Self {
+        BuildOptions {
+            force_scalar,
+            ..Default::default()
+        }
+    }
+
+    /// Adds settings written `key=value[,key=value…]` (later ones win).
+    pub fn with_settings(mut self, text: &str) -> Result<Self, BuildError> {
+        for item in text.split(',').map(str::trim).filter(|s| !s.is_empty()) {
+            let (k, v) = item
+                .split_once('=')
+                .ok_or_else(|| BuildError::InvalidConfig {
+                    scheme: "settings".into(),
+                    reason: format!("{item:?} is not key=value"),
+                })?;
+            self.settings
+                .push((k.trim().to_string(), v.trim().to_string()));
+        }
+        Ok(self)
+    }
+
+    /// The value of setting `key` (the last one given).
+    pub fn setting(&self, key: &str) -> Option<&str> {
+        self.settings
+            .iter()
+            .rev()
+            .find(|(k, _)| k == key)
+            .map(|(_, v)| v.as_str())
+    }
+}
+
 /// Why a scheme could not be built: always names the limit and the value that broke it.
 #[derive(Clone, Debug, PartialEq, Eq)]
 #[non_exhaustive]
@@ -155,6 +291,11 @@ pub enum BuildError {
         /// What is wrong.
         reason: String,
     },
+    /// The build panicked (a bug): the writer caught it and kept the last table.
+    Panicked {
+        /// The panic's message.
+        message: String,
+    },
 }
 
 impl fmt::Display for BuildError {
@@ -181,6 +322,7 @@ impl fmt::Display for BuildError {
                 write!(f, "{scheme} does not support {family}")
             }
             BuildError::InvalidConfig { scheme, reason } => write!(f, "{scheme}: {reason}"),
+            BuildError::Panicked { message } => write!(f, "the build panicked: {message}"),
         }
     }
 }

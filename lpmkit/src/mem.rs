@@ -206,6 +206,198 @@ fn free_huge(ptr: *mut u8, layout: Layout) {
     unsafe { std::alloc::dealloc(ptr, layout) }
 }
 
+/// A range of address space reserved once and made usable (committed) from its start as
+/// it is needed: memory that grows without ever moving, so readers on other threads may
+/// keep using pointers into it while one writer commits more.
+///
+/// On Linux the range is an anonymous `PROT_NONE` mapping (no memory is charged for it);
+/// [`commit`](Self::commit) makes a prefix readable and writable with `mprotect`, and the
+/// kernel backs its pages, zero-filled, when they are first touched. Ranges of 2 MiB or
+/// more are 2 MiB-aligned and advised for transparent huge pages, as [`TableBuf`]s are.
+/// Elsewhere (and under Miri) the whole range is one zeroed allocation up front, so
+/// reservations there should be modest.
+pub(crate) struct Reservation {
+    ptr: NonNull<u8>,
+    /// Bytes reserved.
+    bytes: usize,
+    /// Bytes committed (a prefix of the range); changed only by the owner's writer.
+    committed: core::sync::atomic::AtomicUsize,
+    /// How the range was obtained, for `Drop`.
+    layout: Layout,
+}
+
+// SAFETY: the reservation owns its range like a `Box<[u8]>`; what is stored in it and who
+// may write where is the business of the type built on it (`schemes::common::Arena`).
+unsafe impl Send for Reservation {}
+// SAFETY: as above; `commit` only grows the usable prefix and is called by one writer.
+unsafe impl Sync for Reservation {}
+
+/// The page size commits are rounded to.
+const PAGE: usize = 4096;
+
+impl Reservation {
+    /// Reserves `bytes` (rounded up to whole pages; at least one page). `None` if the
+    /// address space (or, off Linux, the memory) is not available.
+    pub(crate) fn new(bytes: usize) -> Option<Self> {
+        let mut bytes = bytes.max(PAGE).checked_next_multiple_of(PAGE)?;
+        let huge = bytes >= HUGE_PAGE;
+        if huge {
+            bytes = bytes.checked_next_multiple_of(HUGE_PAGE)?;
+        }
+        let align = if huge { HUGE_PAGE } else { PAGE };
+        let layout = Layout::from_size_align(bytes, align).ok()?;
+        let raw = reserve_range(layout)?;
+        Some(Reservation {
+            ptr: raw,
+            bytes,
+            committed: core::sync::atomic::AtomicUsize::new(0),
+            layout,
+        })
+    }
+
+    /// The start of the range.
+    #[inline(always)]
+    pub(crate) fn as_ptr(&self) -> *mut u8 {
+        self.ptr.as_ptr()
+    }
+
+    /// Bytes reserved.
+    pub(crate) fn reserved(&self) -> usize {
+        self.bytes
+    }
+
+    /// Bytes committed (readable and writable from the start of the range).
+    #[inline(always)]
+    pub(crate) fn committed(&self) -> usize {
+        self.committed.load(core::sync::atomic::Ordering::Relaxed)
+    }
+
+    /// Makes at least the first `bytes` usable; returns false if they exceed the
+    /// reservation or the OS refuses. Committed memory stays committed until the
+    /// reservation is dropped, and newly committed memory reads as zero.
+    ///
+    /// Commits grow geometrically (by at least half of what is committed), so a range
+    /// grown one element at a time costs few system calls.
+    ///
+    /// # Safety
+    /// Only one thread may commit at a time (the writer of the structure built on it).
+    pub(crate) unsafe fn commit(&self, bytes: usize) -> bool {
+        let have = self.committed();
+        if bytes <= have {
+            return true;
+        }
+        if bytes > self.bytes {
+            return false;
+        }
+        let want = bytes
+            .max(have + have / 2)
+            .next_multiple_of(PAGE)
+            .min(self.bytes);
+        if !commit_range(self.ptr.as_ptr(), have, want) {
+            return false;
+        }
+        self.committed
+            .store(want, core::sync::atomic::Ordering::Release);
+        true
+    }
+}
+
+impl Drop for Reservation {
+    fn drop(&mut self) {
+        release_range(self.ptr.as_ptr(), self.layout);
+    }
+}
+
+impl core::fmt::Debug for Reservation {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        f.debug_struct("Reservation")
+            .field("reserved", &self.bytes)
+            .field("committed", &self.committed())
+            .finish()
+    }
+}
+
+/// Reserves an inaccessible range of `layout.size()` bytes aligned to `layout.align()`.
+#[cfg(all(target_os = "linux", not(miri)))]
+fn reserve_range(layout: Layout) -> Option<NonNull<u8>> {
+    let (bytes, align) = (layout.size(), layout.align());
+    let span = bytes.checked_add(align)?;
+    // SAFETY: a fresh anonymous private mapping with no access, owned by us from here on;
+    // MAP_NORESERVE: no swap or commit charge is taken for it.
+    let base = unsafe {
+        libc::mmap(
+            core::ptr::null_mut(),
+            span,
+            libc::PROT_NONE,
+            libc::MAP_PRIVATE | libc::MAP_ANONYMOUS | libc::MAP_NORESERVE,
+            -1,
+            0,
+        )
+    };
+    if base == libc::MAP_FAILED {
+        return None;
+    }
+    let start = (base as usize).next_multiple_of(align);
+    let head = start - base as usize;
+    let tail = span - head - bytes;
+    // SAFETY: the head and tail lie inside the mapping just made and outside
+    // `[start, start + bytes)`, which stays mapped; madvise only sets the paging policy.
+    unsafe {
+        if head > 0 {
+            libc::munmap(base, head);
+        }
+        if tail > 0 {
+            libc::munmap((start + bytes) as *mut libc::c_void, tail);
+        }
+        if align == HUGE_PAGE {
+            libc::madvise(start as *mut libc::c_void, bytes, libc::MADV_HUGEPAGE);
+        }
+    }
+    NonNull::new(start as *mut u8)
+}
+
+/// Makes `[from, to)` of the range at `base` readable and writable.
+#[cfg(all(target_os = "linux", not(miri)))]
+fn commit_range(base: *mut u8, from: usize, to: usize) -> bool {
+    let from = from / PAGE * PAGE;
+    // SAFETY: `[base + from, base + to)` lies inside the reservation (the caller checks
+    // `to <= reserved`) and is page-aligned; mprotect changes only its access rights.
+    unsafe {
+        libc::mprotect(
+            base.add(from) as *mut libc::c_void,
+            to - from,
+            libc::PROT_READ | libc::PROT_WRITE,
+        ) == 0
+    }
+}
+
+#[cfg(all(target_os = "linux", not(miri)))]
+fn release_range(base: *mut u8, layout: Layout) {
+    // SAFETY: `base` is the start of a mapping of `layout.size()` bytes made by
+    // `reserve_range`.
+    unsafe {
+        libc::munmap(base as *mut libc::c_void, layout.size());
+    }
+}
+
+/// Elsewhere: the whole range, zeroed, from the global allocator.
+#[cfg(not(all(target_os = "linux", not(miri))))]
+fn reserve_range(layout: Layout) -> Option<NonNull<u8>> {
+    // SAFETY: `layout.size() > 0`.
+    NonNull::new(unsafe { std::alloc::alloc_zeroed(layout) })
+}
+
+#[cfg(not(all(target_os = "linux", not(miri))))]
+fn commit_range(_base: *mut u8, _from: usize, _to: usize) -> bool {
+    true
+}
+
+#[cfg(not(all(target_os = "linux", not(miri))))]
+fn release_range(base: *mut u8, layout: Layout) {
+    // SAFETY: allocated by `reserve_range` with this layout.
+    unsafe { std::alloc::dealloc(base, layout) }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -223,5 +415,23 @@ mod tests {
         assert_eq!(c[3 << 20], 9);
         assert_eq!(TableBuf::<u8>::zeroed(0).len(), 0);
         assert_eq!(&*TableBuf::from_slice(&[1u64, 2]), &[1, 2]);
+    }
+
+    #[test]
+    fn reservation_grows_in_place() {
+        let r = Reservation::new(64 << 20).unwrap();
+        let p = r.as_ptr();
+        assert_eq!(r.committed(), 0);
+        // SAFETY: this thread is the only one committing.
+        unsafe {
+            assert!(r.commit(10));
+            assert!(r.committed() >= 10);
+            *p.add(9) = 7;
+            assert!(r.commit(5 << 20));
+            assert_eq!(*p.add(9), 7, "committing more keeps what was written");
+            assert_eq!(*p.add((5 << 20) - 1), 0, "new memory reads as zero");
+            assert!(!r.commit(r.reserved() + 1));
+        }
+        assert_eq!(r.as_ptr(), p, "never moves");
     }
 }

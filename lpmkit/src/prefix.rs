@@ -130,6 +130,11 @@ pub trait Address:
     fn checked_dec(self) -> Option<Self>;
     /// `self` with bit `i` (from the most significant end) set.
     fn with_bit(self, i: u8) -> Self;
+    /// `self << n` (`n < BITS`): stride walks shift the bits they consumed out.
+    fn shl(self, n: u32) -> Self;
+    /// The first `n` bits (`n < 32`) as the low bits of a `u32` (0 for `n = 0`): the
+    /// index of a direct-pointing table or of a stride at the top of a shifted address.
+    fn top_bits(self, n: u32) -> u32;
 }
 
 macro_rules! impl_address {
@@ -219,6 +224,16 @@ macro_rules! impl_address {
             fn with_bit(self, i: u8) -> Self {
                 debug_assert!(i < $bits);
                 self | (1 << ($bits - 1 - i))
+            }
+            #[inline(always)]
+            fn shl(self, n: u32) -> Self {
+                debug_assert!(n < $bits);
+                self << n
+            }
+            #[inline(always)]
+            fn top_bits(self, n: u32) -> u32 {
+                debug_assert!(n < 32);
+                ((self >> ($bits - 32)) as u32) >> 1 >> (31 - n)
             }
         }
     };

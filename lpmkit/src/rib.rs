@@ -353,51 +353,24 @@ impl<A: Address> Rib<A> {
     /// `window.first()` (routes shorter than the window supply the answer where nothing
     /// inside it matches).
     pub fn for_each_range_in(&self, window: &Prefix<A>, mut f: impl FnMut(A, A, Option<NextHop>)) {
-        let base = self.covering_route(window).map(|(_, nh)| nh);
-        let mut pending: Option<(A, A, Option<NextHop>)> = None;
-        let mut emit = |first: A, last: A, nh: Option<NextHop>| {
-            if let Some((pf, pl, pn)) = pending {
-                if pn == nh {
-                    pending = Some((pf, last, nh));
-                    return;
+        let base = self.covering_route(window).map_or(0, |(_, nh)| nh.get());
+        let routes = self.covered(window).filter(|(p, _)| p != window);
+        // The projection emits range starts; hold one back to learn where it ends.
+        let mut pending: Option<(A, u32)> = None;
+        crate::schemes::common::ranges::project_routes(
+            window,
+            base,
+            routes,
+            |_, _| {},
+            |first, nh| {
+                if let Some((pf, pn)) = pending.replace((first, nh)) {
+                    let last = first.checked_dec().expect("a later range starts above 0");
+                    f(pf, last, NextHop::new(pn));
                 }
-                f(pf, pl, pn);
-            }
-            pending = Some((first, last, nh));
-        };
-        // Stack of open prefixes (last address, next hop); the window is the bottom.
-        let mut stack: Vec<(A, Option<NextHop>)> = vec![(window.last(), base)];
-        // The first address not yet emitted; `None` once the address space is exhausted.
-        let mut cursor = Some(window.first());
-        for (p, nh) in self.covered(window) {
-            if p == *window {
-                continue;
-            }
-            while let Some(&(last, top_nh)) = stack.last() {
-                if last >= p.first() {
-                    break;
-                }
-                if let Some(c) = cursor.filter(|&c| c <= last) {
-                    emit(c, last, top_nh);
-                    cursor = last.checked_inc();
-                }
-                stack.pop();
-            }
-            let top_nh = stack.last().expect("the window stays on the stack").1;
-            if let Some(c) = cursor.filter(|&c| c < p.first()) {
-                emit(c, p.first().checked_dec().unwrap(), top_nh);
-            }
-            cursor = Some(p.first());
-            stack.push((p.last(), Some(nh)));
-        }
-        while let Some((last, top_nh)) = stack.pop() {
-            if let Some(c) = cursor.filter(|&c| c <= last) {
-                emit(c, last, top_nh);
-                cursor = last.checked_inc();
-            }
-        }
-        if let Some((pf, pl, pn)) = pending {
-            f(pf, pl, pn);
+            },
+        );
+        if let Some((pf, pn)) = pending {
+            f(pf, window.last(), NextHop::new(pn));
         }
     }
 }

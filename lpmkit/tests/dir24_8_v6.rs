@@ -5,7 +5,7 @@ mod common;
 mod data_loader;
 
 use lpmkit::rng::SplitMix64;
-use lpmkit::schemes::dir24_8::{Dir24_8V6, EntryWidth};
+use lpmkit::schemes::{dir24_8::Dir24_8V6, Width};
 use lpmkit::{registry, Address, Fib, NextHop, Prefix, Rib};
 
 use data_loader::{boundary_keys, files, load_table};
@@ -47,9 +47,9 @@ fn real_tables() {
         check(&rib, &keys, &path.display().to_string());
         // Both entry widths where the narrow one fits.
         let want: Vec<u32> = keys.iter().map(|&k| NextHop::raw(rib.lookup(k))).collect();
-        for width in [EntryWidth::Narrow, EntryWidth::Wide] {
+        for width in [Width::U16, Width::U32] {
             let Ok(t) = Dir24_8V6::build_with(&rib, Some(width)) else {
-                assert_eq!(width, EntryWidth::Narrow, "the wide layout always fits");
+                assert_eq!(width, Width::U16, "the wide layout always fits");
                 continue;
             };
             let mut out = vec![0; keys.len()];

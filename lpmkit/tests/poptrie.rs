@@ -5,7 +5,8 @@ mod common;
 mod data_loader;
 
 use lpmkit::rng::SplitMix64;
-use lpmkit::schemes::poptrie::{Key, LeafWidth, Poptrie, PoptrieConfig};
+use lpmkit::schemes::poptrie::{Poptrie, PoptrieConfig};
+use lpmkit::schemes::Width;
 use lpmkit::{registry, Address, BuildOptions, Change, Fib, IncrementalFib, NextHop, Prefix, Rib};
 use proptest::prelude::*;
 
@@ -107,10 +108,10 @@ fn synthetic<A: Address>(seed: u64, routes: usize, hops: u64) -> Rib<A> {
     rib
 }
 
-fn check_configs<A: Key>(rib: &Rib<A>, keys: &[A], label: &str) {
+fn check_configs<A: Address>(rib: &Rib<A>, keys: &[A], label: &str) {
     let want = expected(rib, keys);
     for s in [0, 1, 6, 12, 16, 18, 24] {
-        for leaf_width in [None, Some(LeafWidth::U32)] {
+        for leaf_width in [None, Some(Width::U32)] {
             for force_scalar in [false, true] {
                 let cfg = PoptrieConfig {
                     direct_bits: s,
@@ -231,7 +232,7 @@ fn check_prefix<A: Address, F: Fib<A> + ?Sized>(
     }
 }
 
-fn replay<A: Key>(base: &str, trace: &std::path::Path) {
+fn replay<A: Address>(base: &str, trace: &std::path::Path) {
     let Some(base) = files("fib", base).into_iter().next() else {
         return;
     };
@@ -240,8 +241,10 @@ fn replay<A: Key>(base: &str, trace: &std::path::Path) {
     let rib = table.rib;
     for (s, name) in [(16u64, "poptrie16"), (18, "poptrie18")] {
         let mut rib = rib.clone();
-        let build = registry::incremental_builder::<A>(name).unwrap();
-        let mut fib = build(&rib, &BuildOptions::default()).unwrap();
+        let mut fib = registry::find(name)
+            .unwrap()
+            .build_incremental(&rib, &BuildOptions::default())
+            .unwrap();
         let mut rng = SplitMix64::new(s);
         let batch = if s == 16 { 1 } else { 7 };
         for (i, c) in changes.iter().enumerate() {
@@ -292,7 +295,7 @@ fn replay_update_traces() {
 
 /// Building the table route by route from empty, then withdrawing every route, leaves no
 /// node or leaf allocated: the allocator gets everything back.
-fn grow_and_drain<A: Key>(seed: u64) {
+fn grow_and_drain<A: Address>(seed: u64) {
     let target = synthetic::<A>(seed, 3000, 4);
     let mut rib = Rib::new();
     let mut fib = Poptrie::build(&rib, &PoptrieConfig::poptrie16()).unwrap();
@@ -336,7 +339,7 @@ fn prefix_strategy(bits: u8) -> impl Strategy<Value = (u128, u8)> {
     })
 }
 
-fn run_sequence<A: Key>(ops: &[((u128, u8), u32, bool)], s: u8) -> Result<(), TestCaseError> {
+fn run_sequence<A: Address>(ops: &[((u128, u8), u32, bool)], s: u8) -> Result<(), TestCaseError> {
     let mut rib = Rib::<A>::new();
     let cfg = PoptrieConfig {
         direct_bits: s,

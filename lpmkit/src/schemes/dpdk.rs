@@ -41,7 +41,6 @@ use std::sync::OnceLock;
 use crate::fib::{BuildError, Fib, StatValue, Stats};
 use crate::nexthop::NextHop;
 use crate::prefix::{Address, Ipv4, Ipv6};
-use crate::registry::BuildOptions;
 use crate::rib::Rib;
 
 /// Keys handed to one DPDK bulk call.
@@ -338,14 +337,6 @@ impl<A: Address> DpdkFib<A> {
             handle: Handle::create(rib)?,
             _family: core::marker::PhantomData,
         })
-    }
-
-    /// The registry's builder.
-    pub fn build_boxed(rib: &Rib<A>, _: &BuildOptions) -> Result<Box<dyn Fib<A>>, BuildError>
-    where
-        A: DpdkAddress,
-    {
-        Ok(Box::new(Self::build(rib)?))
     }
 }
 

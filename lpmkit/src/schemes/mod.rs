@@ -1,10 +1,13 @@
 //! The lookup schemes, one module each. Every module's docs name the paper section it
-//! implements; shared building blocks live in [`common`].
+//! implements; shared building blocks live in one internal module (`schemes::common`: the range
+//! projection, the [`Width`] rule, the arenas of in-place updates).
 
-pub mod common;
+pub(crate) mod common;
 pub mod dir24_8;
 #[cfg(all(feature = "dpdk", target_os = "linux"))]
 pub mod dpdk;
 pub mod dxr;
 pub mod poptrie;
 pub mod spider;
+
+pub use common::Width;

@@ -2,11 +2,12 @@
 
 use core::arch::x86_64::*;
 
-use super::{Entry, Tables, BATCH};
+use super::{Tables, BATCH};
+use crate::schemes::common::Word;
 use crate::simd::Avx2;
 
 /// Bulk lookup with AVX2; the tail that does not fill a block goes to the scalar twin.
-pub(super) fn lookup_batch<E: Entry>(_token: Avx2, t: &Tables<E>, addrs: &[u32], out: &mut [u32]) {
+pub(super) fn lookup_batch<E: Word>(_token: Avx2, t: &Tables<E>, addrs: &[u32], out: &mut [u32]) {
     let whole = addrs.len() / BATCH * BATCH;
     // SAFETY: holding an `Avx2` token proves the CPU supports AVX2.
     unsafe { lookup_blocks(t, &addrs[..whole], &mut out[..whole]) };
@@ -17,9 +18,9 @@ pub(super) fn lookup_batch<E: Entry>(_token: Avx2, t: &Tables<E>, addrs: &[u32],
 /// The CPU must support AVX2; `addrs.len()` must be a multiple of `BATCH` and at most
 /// `out.len()`.
 #[target_feature(enable = "avx2")]
-unsafe fn lookup_blocks<E: Entry>(t: &Tables<E>, addrs: &[u32], out: &mut [u32]) {
+unsafe fn lookup_blocks<E: Word>(t: &Tables<E>, addrs: &[u32], out: &mut [u32]) {
     debug_assert!(addrs.len() % BATCH == 0 && out.len() >= addrs.len());
-    let scale_narrow = E::BITS == 16;
+    let scale_narrow = E::WIDTH == crate::schemes::common::Width::U16;
     let tbl24 = t.tbl24.as_ptr() as *const i32;
     let tbl8 = t.tbl8.as_ptr() as *const i32;
     let entry_mask = _mm256_set1_epi32(if scale_narrow { 0xffff } else { -1 });

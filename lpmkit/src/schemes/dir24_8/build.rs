@@ -1,11 +1,13 @@
 //! Building DIR-24-8 tables from the `Rib` (the control path).
 
-use super::{Dir24_8, Dir24_8Config, Entry, EntryWidth, Layout, Tables, PAD, TBL24_LEN};
+use super::{Dir24_8, Dir24_8Config, Tables, PAD, TBL24_LEN};
 use crate::fib::BuildError;
 use crate::mem::TableBuf;
 use crate::prefix::Ipv4;
 use crate::rib::Rib;
-use crate::schemes::common::{check_next_hops, ms_since, range_starts};
+use crate::schemes::common::{
+    check_capacity, check_next_hop, ms_since, narrowest, project, ByWidth, Width, Word,
+};
 use crate::simd::Avx2;
 
 const NAME: &str = "dir24-8";
@@ -19,27 +21,26 @@ const WIDE_MAX_GROUPS: u64 = 1 << 23;
 #[inline(never)]
 pub(super) fn build(rib: &Rib<Ipv4>, config: &Dir24_8Config) -> Result<Dir24_8, BuildError> {
     let t0 = std::time::Instant::now();
-    let ranges = range_starts(rib);
+    let proj = project(rib, |_, _| {});
+    let ranges = proj.ranges;
     let groups = count_groups(&ranges);
-    let max_nh = crate::fib::max_next_hop(rib) as u64;
-    let narrow_fits = max_nh <= NARROW_MAX && groups as u64 <= NARROW_MAX + 1;
-    let width = match config.entry_width {
-        Some(w) => w,
-        None if narrow_fits => EntryWidth::Narrow,
-        None => EntryWidth::Wide,
-    };
+    let max_nh = proj.max_next_hop as u64;
+    let width = narrowest(config.entry_width, &Width::ALL, |w| {
+        let (max_value, max_groups) = match w {
+            Width::U16 => (NARROW_MAX, NARROW_MAX + 1),
+            Width::U32 => (WIDE_MAX_NH, WIDE_MAX_GROUPS),
+        };
+        check_next_hop(NAME, max_value, max_nh)?;
+        check_capacity(NAME, "tbl8 groups", max_groups, groups as u64)
+    })?;
     let (layout, direct_entries) = match width {
-        EntryWidth::Narrow => {
-            check_next_hops(rib, NAME, NARROW_MAX)?;
-            check_groups(groups, NARROW_MAX + 1)?;
+        Width::U16 => {
             let (t, d) = fill::<u16>(&ranges, groups);
-            (Layout::Narrow(t), d)
+            (ByWidth::U16(t), d)
         }
-        EntryWidth::Wide => {
-            check_next_hops(rib, NAME, WIDE_MAX_NH)?;
-            check_groups(groups, WIDE_MAX_GROUPS)?;
+        Width::U32 => {
             let (t, d) = fill::<u32>(&ranges, groups);
-            (Layout::Wide(t), d)
+            (ByWidth::U32(t), d)
         }
     };
     let mut fib = Dir24_8 {
@@ -51,18 +52,6 @@ pub(super) fn build(rib: &Rib<Ipv4>, config: &Dir24_8Config) -> Result<Dir24_8, 
     };
     fib.build_ms = ms_since(t0);
     Ok(fib)
-}
-
-fn check_groups(groups: usize, max: u64) -> Result<(), BuildError> {
-    if groups as u64 > max {
-        return Err(BuildError::CapacityExceeded {
-            scheme: NAME.to_string(),
-            what: "tbl8 groups",
-            max,
-            requested: groups as u64,
-        });
-    }
-    Ok(())
 }
 
 /// /24 blocks that hold a range boundary inside them (each needs a group).
@@ -80,7 +69,7 @@ fn count_groups(ranges: &[(u32, u32)]) -> usize {
 }
 
 /// Fills the tables from the ranges; returns them and the number of direct tbl24 entries.
-fn fill<E: Entry>(ranges: &[(u32, u32)], groups: usize) -> (Tables<E>, usize) {
+fn fill<E: Word>(ranges: &[(u32, u32)], groups: usize) -> (Tables<E>, usize) {
     let mut tbl24 = TableBuf::<E>::zeroed(TBL24_LEN + PAD);
     let mut tbl8 = TableBuf::<E>::zeroed(groups * 256 + PAD);
     let mut next_group = 0usize;

@@ -40,70 +40,29 @@ mod avx2;
 pub use v6::{Dir24_8V6, BATCH_V6};
 
 use crate::fib::{BuildError, Fib, Implementation, StatValue, Stats};
-use crate::mem::{Plain, TableBuf};
+use crate::mem::TableBuf;
 use crate::nexthop::NextHop;
 use crate::prefix::Ipv4;
-use crate::registry::BuildOptions;
 use crate::rib::Rib;
+use crate::schemes::common::{with_width, ByWidth, Width, Word};
 use crate::simd::{prefetch, Avx2};
 
 /// Keys per block in `lookup_batch`: the number of first-table misses kept in flight.
 pub const BATCH: usize = 32;
 
-/// Entry width of the tables.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum EntryWidth {
-    /// 16-bit entries: next hops and group indices up to 2^15 - 1.
-    Narrow,
-    /// 32-bit entries: next hops up to 2^31 - 1, up to 2^23 groups.
-    Wide,
-}
-
 /// Build options for [`Dir24_8`].
-#[derive(Clone, Debug, Default)]
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct Dir24_8Config {
     /// Force an entry width instead of choosing the narrowest that fits.
     ///
     /// ```
-    /// use lpmkit::schemes::dir24_8::{Dir24_8Config, EntryWidth};
-    /// let cfg = Dir24_8Config { entry_width: Some(EntryWidth::Wide), ..Default::default() };
+    /// use lpmkit::schemes::{dir24_8::Dir24_8Config, Width};
+    /// let cfg = Dir24_8Config { entry_width: Some(Width::U32), ..Default::default() };
     /// # let _ = cfg;
     /// ```
-    pub entry_width: Option<EntryWidth>,
+    pub entry_width: Option<Width>,
     /// Use the scalar lookup path even if the CPU has AVX2.
     pub force_scalar: bool,
-}
-
-/// A table entry: `u16` or `u32`.
-pub(crate) trait Entry: Plain {
-    const BITS: u32;
-    fn from_u32(v: u32) -> Self;
-    fn get(self) -> u32;
-}
-
-impl Entry for u16 {
-    const BITS: u32 = 16;
-    #[inline(always)]
-    fn from_u32(v: u32) -> Self {
-        debug_assert!(v <= u16::MAX as u32);
-        v as u16
-    }
-    #[inline(always)]
-    fn get(self) -> u32 {
-        self as u32
-    }
-}
-
-impl Entry for u32 {
-    const BITS: u32 = 32;
-    #[inline(always)]
-    fn from_u32(v: u32) -> Self {
-        v
-    }
-    #[inline(always)]
-    fn get(self) -> u32 {
-        self
-    }
 }
 
 /// Number of first-table entries.
@@ -113,14 +72,14 @@ const TBL24_LEN: usize = 1 << 24;
 const PAD: usize = 2;
 
 /// The two tables of one entry width.
-pub(crate) struct Tables<E: Entry> {
+pub(crate) struct Tables<E: Word> {
     /// `TBL24_LEN + PAD` entries (huge-page backed, as DPDK's tables are).
     tbl24: TableBuf<E>,
     /// `groups * 256 + PAD` entries.
     tbl8: TableBuf<E>,
 }
 
-impl<E: Entry> Tables<E> {
+impl<E: Word> Tables<E> {
     #[inline(always)]
     fn resolve(&self, addr: u32) -> u32 {
         let e = self.tbl24_entry(addr);
@@ -186,14 +145,9 @@ impl<E: Entry> Tables<E> {
     }
 }
 
-enum Layout {
-    Narrow(Tables<u16>),
-    Wide(Tables<u32>),
-}
-
 /// The DIR-24-8 lookup table for IPv4.
 pub struct Dir24_8 {
-    layout: Layout,
+    layout: ByWidth<Tables<u16>, Tables<u32>>,
     avx2: Option<Avx2>,
     groups: usize,
     direct_entries: usize,
@@ -206,24 +160,9 @@ impl Dir24_8 {
         build::build(rib, config)
     }
 
-    /// The registry's builder.
-    pub fn build_boxed(
-        rib: &Rib<Ipv4>,
-        options: &BuildOptions,
-    ) -> Result<Box<dyn Fib<Ipv4>>, BuildError> {
-        let config = Dir24_8Config {
-            force_scalar: options.force_scalar,
-            ..Default::default()
-        };
-        Ok(Box::new(Self::build(rib, &config)?))
-    }
-
     /// The entry width chosen.
-    pub fn entry_width(&self) -> EntryWidth {
-        match self.layout {
-            Layout::Narrow(_) => EntryWidth::Narrow,
-            Layout::Wide(_) => EntryWidth::Wide,
-        }
+    pub fn entry_width(&self) -> Width {
+        self.layout.width()
     }
 
     /// Number of 256-entry groups in the second table.
@@ -239,10 +178,7 @@ impl Fib<Ipv4> for Dir24_8 {
 
     #[inline]
     fn lookup(&self, addr: Ipv4) -> Option<NextHop> {
-        NextHop::new(match &self.layout {
-            Layout::Narrow(t) => t.resolve(addr),
-            Layout::Wide(t) => t.resolve(addr),
-        })
+        NextHop::new(with_width!(&self.layout, t => t.resolve(addr)))
     }
 
     fn lookup_batch(&self, addrs: &[Ipv4], out: &mut [u32]) {
@@ -250,32 +186,22 @@ impl Fib<Ipv4> for Dir24_8 {
         let out = &mut out[..addrs.len()];
         #[cfg(target_arch = "x86_64")]
         if let Some(token) = self.avx2 {
-            match &self.layout {
-                Layout::Narrow(t) => avx2::lookup_batch(token, t, addrs, out),
-                Layout::Wide(t) => avx2::lookup_batch(token, t, addrs, out),
-            }
+            with_width!(&self.layout, t => avx2::lookup_batch(token, t, addrs, out));
             return;
         }
-        match &self.layout {
-            Layout::Narrow(t) => t.lookup_batch_scalar(addrs, out),
-            Layout::Wide(t) => t.lookup_batch_scalar(addrs, out),
-        }
+        with_width!(&self.layout, t => t.lookup_batch_scalar(addrs, out))
     }
 
     fn memory_bytes(&self) -> usize {
-        match &self.layout {
-            Layout::Narrow(t) => t.bytes(),
-            Layout::Wide(t) => t.bytes(),
-        }
+        with_width!(&self.layout, t => t.bytes())
     }
 
     fn stats(&self) -> Stats {
-        let width = match self.entry_width() {
-            EntryWidth::Narrow => "16-bit entries",
-            EntryWidth::Wide => "32-bit entries",
-        };
         Stats::new()
-            .with("layout", StatValue::Text(width.into()))
+            .with(
+                "layout",
+                StatValue::Text(format!("{} entries", self.entry_width())),
+            )
             .with("tbl8_groups", StatValue::Count(self.groups as u64))
             .with(
                 "tbl24_direct_share",
@@ -336,7 +262,7 @@ mod tests {
             ("192.168.0.0/16", 1),
         ]);
         for force_scalar in [false, true] {
-            for w in [None, Some(EntryWidth::Narrow), Some(EntryWidth::Wide)] {
+            for w in [None, Some(Width::U16), Some(Width::U32)] {
                 let t = check(
                     &r,
                     &Dir24_8Config {
@@ -363,11 +289,11 @@ mod tests {
     fn widens_and_refuses() {
         let big = rib(&[("10.0.0.0/8", 40_000)]);
         let t = check(&big, &Dir24_8Config::default());
-        assert_eq!(t.entry_width(), EntryWidth::Wide);
+        assert_eq!(t.entry_width(), Width::U32);
         let err = Dir24_8::build(
             &big,
             &Dir24_8Config {
-                entry_width: Some(EntryWidth::Narrow),
+                entry_width: Some(Width::U16),
                 ..Default::default()
             },
         )

@@ -29,12 +29,12 @@ use crate::fib::{BuildError, Fib, StatValue, Stats};
 use crate::mem::TableBuf;
 use crate::nexthop::NextHop;
 use crate::prefix::Ipv6;
-use crate::registry::BuildOptions;
 use crate::rib::Rib;
-use crate::schemes::common::{check_next_hops, ms_since, range_starts};
+use crate::schemes::common::{
+    check_capacity, check_next_hop, check_next_hops, ms_since, narrowest, range_starts, with_width,
+    ByWidth, Width, Word,
+};
 use crate::simd::prefetch;
-
-use super::{Entry, EntryWidth};
 
 const NAME: &str = "dir24-8";
 /// First-table entries.
@@ -49,14 +49,14 @@ const NARROW_MAX: u64 = (1 << 15) - 1;
 pub const BATCH_V6: usize = 64;
 
 /// The two tables of one entry width.
-struct Tables6<E: Entry> {
+struct Tables6<E: Word> {
     /// `TBL24_LEN` entries (huge-page backed).
     tbl24: TableBuf<E>,
     /// `groups * 256` entries.
     tbl8: TableBuf<E>,
 }
 
-impl<E: Entry> Tables6<E> {
+impl<E: Word> Tables6<E> {
     fn from_wide(b: &Builder) -> Self {
         let convert = |src: &[u32]| {
             let mut t = TableBuf::<E>::zeroed(src.len());
@@ -150,14 +150,9 @@ impl<E: Entry> Tables6<E> {
     }
 }
 
-enum Layout6 {
-    Narrow(Tables6<u16>),
-    Wide(Tables6<u32>),
-}
-
 /// The DIR-24-8 lookup table for IPv6 (`rte_lpm6` style).
 pub struct Dir24_8V6 {
-    layout: Layout6,
+    layout: ByWidth<Tables6<u16>, Tables6<u32>>,
     groups: usize,
     depth: u32,
     build_ms: f64,
@@ -196,17 +191,17 @@ impl Dir24_8V6 {
     ///
     /// ```
     /// use lpmkit::{NextHop, Rib};
-    /// use lpmkit::schemes::dir24_8::{Dir24_8V6, EntryWidth};
+    /// use lpmkit::schemes::{dir24_8::Dir24_8V6, Width};
     ///
     /// let mut rib = Rib::new();
     /// rib.insert("2001:db8::/32".parse()?, NextHop::new(40_000).unwrap());
-    /// assert!(Dir24_8V6::build_with(&rib, Some(EntryWidth::Narrow)).is_err());
+    /// assert!(Dir24_8V6::build_with(&rib, Some(Width::U16)).is_err());
     /// let t = Dir24_8V6::build_with(&rib, None)?;
-    /// assert_eq!(t.entry_width(), EntryWidth::Wide);
+    /// assert_eq!(t.entry_width(), Width::U32);
     /// # Ok::<(), Box<dyn std::error::Error>>(())
     /// ```
     #[inline(never)]
-    pub fn build_with(rib: &Rib<Ipv6>, width: Option<EntryWidth>) -> Result<Self, BuildError> {
+    pub fn build_with(rib: &Rib<Ipv6>, width: Option<Width>) -> Result<Self, BuildError> {
         let t0 = std::time::Instant::now();
         let max_nh = check_next_hops(rib, NAME, MAX_NH)? as u64;
         let starts = range_starts(rib);
@@ -247,31 +242,20 @@ impl Dir24_8V6 {
             let g = b.build_group(val, &starts[from..to], base, 24)?;
             b.tbl24[blk] = (g << 1) | 1;
         }
-        let narrow_fits = max_nh <= NARROW_MAX && b.groups as u64 <= NARROW_MAX + 1;
+        let groups = b.groups as u64;
+        let width = narrowest(width, &Width::ALL, |w| match w {
+            Width::U16 => {
+                check_next_hop(NAME, NARROW_MAX, max_nh)?;
+                check_capacity(NAME, "tbl8 groups", NARROW_MAX + 1, groups)
+            }
+            Width::U32 => Ok(()),
+        })?;
         let layout = match width {
-            None if narrow_fits => Layout6::Narrow(Tables6::from_wide(&b)),
-            None | Some(EntryWidth::Wide) => Layout6::Wide(Tables6 {
+            Width::U16 => ByWidth::U16(Tables6::from_wide(&b)),
+            Width::U32 => ByWidth::U32(Tables6 {
                 tbl24: core::mem::replace(&mut b.tbl24, TableBuf::zeroed(0)),
                 tbl8: TableBuf::from_slice(&b.tbl8),
             }),
-            Some(EntryWidth::Narrow) => {
-                if max_nh > NARROW_MAX {
-                    return Err(BuildError::NextHopOverflow {
-                        scheme: NAME.to_string(),
-                        max: NARROW_MAX,
-                        requested: max_nh,
-                    });
-                }
-                if b.groups as u64 > NARROW_MAX + 1 {
-                    return Err(BuildError::CapacityExceeded {
-                        scheme: NAME.to_string(),
-                        what: "tbl8 groups",
-                        max: NARROW_MAX + 1,
-                        requested: b.groups as u64,
-                    });
-                }
-                Layout6::Narrow(Tables6::from_wide(&b))
-            }
         };
         Ok(Dir24_8V6 {
             layout,
@@ -281,25 +265,14 @@ impl Dir24_8V6 {
         })
     }
 
-    /// The registry's builder.
-    pub fn build_boxed(
-        rib: &Rib<Ipv6>,
-        _options: &BuildOptions,
-    ) -> Result<Box<dyn Fib<Ipv6>>, BuildError> {
-        Ok(Box::new(Self::build(rib)?))
-    }
-
     /// Number of 256-entry groups.
     pub fn groups(&self) -> usize {
         self.groups
     }
 
     /// The entry width chosen.
-    pub fn entry_width(&self) -> EntryWidth {
-        match self.layout {
-            Layout6::Narrow(_) => EntryWidth::Narrow,
-            Layout6::Wide(_) => EntryWidth::Wide,
-        }
+    pub fn entry_width(&self) -> Width {
+        self.layout.width()
     }
 }
 
@@ -364,31 +337,22 @@ impl Fib<Ipv6> for Dir24_8V6 {
 
     #[inline]
     fn lookup(&self, addr: Ipv6) -> Option<NextHop> {
-        NextHop::new(match &self.layout {
-            Layout6::Narrow(t) => t.resolve(addr),
-            Layout6::Wide(t) => t.resolve(addr),
-        })
+        NextHop::new(with_width!(&self.layout, t => t.resolve(addr)))
     }
 
     fn lookup_batch(&self, addrs: &[Ipv6], out: &mut [u32]) {
         assert!(out.len() >= addrs.len(), "output shorter than input");
-        match &self.layout {
-            Layout6::Narrow(t) => t.lookup_batch(addrs, out),
-            Layout6::Wide(t) => t.lookup_batch(addrs, out),
-        }
+        with_width!(&self.layout, t => t.lookup_batch(addrs, out))
     }
 
     fn memory_bytes(&self) -> usize {
-        match &self.layout {
-            Layout6::Narrow(t) => t.bytes(),
-            Layout6::Wide(t) => t.bytes(),
-        }
+        with_width!(&self.layout, t => t.bytes())
     }
 
     fn stats(&self) -> Stats {
         let width = match self.entry_width() {
-            EntryWidth::Narrow => "16-bit entries",
-            EntryWidth::Wide => "32-bit entries",
+            Width::U16 => "16-bit entries",
+            Width::U32 => "32-bit entries",
         };
         Stats::new()
             .with("layout", StatValue::Text(width.into()))
@@ -414,7 +378,7 @@ mod tests {
                 keys.extend([a, a.wrapping_add(1), a.wrapping_sub(1)]);
             }
         }
-        for width in [Some(EntryWidth::Wide), Some(EntryWidth::Narrow)] {
+        for width in [Some(Width::U32), Some(Width::U16)] {
             let t = Dir24_8V6::build_with(&rib, width).unwrap();
             assert_eq!(Some(t.entry_width()), width);
             let mut out = vec![0; keys.len()];
@@ -440,7 +404,7 @@ mod tests {
             ("2001:db8:ff00::/40", 2),
         ]);
         assert_eq!(t.depth, 13);
-        assert_eq!(t.entry_width(), EntryWidth::Narrow);
+        assert_eq!(t.entry_width(), Width::U16);
         assert_eq!(check(&[("2001:db8::/32", 2)]).groups(), 1);
         assert_eq!(check(&[]).groups(), 0);
         // A /24 changes whole first-table entries only.
@@ -462,10 +426,10 @@ mod tests {
             NextHop::new(40_000).unwrap(),
         );
         let t = Dir24_8V6::build(&rib).unwrap();
-        assert_eq!(t.entry_width(), EntryWidth::Wide);
+        assert_eq!(t.entry_width(), Width::U32);
         assert_eq!(t.lookup(0x2001_0db8 << 96), NextHop::new(40_000));
         assert!(matches!(
-            Dir24_8V6::build_with(&rib, Some(EntryWidth::Narrow)),
+            Dir24_8V6::build_with(&rib, Some(Width::U16)),
             Err(BuildError::NextHopOverflow {
                 max: 32767,
                 requested: 40000,

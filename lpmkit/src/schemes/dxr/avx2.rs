@@ -19,7 +19,7 @@
 use core::arch::x86_64::*;
 
 use super::scalar::{Pipeline, Stages};
-use super::{Tables, BATCH, POSITION_SHIFT, SIZE_MASK};
+use super::{DxrTable, BATCH, POSITION_SHIFT, SIZE_MASK};
 use crate::simd::{prefetch, Avx2};
 
 /// Proof that the CPU runs these kernels: AVX2 and POPCNT.
@@ -37,7 +37,7 @@ impl Token {
 /// Bulk lookup with the AVX2 stages.
 pub(super) fn lookup_batch<const REMAP: bool>(
     _token: Token,
-    t: &Tables,
+    t: &DxrTable,
     keys: &[u32],
     out: &mut [u32],
 ) {
@@ -48,7 +48,7 @@ pub(super) fn lookup_batch<const REMAP: bool>(
 /// # Safety
 /// The CPU must support AVX2 and POPCNT.
 #[target_feature(enable = "avx2,popcnt")]
-unsafe fn kernel<const REMAP: bool>(t: &Tables, keys: &[u32], out: &mut [u32]) {
+unsafe fn kernel<const REMAP: bool>(t: &DxrTable, keys: &[u32], out: &mut [u32]) {
     // SAFETY: `Window` needs AVX2 and POPCNT, which the caller guarantees.
     unsafe { t.lookup_pipeline::<REMAP, Window>(keys, out) }
 }
@@ -78,7 +78,7 @@ pub(super) struct Window;
 
 impl Stages for Window {
     #[inline(always)]
-    unsafe fn start(p: &mut Pipeline, t: &Tables, keys: &[u32], out: &mut [u32]) {
+    unsafe fn start(p: &mut Pipeline, t: &DxrTable, keys: &[u32], out: &mut [u32]) {
         debug_assert!(keys.len() <= BATCH && out.len() == keys.len());
         let lt = t.lt.as_ptr() as *const i32;
         let rt = t.rt.as_ptr() as *const u8;
@@ -88,7 +88,10 @@ impl Stages for Window {
         // u32 at `g` stay inside `keys` and `out` (`g + 8 <= whole <= len`); the gather
         // indices are `key >> (32 - k) < 2^k`, the lookup table's length, and their byte
         // offsets (< 2^26) fit the gather's signed 32-bit index; the packed stores at `n`
-        // write 8 lanes into arrays of `BATCH + 8` with `n <= g < BATCH`.
+        // write 8 lanes into arrays of `BATCH + 8` with `n <= g < BATCH`. Lookup-table
+        // entries are switch words the writer may store to meanwhile: each gathered lane
+        // is an aligned 32-bit load, which x86 performs as one access (the old or the new
+        // entry, never a mix), and a new entry's chunk was complete before its store.
         unsafe {
             let shift = _mm_cvtsi32_si128((32 - t.k) as i32);
             let pos_scale = _mm_cvtsi32_si128((t.pos_shift + 2) as i32);
@@ -141,7 +144,7 @@ impl Stages for Window {
     }
 
     #[inline(always)]
-    unsafe fn finish(p: &mut Pipeline, t: &Tables, out: &mut [u32]) {
+    unsafe fn finish(p: &mut Pipeline, t: &DxrTable, out: &mut [u32]) {
         let rt = t.rt.as_ptr() as *const u8;
         for j in 0..p.n {
             let mut s = t.search(p.entries[j], p.keys[j]);
@@ -151,10 +154,12 @@ impl Stages for Window {
                 t.step(&mut s);
             }
             let at = s.off + ((s.base as usize) << s.es);
-            debug_assert!(at + 64 <= t.rt.len() * 4);
+            debug_assert!(at + 64 <= t.rt.committed() * 4);
             // SAFETY: the search's entries `base .. base + len` lie inside the range
-            // table and the window starts at `base`; the range table has `PAD_WORDS`
-            // (64 bytes) after its last word, so the 64 bytes from `at` are readable.
+            // table and the window starts at `base`; `PAD_WORDS` (64 bytes) are always
+            // committed past the top, so the 64 bytes from `at` are readable. (Bytes past
+            // the chunk may belong to a block the writer is filling: the lanes past the
+            // search are masked off, so their values never reach the result.)
             // AVX2 is guaranteed by the caller; the loads are unaligned.
             let count = unsafe {
                 let lo = _mm256_loadu_si256(rt.add(at) as *const __m256i);

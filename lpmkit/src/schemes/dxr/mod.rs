@@ -96,16 +96,26 @@
 #[cfg(target_arch = "x86_64")]
 mod avx2;
 mod build;
+mod codec;
+mod layout;
 mod scalar;
 mod update;
+mod writer;
 
-use crate::fib::{BuildError, Fib, Implementation, StatValue, Stats};
+use core::sync::atomic::{AtomicUsize, Ordering};
+
+use crate::fib::{
+    apply_alone, BuildError, Change, Fib, Implementation, IncrementalFib, StatValue, Stats,
+    UpdateStats,
+};
 use crate::nexthop::NextHop;
 use crate::prefix::Ipv4;
-use crate::registry::BuildOptions;
 use crate::rib::Rib;
+use crate::schemes::common::Arena;
+use crate::sync::IntoInPlace;
 
 pub use update::ReplayReport;
+pub use writer::RetiredRange;
 
 /// Keys per block in `lookup_batch`: the number of lookups whose misses overlap.
 pub const BATCH: usize = 16;
@@ -315,23 +325,50 @@ impl DxrConfig {
     }
 }
 
-/// What the lookup path reads: the lookup table, the range table, the next-hop table.
-pub(crate) struct Tables {
+/// What DXR lookups read — the lookup table, the range table, the next-hop table — shared
+/// with reader threads while a [`DxrWriter`] patches it.
+pub struct DxrTable {
     /// `k`.
     k: u32,
-    /// `2^k` entries (see the module docs for the format).
-    lt: crate::mem::TableBuf<u32>,
-    /// Range-table words, plus [`PAD_WORDS`].
-    rt: Vec<u32>,
-    /// Local → `Rib` next-hop id; empty in [`NextHopMode::Identity`].
-    nh_map: Vec<u32>,
+    /// `2^k` switch words (see the module docs for the format).
+    lt: Arena<u32>,
+    /// Range-table words: chunks live below the writer's top, and [`PAD_WORDS`] more are
+    /// always committed after it.
+    rt: Arena<u32>,
+    /// Local → `Rib` next-hop id, append-only (a descriptor table); unused in
+    /// [`NextHopMode::Identity`].
+    nh_map: Arena<u32>,
+    /// True in [`NextHopMode::Remapped`].
+    remap: bool,
     /// Position unit = `2^pos_shift` words.
     pos_shift: u32,
     /// Size unit = `2^size_shift` entries.
     size_shift: u32,
+    /// Range-table words below the top, and descriptor-table entries: set by the writer
+    /// at every allocation, so on a cache line of their own.
+    fill: Fill,
+    /// `d{k}r`.
+    name: String,
     /// The AVX2 stage 3 of `lookup_batch`, when the CPU has it and it is not disabled.
     #[cfg(target_arch = "x86_64")]
     avx2: Option<avx2::Token>,
+}
+
+/// See [`DxrTable::fill`].
+#[repr(align(64))]
+#[derive(Debug, Default)]
+pub(crate) struct Fill {
+    rt_top: AtomicUsize,
+    nh_len: AtomicUsize,
+}
+
+impl core::fmt::Debug for DxrTable {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        f.debug_struct("DxrTable")
+            .field("name", &self.name)
+            .field("bytes", &self.bytes())
+            .finish()
+    }
 }
 
 /// Structure figures of a [`Dxr`] (the paper's Table 1 and the layout chosen).
@@ -388,81 +425,46 @@ impl DxrStats {
     }
 }
 
-/// The DXR lookup structure for IPv4 (`DkR`).
+/// The DXR lookup structure for IPv4 (`DkR`): its table and its writer, for use on one
+/// thread ([`IncrementalFib`]) or handed to [`crate::sync::InPlace`] for updates under
+/// concurrent readers.
+#[derive(Debug)]
 pub struct Dxr {
-    tables: Tables,
-    ctl: update::Control,
+    table: Box<DxrTable>,
+    writer: DxrWriter,
 }
+
+/// The writer side of a [`DxrTable`]: configuration, next-hop codec, free space, counts.
+pub type DxrWriter = writer::Control;
 
 impl Dxr {
     /// Builds the structure from `rib`.
     pub fn build(rib: &Rib<Ipv4>, config: &DxrConfig) -> Result<Self, BuildError> {
-        build::build(rib, config)
-    }
-
-    fn build_registry(
-        k: u8,
-        rib: &Rib<Ipv4>,
-        options: &BuildOptions,
-    ) -> Result<Box<dyn Fib<Ipv4>>, BuildError> {
-        let config = DxrConfig::with_k(k).force_scalar(options.force_scalar);
-        Ok(Box::new(Self::build(rib, &config)?))
-    }
-
-    /// The registry's builder for `k` = `K`.
-    pub fn build_boxed<const K: u8>(
-        rib: &Rib<Ipv4>,
-        options: &BuildOptions,
-    ) -> Result<Box<dyn Fib<Ipv4>>, BuildError> {
-        Self::build_registry(K, rib, options)
-    }
-
-    /// The registry's in-place-update builder for `k` = `K`.
-    pub fn build_incremental<const K: u8>(
-        rib: &Rib<Ipv4>,
-        options: &BuildOptions,
-    ) -> Result<Box<dyn crate::IncrementalFib<Ipv4>>, BuildError> {
-        let config = DxrConfig::with_k(K).force_scalar(options.force_scalar);
-        Ok(Box::new(Self::build(rib, &config)?))
+        let (table, writer) = build::build(rib, config)?;
+        Ok(Dxr {
+            table: Box::new(table),
+            writer,
+        })
     }
 
     /// The configuration the structure was built with.
     pub fn config(&self) -> &DxrConfig {
-        &self.ctl.config
+        &self.writer.config
     }
 
     /// `k`.
     pub fn k(&self) -> u32 {
-        self.tables.k
+        self.table.k
+    }
+
+    /// The lookup structure.
+    pub fn table(&self) -> &DxrTable {
+        &self.table
     }
 
     /// Structure figures (Table 1) and update counters.
     pub fn dxr_stats(&self) -> DxrStats {
-        let t = &self.tables;
-        let c = &self.ctl;
-        DxrStats {
-            k: t.k,
-            lookup_table_bytes: (t.lt.len() * 4) as u64,
-            range_table_bytes: (t.rt.len() * 4) as u64,
-            next_hop_table_bytes: (t.nh_map.len() * 4) as u64,
-            full_chunks: c.counts.short_chunks + c.counts.long_chunks,
-            short_chunks: c.counts.short_chunks,
-            long_chunks: c.counts.long_chunks,
-            short_ranges: c.counts.short_ranges,
-            long_ranges: c.counts.long_ranges,
-            direct_chunks: c.counts.direct_chunks,
-            empty_chunks: c.counts.empty_chunks,
-            free_words: c.alloc.free_words(),
-            position_shift: t.pos_shift,
-            size_shift: t.size_shift,
-            next_hop_mode: Some(c.codec.mode()),
-            build_ms: c.build_ms,
-            updates: c.updates,
-            chunks_rebuilt: c.chunks_rebuilt,
-            compactions: c.compactions,
-            full_rebuilds: c.full_rebuilds,
-            update_seconds: c.update_seconds,
-        }
+        self.writer.stats(&self.table)
     }
 
     /// The paper's Table 3 for `keys`: `h[n]` = number of keys whose lookup needs exactly
@@ -487,7 +489,7 @@ impl Dxr {
     pub fn search_steps_histogram(&self, keys: &[u32]) -> Vec<u64> {
         let mut h = vec![0u64; 1];
         for &k in keys {
-            let (_, steps) = self.tables.lookup_counting(k);
+            let (_, steps) = self.table.lookup_counting(k);
             if steps >= h.len() {
                 h.resize(steps + 1, 0);
             }
@@ -500,7 +502,7 @@ impl Dxr {
     /// [`search_steps_histogram`](Self::search_steps_histogram) counts); for tests.
     #[doc(hidden)]
     pub fn lookup_paper_loop(&self, key: u32) -> Option<NextHop> {
-        NextHop::new(self.tables.map(self.tables.lookup_counting(key).0))
+        NextHop::new(self.table.map(self.table.lookup_counting(key).0))
     }
 
     /// `lookup_batch` on the scalar path whatever the CPU (the twin of the AVX2 path);
@@ -509,63 +511,147 @@ impl Dxr {
     pub fn lookup_batch_scalar(&self, addrs: &[Ipv4], out: &mut [u32]) {
         assert!(out.len() >= addrs.len(), "output shorter than input");
         let out = &mut out[..addrs.len()];
-        if self.tables.nh_map.is_empty() {
-            self.tables.lookup_batch_scalar::<false>(addrs, out);
+        if self.table.remap {
+            self.table.lookup_batch_scalar::<true>(addrs, out);
         } else {
-            self.tables.lookup_batch_scalar::<true>(addrs, out);
+            self.table.lookup_batch_scalar::<false>(addrs, out);
         }
     }
 
     /// Checks the internal invariants (lookup-table entries inside the range table, sorted
-    /// chunks, counters, allocator); for tests. Returns a description of the first problem.
+    /// chunks, counters, free space); for tests. Returns a description of the first
+    /// problem.
     #[doc(hidden)]
     pub fn check_invariants(&self) -> Result<(), String> {
-        update::check_invariants(self)
+        update::check_invariants(&self.table, &self.writer)
     }
 }
 
-impl Tables {
+impl IntoInPlace<Ipv4> for Dxr {
+    type Writer = DxrWriter;
+    fn into_parts(self) -> (Box<DxrTable>, DxrWriter) {
+        (self.table, self.writer)
+    }
+}
+
+impl IncrementalFib<Ipv4> for Dxr {
+    /// Rebuilds the chunks the changes cover (coalesced: each dirty chunk once per call).
+    ///
+    /// On an error (a table no layout can hold) the structure no longer matches `rib`;
+    /// build it again with a wider configuration.
+    fn apply(
+        &mut self,
+        rib: &Rib<Ipv4>,
+        changes: &[Change<Ipv4>],
+    ) -> Result<UpdateStats, BuildError> {
+        apply_alone(&mut self.writer, &mut self.table, rib, changes)
+    }
+}
+
+impl DxrTable {
     /// The `Rib` id of a local next-hop id.
     #[inline(always)]
     fn map(&self, local: u32) -> u32 {
-        if self.nh_map.is_empty() {
-            local
+        if self.remap {
+            // SAFETY: local ids in the tables were appended to the descriptor table (and
+            // committed) before any chunk that uses them was published.
+            unsafe { self.nh_map.get(local as usize) }
         } else {
-            debug_assert!((local as usize) < self.nh_map.len());
-            self.nh_map[local as usize]
+            local
         }
+    }
+
+    /// Lookup-table entry `c` (a switch word: atomic load).
+    #[inline(always)]
+    pub(crate) fn lt(&self, c: usize) -> u32 {
+        debug_assert!(c < 1 << self.k);
+        // SAFETY: `c < 2^k`, all committed.
+        unsafe { self.lt.load_acquire(c) }
+    }
+
+    /// A lookup of `key` that stalls between reading the lookup-table entry and searching
+    /// the chunk it names (`stall` runs in between): what a reader descheduled inside a
+    /// lookup does. For the concurrency tests: the chunk it searches must still be intact,
+    /// however many updates ran meanwhile.
+    #[doc(hidden)]
+    pub fn stalled_lookup(&self, key: u32, stall: impl FnOnce()) -> u32 {
+        let e = self.entry_of(key);
+        stall();
+        let local = if e & SIZE_MASK == 0 {
+            e >> POSITION_SHIFT
+        } else {
+            let mut s = self.search(e, key);
+            while s.len > 1 {
+                self.step(&mut s);
+            }
+            self.entry_at(&s, s.base) & s.nh_mask
+        };
+        self.map(local)
+    }
+
+    /// Bytes lookups may touch.
+    fn bytes(&self) -> usize {
+        ((1usize << self.k)
+            + self.fill.rt_top.load(Ordering::Relaxed)
+            + self.fill.nh_len.load(Ordering::Relaxed))
+            * 4
     }
 }
 
-impl Fib<Ipv4> for Dxr {
+impl Fib<Ipv4> for DxrTable {
     fn name(&self) -> &str {
-        &self.ctl.name
+        &self.name
     }
 
     #[inline]
     fn lookup(&self, addr: Ipv4) -> Option<NextHop> {
-        NextHop::new(self.tables.map(self.tables.lookup_local(addr)))
+        NextHop::new(self.map(self.lookup_local(addr)))
     }
 
     fn lookup_batch(&self, addrs: &[Ipv4], out: &mut [u32]) {
         assert!(out.len() >= addrs.len(), "output shorter than input");
         let out = &mut out[..addrs.len()];
-        let t = &self.tables;
-        let remap = !t.nh_map.is_empty();
         #[cfg(target_arch = "x86_64")]
-        if let Some(token) = t.avx2 {
-            if remap {
-                avx2::lookup_batch::<true>(token, t, addrs, out);
+        if let Some(token) = self.avx2 {
+            if self.remap {
+                avx2::lookup_batch::<true>(token, self, addrs, out);
             } else {
-                avx2::lookup_batch::<false>(token, t, addrs, out);
+                avx2::lookup_batch::<false>(token, self, addrs, out);
             }
             return;
         }
-        if remap {
-            t.lookup_batch_scalar::<true>(addrs, out);
+        if self.remap {
+            self.lookup_batch_scalar::<true>(addrs, out);
         } else {
-            t.lookup_batch_scalar::<false>(addrs, out);
+            self.lookup_batch_scalar::<false>(addrs, out);
         }
+    }
+
+    fn memory_bytes(&self) -> usize {
+        self.bytes()
+    }
+
+    fn implementation(&self) -> Implementation {
+        #[cfg(target_arch = "x86_64")]
+        if self.avx2.is_some() {
+            return Implementation::Avx2;
+        }
+        Implementation::Scalar
+    }
+}
+
+impl Fib<Ipv4> for Dxr {
+    fn name(&self) -> &str {
+        self.table.name()
+    }
+
+    #[inline]
+    fn lookup(&self, addr: Ipv4) -> Option<NextHop> {
+        self.table.lookup(addr)
+    }
+
+    fn lookup_batch(&self, addrs: &[Ipv4], out: &mut [u32]) {
+        self.table.lookup_batch(addrs, out)
     }
 
     fn memory_bytes(&self) -> usize {
@@ -598,11 +684,7 @@ impl Fib<Ipv4> for Dxr {
     }
 
     fn implementation(&self) -> Implementation {
-        #[cfg(target_arch = "x86_64")]
-        if self.tables.avx2.is_some() {
-            return Implementation::Avx2;
-        }
-        Implementation::Scalar
+        self.table.implementation()
     }
 }
 

@@ -7,7 +7,7 @@
 //! the key's low bits shaped like an entry whose next-hop bits are all ones. Then "the
 //! range starts at or below the key" is a single unsigned `entry <= key'`.
 
-use super::{Tables, BATCH, FORMAT_LONG, POSITION_SHIFT, SIZE_MASK};
+use super::{DxrTable, BATCH, FORMAT_LONG, POSITION_SHIFT, SIZE_MASK};
 use crate::simd::prefetch;
 
 /// How many blocks ahead of the search stage the lookup-table entries are prefetched.
@@ -69,14 +69,14 @@ pub(super) trait Stages {
     /// # Safety
     /// The CPU must support the instructions the implementation uses (none beyond the
     /// baseline for [`Lockstep`]; AVX2 and POPCNT for the AVX2 stages).
-    unsafe fn start(p: &mut Pipeline, t: &Tables, keys: &[u32], out: &mut [u32]);
+    unsafe fn start(p: &mut Pipeline, t: &DxrTable, keys: &[u32], out: &mut [u32]);
 
     /// Stage 3: runs the searches of `p` and writes their local ids into `out` (the
     /// block's results).
     ///
     /// # Safety
     /// As [`start`](Self::start).
-    unsafe fn finish(p: &mut Pipeline, t: &Tables, out: &mut [u32]);
+    unsafe fn finish(p: &mut Pipeline, t: &DxrTable, out: &mut [u32]);
 }
 
 /// The scalar stages: a branch-free stage 2, and branch-free halving steps in stage 3, all
@@ -90,7 +90,7 @@ impl Stages for Lockstep {
     /// chunk start, and appends `(key, entry, position)` to the block's searches without a
     /// branch (the count advances only for chunks that need a search).
     #[inline(always)]
-    unsafe fn start(p: &mut Pipeline, t: &Tables, keys: &[u32], out: &mut [u32]) {
+    unsafe fn start(p: &mut Pipeline, t: &DxrTable, keys: &[u32], out: &mut [u32]) {
         let rt = t.rt.as_ptr() as *const u8;
         let scale = t.pos_shift + 2;
         let mut n = 0;
@@ -107,7 +107,7 @@ impl Stages for Lockstep {
     }
 
     #[inline(always)]
-    unsafe fn finish(p: &mut Pipeline, t: &Tables, out: &mut [u32]) {
+    unsafe fn finish(p: &mut Pipeline, t: &DxrTable, out: &mut [u32]) {
         let n = p.n;
         let mut rounds = 0;
         for j in 0..n {
@@ -163,14 +163,11 @@ fn select_le(v: u32, kc: u32, a: u32, b: u32) -> u32 {
     }
 }
 
-impl Tables {
+impl DxrTable {
     /// The lookup-table entry of `key`.
     #[inline(always)]
     pub(super) fn entry_of(&self, key: u32) -> u32 {
-        let i = (key >> (32 - self.k)) as usize;
-        debug_assert!(i < self.lt.len());
-        // SAFETY: `key >> (32 - k) < 2^k`, and the lookup table has `2^k` entries.
-        unsafe { *self.lt.get_unchecked(i) }
+        self.lt((key >> (32 - self.k)) as usize)
     }
 
     /// The search of `key` in the (non-direct) chunk of entry `e`.
@@ -207,14 +204,16 @@ impl Tables {
     #[inline(always)]
     fn read(&self, off: usize) -> u32 {
         debug_assert!(
-            off + 4 <= self.rt.len() * 4,
+            off + 4 <= self.rt.committed() * 4,
             "read at byte {off} of {}",
-            self.rt.len() * 4
+            self.rt.committed() * 4
         );
-        // SAFETY: the builder and the updater only write lookup-table entries whose chunk
-        // lies inside the range table, searches only read entries `0..len` of a chunk, and
-        // the `PAD_WORDS` after the last word keep a 4-byte read of the last 2-byte entry
-        // inside the allocation. x86 and the `read_unaligned` contract allow any alignment.
+        // SAFETY: the writer publishes only lookup-table entries whose chunk lies below
+        // its top, searches only read entries `0..len` of a chunk, and the `PAD_WORDS`
+        // committed after the top keep a 4-byte read of the last 2-byte entry inside the
+        // arena. (Those 2 extra bytes may belong to a block the writer is filling; they
+        // are masked off and never reach the result.) `read_unaligned` allows any
+        // alignment.
         unsafe {
             (self.rt.as_ptr() as *const u8)
                 .add(off)

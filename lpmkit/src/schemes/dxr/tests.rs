@@ -88,15 +88,15 @@ fn paper_example() {
         ]
     );
     let d = build(&r, &DxrConfig::d16r());
-    let e = d.tables.lt[0x0102];
+    let e = d.table.lt(0x0102);
     assert_eq!(e & SIZE_MASK, 3, "three ranges");
     assert_eq!(e & FORMAT_LONG, 0, "short format");
-    let t = &d.tables;
+    let t = &d.table;
     let entries: Vec<u32> = (0..3).map(|i| t.chunk_entry(e, i)).collect();
     assert_eq!(entries, vec![0x0003, 0x0304, 0x0403]);
     // Every other chunk is direct.
-    assert_eq!(d.tables.lt[0x0101], 2 << POSITION_SHIFT);
-    assert_eq!(d.tables.lt[0x0000], 1 << POSITION_SHIFT);
+    assert_eq!(d.table.lt(0x0101), 2 << POSITION_SHIFT);
+    assert_eq!(d.table.lt(0x0000), 1 << POSITION_SHIFT);
     let s = d.dxr_stats();
     assert_eq!((s.full_chunks, s.short_ranges, s.long_ranges), (1, 3, 0));
     assert_eq!(s.direct_chunks, (1 << 16) - 1);
@@ -109,9 +109,9 @@ fn paper_example() {
     // too wide for 8 bits.
     let r = rib(&[("1.2.0.0/16", 300), ("1.2.3.0/24", 4)]);
     let d = build(&r, &DxrConfig::d16r());
-    let e = d.tables.lt[0x0102];
+    let e = d.table.lt(0x0102);
     assert_ne!(e & FORMAT_LONG, 0);
-    let entries: Vec<u32> = (0..3).map(|i| d.tables.chunk_entry(e, i)).collect();
+    let entries: Vec<u32> = (0..3).map(|i| d.table.chunk_entry(e, i)).collect();
     assert_eq!(entries, vec![300, 0x0300_0004, (0x0400 << 16) | 300]);
 }
 
@@ -127,7 +127,7 @@ fn formats_and_direct_chunks() {
     for k in MIN_K..=MAX_K {
         let d = build(&r, &DxrConfig::with_k(k));
         let s = d.dxr_stats();
-        let chunk = |a: u32| d.tables.lt[(a >> (32 - k as u32)) as usize];
+        let chunk = |a: u32| d.table.lt((a >> (32 - k as u32)) as usize);
         if k < 24 {
             assert_eq!(chunk(0x0a01_0200) & FORMAT_LONG, 0, "k={k}: short");
             assert_eq!(s.short_chunks, 1, "k={k}");
@@ -206,7 +206,12 @@ fn wide_next_hops_remap_or_refuse() {
     // Remapping on request, with small ids too: the most used next hop gets id 1.
     let r = rib(&[("10.0.0.0/8", 500), ("10.1.1.0/24", 2), ("10.1.3.0/24", 2)]);
     let d = build(&r, &DxrConfig::d16r().remap_next_hops(Some(true)));
-    assert_eq!(d.tables.nh_map[..3], [0, 500, 2]);
+    assert_eq!(
+        (0..3)
+            .map(|i| unsafe { d.table.nh_map.get(i) })
+            .collect::<Vec<_>>(),
+        [0, 500, 2]
+    );
     // 500 does not fit a short entry, its local id does.
     assert_eq!(d.dxr_stats().short_chunks, 1);
     assert_eq!(
@@ -292,8 +297,14 @@ fn updates_match_the_rib() {
                 check(&r, &d);
             }
             let s = d.dxr_stats();
+            // Compaction moves chunks down into holes one by one, while readers may still
+            // be in the blocks they leave: it keeps fragmentation bounded, not at zero.
             let words = s.range_table_bytes / 4;
-            assert!(s.free_words <= 64 || s.free_words as f64 <= 0.1 * words as f64);
+            assert!(
+                s.free_words <= 64 || s.free_words as f64 <= 0.5 * words as f64,
+                "k={k} step {step}: {} of {words} words free",
+                s.free_words
+            );
         }
         check(&r, &d);
         if k == 16 {

@@ -13,168 +13,31 @@
 //!   exactly as in the full build, and every chunk is re-encoded from scratch. A chunk
 //!   whose new encoding equals the old one is left alone.
 //! * **Space.** A rebuilt chunk is written to a newly allocated block, then its lookup-table
-//!   entry is replaced with one 32-bit store, then its old block is freed: the order a
-//!   concurrent reader needs (it sees the old chunk or the new one). Free blocks are kept
-//!   by position (neighbours coalesce, a block at the end shrinks the table) and by size
-//!   (best-fit allocation). When the free share passes
-//!   [`DxrConfig::compact_threshold`](super::DxrConfig::compact_threshold), the range
-//!   table is compacted (chunks copied together, positions rewritten).
+//!   entry is replaced with one atomic 32-bit store, then its old block is *retired*: it
+//!   is reused only after every reader has moved past it (a concurrent reader sees the old
+//!   chunk or the new one, and the old one stays intact while it may be searching it).
+//!   Free space is the shared best-fit `FreeSpace` (neighbours coalesce, a block at the top
+//!   lowers it). When the free share passes
+//!   [`DxrConfig::compact_threshold`](super::DxrConfig::compact_threshold), the chunks
+//!   above the lowest holes are moved down into them, each move published by one store
+//!   like a rebuild, so the top comes down as their old blocks are reused.
 //! * **Fallbacks.** When the layout cannot take a change (a chunk beyond the size field, a
 //!   range table beyond the position field, a next hop beyond the format, or more dirty
 //!   chunks than [`DxrConfig::full_rebuild_share`](super::DxrConfig::full_rebuild_share)),
 //!   the structure is rebuilt from the `Rib`, which widens the layout if allowed.
 
-use std::collections::{BTreeMap, BTreeSet};
+use core::sync::atomic::Ordering;
 use std::time::Instant;
 
-use super::build::{
-    chunk_words, encode_chunk, for_each_chunk, full_entry, is_short, position_limit, round_up,
-    Codec,
+use super::layout::{
+    encode_chunk, for_each_chunk, full_entry, is_short, position_limit, round_up, Counts,
 };
-use super::{Dxr, DxrConfig, Tables, FORMAT_LONG, PAD_WORDS, POSITION_SHIFT, SIZE_MASK};
-use crate::fib::{BuildError, Change, IncrementalFib, UpdateStats};
-use crate::nexthop::NextHop;
+use super::writer::{Control, RetiredRange};
+use super::{Dxr, DxrTable, FORMAT_LONG, PAD_WORDS, POSITION_SHIFT, SIZE_MASK};
+use crate::fib::{BuildError, Change, InPlaceWriter, IncrementalFib, Patched, UpdateStats};
 use crate::prefix::{Ipv4, Prefix};
 use crate::rib::Rib;
-
-/// Chunk and range counts (Table 1), kept up to date by updates.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub(super) struct Counts {
-    pub short_chunks: u64,
-    pub long_chunks: u64,
-    pub short_ranges: u64,
-    pub long_ranges: u64,
-    pub direct_chunks: u64,
-    pub empty_chunks: u64,
-}
-
-/// Free space of the range table, in words; blocks are multiples of the position unit.
-#[derive(Clone, Debug)]
-pub(super) struct Allocator {
-    /// log2 of the unit (the position shift).
-    shift: u32,
-    /// Words in use, holes included (the range table has `end + PAD_WORDS` words).
-    end: usize,
-    /// Free blocks: position → length.
-    by_pos: BTreeMap<usize, usize>,
-    /// Free blocks: (length, position).
-    by_len: BTreeSet<(usize, usize)>,
-    /// Words in free blocks.
-    free: usize,
-}
-
-impl Allocator {
-    pub(super) fn new(end: usize, shift: u32) -> Self {
-        Allocator {
-            shift,
-            end,
-            by_pos: BTreeMap::new(),
-            by_len: BTreeSet::new(),
-            free: 0,
-        }
-    }
-
-    pub(super) fn free_words(&self) -> u64 {
-        self.free as u64
-    }
-
-    fn insert_free(&mut self, pos: usize, len: usize) {
-        self.by_pos.insert(pos, len);
-        self.by_len.insert((len, pos));
-    }
-
-    fn remove_free(&mut self, pos: usize, len: usize) {
-        self.by_pos.remove(&pos);
-        self.by_len.remove(&(len, pos));
-    }
-
-    /// A block of `words` (a multiple of the unit): the smallest free block that fits, else
-    /// the end of the table; `None` if the table would pass the position limit.
-    fn alloc(&mut self, rt: &mut Vec<u32>, words: usize) -> Option<usize> {
-        debug_assert_eq!(words, round_up(words, self.shift));
-        if let Some(&(len, pos)) = self.by_len.range((words, 0)..).next() {
-            self.remove_free(pos, len);
-            if len > words {
-                self.insert_free(pos + words, len - words);
-            }
-            self.free -= words;
-            return Some(pos);
-        }
-        // The last start position must fit the position field.
-        if self.end >= position_limit(self.shift) {
-            return None;
-        }
-        let pos = self.end;
-        self.end += words;
-        rt.resize(self.end + PAD_WORDS, 0);
-        Some(pos)
-    }
-
-    /// Returns the block `pos..pos + words` to the free space.
-    fn release(&mut self, rt: &mut Vec<u32>, pos: usize, words: usize) {
-        debug_assert!(pos + words <= self.end);
-        self.free += words;
-        let (mut pos, mut len) = (pos, words);
-        if let Some((&p, &l)) = self.by_pos.range(..pos).next_back() {
-            if p + l == pos {
-                self.remove_free(p, l);
-                pos = p;
-                len += l;
-            }
-        }
-        if let Some(&l) = self.by_pos.get(&(pos + len)) {
-            self.remove_free(pos + len, l);
-            len += l;
-        }
-        if pos + len == self.end {
-            self.free -= len;
-            self.end = pos;
-            rt.truncate(self.end);
-            rt.resize(self.end + PAD_WORDS, 0);
-        } else {
-            self.insert_free(pos, len);
-        }
-    }
-}
-
-/// The control-path state of a [`Dxr`]: nothing here is read by lookups.
-pub(super) struct Control {
-    pub config: DxrConfig,
-    pub name: String,
-    pub codec: Codec,
-    pub alloc: Allocator,
-    pub counts: Counts,
-    pub build_ms: f64,
-    pub updates: u64,
-    pub chunks_rebuilt: u64,
-    pub compactions: u64,
-    pub full_rebuilds: u64,
-    pub update_seconds: f64,
-    /// Scratch: the ranges of a block of chunks.
-    ranges: Vec<(u32, u32)>,
-    /// Scratch: the encoding of one chunk.
-    words: Vec<u32>,
-}
-
-impl Control {
-    pub(super) fn new(config: DxrConfig, codec: Codec, alloc: Allocator, counts: Counts) -> Self {
-        Control {
-            name: config.name(),
-            config,
-            codec,
-            alloc,
-            counts,
-            build_ms: 0.0,
-            updates: 0,
-            chunks_rebuilt: 0,
-            compactions: 0,
-            full_rebuilds: 0,
-            update_seconds: 0.0,
-            ranges: Vec::new(),
-            words: Vec::new(),
-        }
-    }
-}
+use crate::schemes::common::project_window;
 
 /// The layout cannot hold a rebuilt chunk: rebuild everything.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -185,64 +48,6 @@ enum NeedRebuild {
     /// The range table outgrew the position field even after compaction: rebuild with a
     /// larger position shift.
     Positions,
-}
-
-impl Tables {
-    /// Words of the block of a full chunk's entry `e` (position alignment included).
-    fn block_words(&self, e: u32) -> usize {
-        let padded = ((e & SIZE_MASK) << self.size_shift) as usize;
-        round_up(chunk_words(padded, e & FORMAT_LONG == 0), self.pos_shift)
-    }
-
-    /// Word position of a full chunk's entry `e`.
-    fn block_pos(&self, e: u32) -> usize {
-        ((e >> POSITION_SHIFT) as usize) << self.pos_shift
-    }
-
-    /// Entry `i` of the full chunk `e` (16 or 32 bits).
-    pub(super) fn chunk_entry(&self, e: u32, i: usize) -> u32 {
-        let pos = self.block_pos(e);
-        if e & FORMAT_LONG != 0 {
-            u32::from_le(self.rt[pos + i])
-        } else {
-            let w = u32::from_le(self.rt[pos + i / 2]);
-            if i % 2 == 0 {
-                w & 0xffff
-            } else {
-                w >> 16
-            }
-        }
-    }
-
-    /// Ranges of the full chunk `e` (its entries without the padding copies of the last).
-    fn chunk_ranges(&self, e: u32) -> usize {
-        let padded = ((e & SIZE_MASK) << self.size_shift) as usize;
-        let last = self.chunk_entry(e, padded - 1);
-        let mut n = padded;
-        while n > 1 && self.chunk_entry(e, n - 2) == last {
-            n -= 1;
-        }
-        n
-    }
-}
-
-impl Counts {
-    /// Adds (`sign` = 1) or removes (`sign` = -1) the chunk of entry `e`.
-    fn account(&mut self, t: &Tables, e: u32, sign: i64) {
-        let add = |v: &mut u64, n: u64| *v = (*v as i64 + sign * n as i64) as u64;
-        if e & SIZE_MASK == 0 {
-            add(&mut self.direct_chunks, 1);
-            if e >> POSITION_SHIFT == 0 {
-                add(&mut self.empty_chunks, 1);
-            }
-        } else if e & FORMAT_LONG != 0 {
-            add(&mut self.long_chunks, 1);
-            add(&mut self.long_ranges, t.chunk_ranges(e) as u64);
-        } else {
-            add(&mut self.short_chunks, 1);
-            add(&mut self.short_ranges, t.chunk_ranges(e) as u64);
-        }
-    }
 }
 
 /// What [`Dxr::replay`] measured.
@@ -306,11 +111,8 @@ impl Dxr {
         changes: &[Change<Ipv4>],
         batch: usize,
     ) -> Result<ReplayReport, BuildError> {
-        let before = (
-            self.ctl.chunks_rebuilt,
-            self.ctl.full_rebuilds,
-            self.ctl.compactions,
-        );
+        let w = &self.writer;
+        let before = (w.chunks_rebuilt, w.full_rebuilds, w.compactions);
         let mut r = ReplayReport::default();
         for group in changes.chunks(batch.max(1)) {
             let t = Instant::now();
@@ -324,27 +126,123 @@ impl Dxr {
             r.batches += 1;
             r.changes += group.len() as u64;
         }
-        r.chunks_rebuilt = self.ctl.chunks_rebuilt - before.0;
-        r.full_rebuilds = self.ctl.full_rebuilds - before.1;
-        r.compactions = self.ctl.compactions - before.2;
+        let w = &self.writer;
+        r.chunks_rebuilt = w.chunks_rebuilt - before.0;
+        r.full_rebuilds = w.full_rebuilds - before.1;
+        r.compactions = w.compactions - before.2;
         Ok(r)
     }
+}
 
+impl InPlaceWriter<Ipv4> for Control {
+    type Table = DxrTable;
+    type Retired = RetiredRange;
+
+    unsafe fn patch(
+        &mut self,
+        table: &DxrTable,
+        rib: &Rib<Ipv4>,
+        changes: &[Change<Ipv4>],
+        retire: &mut Vec<RetiredRange>,
+    ) -> Result<Patched<DxrTable>, BuildError> {
+        let t0 = Instant::now();
+        let r = Patch {
+            t: table,
+            ctl: self,
+            retire,
+        }
+        .apply_changes(rib, changes);
+        self.update_seconds += t0.elapsed().as_secs_f64();
+        self.updates += changes.len() as u64;
+        r
+    }
+
+    unsafe fn reuse(&mut self, table: &DxrTable, b: RetiredRange) {
+        self.space.free(b.pos as usize, b.words as usize);
+        table.fill.rt_top.store(self.space.top(), Ordering::Relaxed);
+    }
+}
+
+impl Control {
     /// Rebuilds everything from `rib`, keeping the update counters; with `wider`, the
-    /// position shift grows by one at least.
-    fn rebuild_all(&mut self, rib: &Rib<Ipv4>, wider: bool) -> Result<UpdateStats, BuildError> {
-        let min_shift = self.tables.pos_shift + wider as u32;
-        let mut fresh = super::build::build_with(rib, &self.ctl.config, min_shift)?;
-        fresh.ctl.updates = self.ctl.updates;
-        fresh.ctl.chunks_rebuilt = self.ctl.chunks_rebuilt + (1u64 << self.tables.k);
-        fresh.ctl.compactions = self.ctl.compactions;
-        fresh.ctl.full_rebuilds = self.ctl.full_rebuilds + 1;
-        fresh.ctl.update_seconds = self.ctl.update_seconds;
+    /// position shift grows by one at least. The new table replaces the old one.
+    fn rebuild_all(
+        &mut self,
+        t: &DxrTable,
+        rib: &Rib<Ipv4>,
+        wider: bool,
+    ) -> Result<Patched<DxrTable>, BuildError> {
+        let min_shift = t.pos_shift + wider as u32;
+        let (table, mut fresh) = super::build::build_with(rib, &self.config, min_shift)?;
+        fresh.updates = self.updates;
+        fresh.chunks_rebuilt = self.chunks_rebuilt + (1u64 << t.k);
+        fresh.compactions = self.compactions;
+        fresh.chunks_moved = self.chunks_moved;
+        fresh.full_rebuilds = self.full_rebuilds + 1;
+        fresh.update_seconds = self.update_seconds;
         *self = fresh;
-        Ok(UpdateStats {
-            units_rebuilt: 1 << self.tables.k,
-            full_rebuild: true,
-        })
+        Ok(Patched::Replaced(
+            Box::new(table),
+            UpdateStats {
+                units_rebuilt: 1 << t.k,
+                full_rebuild: true,
+            },
+        ))
+    }
+}
+
+/// One patch of a live table: the table, its writer state, and the blocks it retires.
+struct Patch<'a> {
+    t: &'a DxrTable,
+    ctl: &'a mut Control,
+    retire: &'a mut Vec<RetiredRange>,
+}
+
+impl Patch<'_> {
+    /// A block of `words` (a multiple of the unit): best fit, else at the top; `None` if
+    /// the top would pass the position limit.
+    fn alloc(&mut self, words: usize) -> Option<usize> {
+        let t = self.t;
+        debug_assert_eq!(words, round_up(words, t.pos_shift));
+        let pos = self.ctl.space.alloc(words);
+        if pos >= position_limit(t.pos_shift)
+            // SAFETY: the one writer (the caller of `patch`).
+            || !unsafe { t.rt.grow(self.ctl.space.top() + PAD_WORDS) }
+        {
+            self.ctl.space.free(pos, words);
+            return None;
+        }
+        t.fill.rt_top.store(self.ctl.space.top(), Ordering::Relaxed);
+        Some(pos)
+    }
+
+    /// Writes `words` to the fresh block at `pos` (zero-filled to `block` words).
+    fn write_block(&mut self, pos: usize, block: usize) {
+        let t = self.t;
+        for (i, &w) in self.ctl.words.iter().enumerate() {
+            // SAFETY: `pos..pos + block` was just allocated (unreachable) and committed.
+            unsafe { t.rt.write(pos + i, w) };
+        }
+        for i in self.ctl.words.len()..block {
+            // SAFETY: as above.
+            unsafe { t.rt.write(pos + i, 0) };
+        }
+    }
+
+    /// Publishes `new` as chunk `c`'s entry (one atomic store) and retires the old block.
+    fn switch(&mut self, c: usize, new: u32) {
+        let t = self.t;
+        let old = t.lt(c);
+        self.ctl.counts.account(t, old, -1);
+        // SAFETY: `c < 2^k`; the one writer; the new chunk (if any) is complete.
+        unsafe { t.lt.store_release(c, new) };
+        self.ctl.counts.account(t, new, 1);
+        if old & SIZE_MASK != 0 {
+            self.retire.push(RetiredRange {
+                pos: t.block_pos(old) as u32,
+                words: t.block_words(old) as u32,
+            });
+        }
     }
 
     /// Rewrites chunk `c` (first address `cstart`) from its ranges `rs`; returns whether it
@@ -355,9 +253,8 @@ impl Dxr {
         cstart: u32,
         rs: &[(u32, u32)],
     ) -> Result<bool, NeedRebuild> {
-        let t = &mut self.tables;
-        let ctl = &mut self.ctl;
-        let old = t.lt[c];
+        let t = self.t;
+        let old = t.lt(c);
         let new = if rs.len() == 1 {
             let new = rs[0].1 << POSITION_SHIFT;
             if new == old {
@@ -371,59 +268,58 @@ impl Dxr {
                 return Err(NeedRebuild::Layout);
             }
             let short = is_short(rs);
-            ctl.words.clear();
-            encode_chunk(rs, cstart, short, padded, &mut ctl.words);
-            let words = ctl.words.len();
+            self.ctl.words.clear();
+            encode_chunk(rs, cstart, short, padded, &mut self.ctl.words);
+            let words = self.ctl.words.len();
             let shape = full_entry(0, 0, short, size_field);
             if old & SIZE_MASK != 0 && old & !(u32::MAX << POSITION_SHIFT) == shape {
                 let p = t.block_pos(old);
-                if t.rt[p..p + words] == ctl.words[..] {
+                // SAFETY: the live chunk's words are committed and not being written.
+                if (0..words).all(|i| unsafe { t.rt.get(p + i) } == self.ctl.words[i]) {
                     return Ok(false);
                 }
             }
             let block = round_up(words, t.pos_shift);
-            let pos = match ctl.alloc.alloc(&mut t.rt, block) {
-                Some(pos) => pos,
-                None if ctl.alloc.free > 0 => {
-                    // Holes would fit it: compact, then allocate at the new end.
-                    self.compact();
-                    return self.rewrite_chunk(c, cstart, rs);
-                }
-                None => return Err(NeedRebuild::Positions),
-            };
-            t.rt[pos..pos + words].copy_from_slice(&ctl.words);
-            t.rt[pos + words..pos + block].fill(0);
+            let pos = self.alloc(block).ok_or(NeedRebuild::Positions)?;
+            self.write_block(pos, block);
             full_entry(pos, t.pos_shift, short, size_field)
         };
-        ctl.counts.account(t, old, -1);
-        t.lt[c] = new;
-        if old & SIZE_MASK != 0 {
-            let (p, w) = (t.block_pos(old), t.block_words(old));
-            ctl.alloc.release(&mut t.rt, p, w);
-        }
-        ctl.counts.account(t, new, 1);
+        self.switch(c, new);
         Ok(true)
     }
 
-    /// Copies every full chunk to the front of a new range table, in chunk order.
+    /// Moves the chunks above the lowest holes down into them, one at a time (each copy
+    /// published with one store, its old block retired), until what they leave free lies
+    /// at the top: as the retired blocks come back, the top comes down.
     fn compact(&mut self) {
-        let t = &mut self.tables;
-        let mut rt = Vec::with_capacity(self.ctl.alloc.end - self.ctl.alloc.free + PAD_WORDS);
-        for c in 0..t.lt.len() {
-            let e = t.lt[c];
-            if e & SIZE_MASK == 0 {
+        let t = self.t;
+        let holes: Vec<(usize, usize)> = self.ctl.space.blocks().collect();
+        let Some(&(lowest, _)) = holes.first() else {
+            return;
+        };
+        // Full chunks above the lowest hole, highest first.
+        let mut above: Vec<(usize, usize)> = (0..1usize << t.k)
+            .filter_map(|c| {
+                let e = t.lt(c);
+                (e & SIZE_MASK != 0 && t.block_pos(e) > lowest).then(|| (t.block_pos(e), c))
+            })
+            .collect();
+        above.sort_unstable_by(|a, b| b.cmp(a));
+        for (pos, c) in above {
+            let e = t.lt(c);
+            let words = t.block_words(e);
+            // Only into a hole below the chunk (else the move gains nothing).
+            let Some(dst) = self.ctl.space.alloc_below(words, pos) else {
                 continue;
-            }
-            let (p, w) = (t.block_pos(e), t.block_words(e));
-            let pos = rt.len();
-            rt.extend_from_slice(&t.rt[p..p + w]);
-            t.lt[c] = (((pos >> t.pos_shift) as u32) << POSITION_SHIFT)
+            };
+            // SAFETY: `dst..dst + words` was just allocated below the top (committed,
+            // unreachable); the source is the live chunk, which is never written.
+            unsafe { t.rt.copy(pos, dst, words) };
+            let new = (((dst >> t.pos_shift) as u32) << POSITION_SHIFT)
                 | (e & !(u32::MAX << POSITION_SHIFT));
+            self.switch(c, new);
+            self.ctl.chunks_moved += 1;
         }
-        let end = rt.len();
-        rt.resize(end + PAD_WORDS, 0);
-        t.rt = rt;
-        self.ctl.alloc = Allocator::new(end, t.pos_shift);
         self.ctl.compactions += 1;
     }
 
@@ -431,22 +327,19 @@ impl Dxr {
         &mut self,
         rib: &Rib<Ipv4>,
         changes: &[Change<Ipv4>],
-    ) -> Result<UpdateStats, BuildError> {
+    ) -> Result<Patched<DxrTable>, BuildError> {
+        let t = self.t;
         // Next hops the layout cannot hold need a new layout.
         for ch in changes {
             if let Change::Announce(_, nh) = ch {
-                if self
-                    .ctl
-                    .codec
-                    .add(nh.get(), &mut self.tables.nh_map)
-                    .is_none()
-                {
-                    return self.rebuild_all(rib, false);
+                // SAFETY: the one writer.
+                if unsafe { self.ctl.codec.add(nh.get(), t) }.is_none() {
+                    return self.ctl.rebuild_all(t, rib, false);
                 }
             }
         }
         // The dirty chunk intervals, merged.
-        let k = self.tables.k;
+        let k = t.k;
         let sh = 32 - k;
         let mut dirty: Vec<(u32, u32)> = changes
             .iter()
@@ -465,7 +358,7 @@ impl Dxr {
         }
         let total: u64 = merged.iter().map(|&(a, b)| (b - a) as u64 + 1).sum();
         if total as f64 > self.ctl.config.full_rebuild_share * (1u64 << k) as f64 {
-            return self.rebuild_all(rib, false);
+            return self.ctl.rebuild_all(t, rib, false);
         }
 
         let mut rebuilt = 0usize;
@@ -486,14 +379,15 @@ impl Dxr {
                 let window =
                     Prefix::new_truncating((c << sh) as u32, (k - size.trailing_zeros()) as u8);
                 ranges.clear();
-                let mut unknown = false;
+                project_window(rib, &window, &mut ranges);
                 let codec = &self.ctl.codec;
-                rib.for_each_range_in(&window, |first, _, nh| {
-                    match codec.local(NextHop::raw(nh)) {
-                        Some(l) => ranges.push((first, l)),
+                let mut unknown = false;
+                for r in ranges.iter_mut() {
+                    match codec.local(r.1) {
+                        Some(l) => r.1 = l,
                         None => unknown = true,
                     }
-                });
+                }
                 if unknown {
                     // The Rib holds a next hop no change announced: start over.
                     outcome = Err(NeedRebuild::Layout);
@@ -523,55 +417,47 @@ impl Dxr {
         self.ctl.ranges = ranges;
         self.ctl.chunks_rebuilt += rebuilt as u64;
         if let Err(why) = outcome {
-            return self.rebuild_all(rib, why == NeedRebuild::Positions);
+            // Chunks rewritten so far stay published in the old table until the new one
+            // replaces it: each is the new answer for its keys.
+            return self.ctl.rebuild_all(t, rib, why == NeedRebuild::Positions);
         }
-        let a = &self.ctl.alloc;
-        if a.free > 64 && a.free as f64 > self.ctl.config.compact_threshold * a.end as f64 {
+        let (free, top) = (self.ctl.space.free_slots(), self.ctl.space.top());
+        let share = self.ctl.config.compact_threshold;
+        if free > 64
+            && free as f64 > share * top as f64
+            && free as f64 >= self.ctl.compact_floor as f64 + share / 2.0 * top as f64
+        {
+            self.ctl.compact_floor = free;
             self.compact();
+        } else if (free as f64) < share / 2.0 * top as f64 {
+            self.ctl.compact_floor = 0;
         }
-        Ok(UpdateStats {
+        Ok(Patched::InPlace(UpdateStats {
             units_rebuilt: rebuilt,
             full_rebuild: false,
-        })
-    }
-}
-
-impl IncrementalFib<Ipv4> for Dxr {
-    /// Rebuilds the chunks the changes cover (coalesced: each dirty chunk once per call).
-    ///
-    /// On an error the structure is left as it was before the call's full rebuild was
-    /// attempted and no longer matches `rib`; build it again with a wider configuration.
-    fn apply(
-        &mut self,
-        rib: &Rib<Ipv4>,
-        changes: &[Change<Ipv4>],
-    ) -> Result<UpdateStats, BuildError> {
-        let t0 = Instant::now();
-        let r = self.apply_changes(rib, changes);
-        self.ctl.update_seconds += t0.elapsed().as_secs_f64();
-        self.ctl.updates += changes.len() as u64;
-        r
+        }))
     }
 }
 
 /// Checks the structure's invariants (see [`Dxr::check_invariants`]).
-pub(super) fn check_invariants(d: &Dxr) -> Result<(), String> {
-    let t = &d.tables;
-    let a = &d.ctl.alloc;
-    if t.rt.len() != a.end + PAD_WORDS {
+pub(super) fn check_invariants(t: &DxrTable, ctl: &Control) -> Result<(), String> {
+    let sp = &ctl.space;
+    if t.rt.committed() < sp.top() + PAD_WORDS {
         return Err(format!(
-            "range table has {} words, allocator end {}",
-            t.rt.len(),
-            a.end
+            "range table has {} words committed, top {} + padding",
+            t.rt.committed(),
+            sp.top()
         ));
     }
     let mut blocks: Vec<(usize, usize, usize)> = Vec::new();
     let mut counts = Counts::default();
-    for (c, &e) in t.lt.iter().enumerate() {
+    let nh_len = t.fill.nh_len.load(Ordering::Relaxed);
+    for c in 0..1usize << t.k {
+        let e = t.lt(c);
         counts.account(t, e, 1);
         if e & SIZE_MASK == 0 {
             let nh = e >> POSITION_SHIFT;
-            if !t.nh_map.is_empty() && nh as usize >= t.nh_map.len() {
+            if t.remap && nh as usize >= nh_len {
                 return Err(format!(
                     "chunk {c}: next hop {nh} outside the descriptor table"
                 ));
@@ -579,8 +465,8 @@ pub(super) fn check_invariants(d: &Dxr) -> Result<(), String> {
             continue;
         }
         let (p, w) = (t.block_pos(e), t.block_words(e));
-        if p + w > a.end {
-            return Err(format!("chunk {c}: block {p}+{w} beyond end {}", a.end));
+        if p + w > sp.top() {
+            return Err(format!("chunk {c}: block {p}+{w} beyond top {}", sp.top()));
         }
         blocks.push((p, w, c));
         let padded = ((e & SIZE_MASK) << t.size_shift) as usize;
@@ -610,15 +496,16 @@ pub(super) fn check_invariants(d: &Dxr) -> Result<(), String> {
             }
         }
     }
-    if counts != d.ctl.counts {
-        return Err(format!("counts {:?} but recount {counts:?}", d.ctl.counts));
+    if counts != ctl.counts {
+        return Err(format!("counts {:?} but recount {counts:?}", ctl.counts));
     }
-    for (&p, &l) in &a.by_pos {
+    let mut free = 0;
+    for (p, l) in sp.blocks() {
         blocks.push((p, l, usize::MAX));
+        free += l;
     }
     blocks.sort_unstable();
     let mut at = 0;
-    let mut free = 0;
     for &(p, w, c) in &blocks {
         if p < at {
             return Err(format!(
@@ -628,13 +515,13 @@ pub(super) fn check_invariants(d: &Dxr) -> Result<(), String> {
         if p % (1 << t.pos_shift) != 0 {
             return Err(format!("block at {p} (chunk {c}) is not aligned"));
         }
-        if c == usize::MAX {
-            free += w;
-        }
         at = p + w;
     }
-    if free != a.free || a.by_len.len() != a.by_pos.len() {
-        return Err(format!("free words {} but free blocks hold {free}", a.free));
+    if free != sp.free_slots() {
+        return Err(format!(
+            "free words {} but free blocks hold {free}",
+            sp.free_slots()
+        ));
     }
     Ok(())
 }

@@ -1,21 +1,39 @@
 //! Building Poptrie from the `Rib` (the control path): the bulk build, and the subtree
 //! rebuild that incremental updates share with it.
 //!
-//! Both work on the table projected onto disjoint ranges ([`Rib::for_each_range_in`]):
+//! Both work on the table projected onto disjoint ranges (the shared range projection):
 //! a child slot of a node holds a leaf when no range starts strictly inside the addresses
 //! it covers (every address has the same longest match: leaf pushing), and an internal
 //! node otherwise. A subtree is therefore never deeper than the table needs, and a
 //! more-specific route that does not change the answer costs nothing.
+//!
+//! Every write here goes to slots just allocated, which no reader can reach until an
+//! update publishes them (the one-writer rule of `schemes::common::Arena`).
 
-use super::alloc::Buddy;
-use super::{Key, Leaf, Node, Trie, LEAF_FLAG, STRIDE};
+use core::marker::PhantomData;
+use core::sync::atomic::Ordering;
+
+use super::{
+    Key, Node, PoptrieConfig, PoptrieTable, PoptrieWriter, Space, Tops, Trie, LEAF_FLAG,
+    MAX_NEXT_HOP, STRIDE,
+};
 use crate::fib::BuildError;
-use crate::nexthop::NextHop;
 use crate::prefix::{Address, Prefix};
 use crate::rib::Rib;
+use crate::schemes::common::{
+    check_capacity, check_next_hop, ms_since, narrowest, project, project_window, Arena, ByWidth,
+    FreeSpace, Width, Word,
+};
 
 /// Largest node or leaf index: indices must stay below [`LEAF_FLAG`].
-const MAX_INDEX: u64 = LEAF_FLAG as u64 - (1 << 6);
+const MAX_INDEX: usize = LEAF_FLAG as usize - (1 << 6);
+
+/// Smallest capacity (slots) of a node or leaf array: room for updates of small tables.
+const MIN_CAPACITY: usize = if cfg!(miri) { 1 << 10 } else { 1 << 20 };
+
+/// An array reached its capacity: the table must be rebuilt with more room.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(super) struct Exhausted;
 
 /// What one slot (a direct-pointing entry or a node's child) resolves to.
 pub(super) enum Built {
@@ -25,23 +43,118 @@ pub(super) enum Built {
     Node(Node),
 }
 
-/// How new arrays are placed: packed at the top (bulk build) or by the buddy allocator.
+/// How new arrays are placed: packed at the top (bulk build) or best fit (updates).
 #[derive(Clone, Copy, PartialEq, Eq)]
 pub(super) enum Placement {
     Bump,
-    Buddy,
+    BestFit,
 }
 
-/// Builds the whole structure from `rib` with `2^s` direct-pointing entries.
+/// The largest next hop leaves of `width` hold.
+pub(super) fn leaf_limit(width: Width) -> u64 {
+    match width {
+        Width::U16 => u16::MAX as u64,
+        Width::U32 => MAX_NEXT_HOP,
+    }
+}
+
+/// Builds the table and its writer from `rib`; the node array gets at least `min_nodes`
+/// slots of capacity.
 #[inline(never)]
-pub(super) fn build<A: Key, L: Leaf>(starts: &[(A, u32)], s: u8) -> Result<Trie<L>, BuildError> {
-    let mut t = Trie::<L>::empty(s);
-    let dir_len = 1usize << s;
-    let mut dir = vec![0u32; dir_len];
+pub(super) fn build<A: Address>(
+    rib: &Rib<A>,
+    config: &PoptrieConfig,
+    min_nodes: usize,
+) -> Result<(PoptrieTable<A>, PoptrieWriter<A>), BuildError> {
+    let t0 = std::time::Instant::now();
+    let name = config.name();
+    if config.direct_bits > 24 {
+        return Err(BuildError::InvalidConfig {
+            scheme: name.into(),
+            reason: format!("direct_bits = {} is outside 0..=24", config.direct_bits),
+        });
+    }
+    // Every route counts, even one hidden by more-specifics: a withdrawal can expose it.
+    let proj = project(rib, |_, _| {});
+    let max = proj.max_next_hop as u64;
+    let width = narrowest(config.leaf_width, &Width::ALL, |w| {
+        check_next_hop(name, leaf_limit(w), max)
+    })?;
+    let s = config.direct_bits;
+    let capacity = capacity_for::<A>(proj.ranges.len(), s).max(min_nodes);
+    let (layout, space) = match width {
+        Width::U16 => {
+            let (t, sp) = build_trie::<A, u16>(&proj.ranges, s, capacity, name)?;
+            (ByWidth::U16(t), sp)
+        }
+        Width::U32 => {
+            let (t, sp) = build_trie::<A, u32>(&proj.ranges, s, capacity, name)?;
+            (ByWidth::U32(t), sp)
+        }
+    };
+    let table = PoptrieTable {
+        layout,
+        popcnt: !config.force_scalar && has_popcnt(),
+        name,
+        _family: PhantomData,
+    };
+    let writer = PoptrieWriter {
+        config: config.clone(),
+        space,
+        max_nh: max,
+        build_ms: ms_since(t0),
+        updates: 0,
+        subtrees_rebuilt: 0,
+        full_rebuilds: 0,
+        _family: PhantomData,
+    };
+    Ok((table, writer))
+}
+
+fn has_popcnt() -> bool {
+    #[cfg(target_arch = "x86_64")]
+    {
+        crate::simd::Avx2::new().is_some() && std::arch::is_x86_feature_detected!("popcnt")
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    false
+}
+
+/// The node-array capacity for a table of `ranges` ranges: the most nodes its bulk build
+/// can need (an internal node exists because a range boundary lies strictly inside it, and
+/// a boundary lies inside one node per level), and room for updates.
+fn capacity_for<A: Address>(ranges: usize, s: u8) -> usize {
+    let levels = (A::BITS as usize - s as usize).div_ceil(STRIDE as usize);
+    (ranges * levels + 2).clamp(MIN_CAPACITY, MAX_INDEX)
+}
+
+/// Builds the arrays of one leaf width with `2^s` direct-pointing entries.
+fn build_trie<A: Address, L: Word>(
+    starts: &[(A, u32)],
+    s: u8,
+    capacity: usize,
+    name: &str,
+) -> Result<(Trie<L>, Space), BuildError> {
+    let t = Trie::<L>::empty(s, capacity).ok_or_else(|| BuildError::CapacityExceeded {
+        scheme: name.to_string(),
+        what: "bytes of address space for the node arrays",
+        max: 0,
+        requested: (capacity * core::mem::size_of::<Node>()) as u64,
+    })?;
+    let mut space = Space {
+        nodes: FreeSpace::new(1),
+        leaves: FreeSpace::new(1),
+    };
+    let full = |_| BuildError::CapacityExceeded {
+        scheme: name.to_string(),
+        what: "trie nodes",
+        max: capacity as u64,
+        requested: capacity as u64 + 1,
+    };
     let mut k = 0usize;
     let mut val = 0u32;
     let span_bits = A::BITS as u32 - s as u32;
-    for (e, slot) in dir.iter_mut().enumerate() {
+    for e in 0..1usize << s {
         let first = dir_first::<A>(e, s);
         let last = A::from_u128(first.to_u128() | low_mask(span_bits));
         while k < starts.len() && starts[k].0 <= first {
@@ -52,69 +165,41 @@ pub(super) fn build<A: Key, L: Leaf>(starts: &[(A, u32)], s: u8) -> Result<Trie<
         while j < starts.len() && starts[j].0 <= last {
             j += 1;
         }
-        if j == k {
-            *slot = LEAF_FLAG | val;
-            continue;
-        }
-        let node = t.build_node(val, &starts[k..j], first, s as u32, Placement::Bump);
-        let i = t.nodes_alloc.bump(1);
-        t.grow();
-        t.nodes[i as usize] = node;
-        *slot = i;
-        val = starts[j - 1].1;
-        k = j;
-    }
-    t.dir = dir.into_boxed_slice();
-    t.shrink();
-    t.check_capacity()?;
-    Ok(t)
-}
-
-/// The table as range starts (as [`crate::schemes::common::range_starts`]: `(first
-/// address, next hop or 0)`, ascending, equal neighbours merged, the first at address 0)
-/// and the largest next hop of any route, in one walk over the routes.
-pub(super) fn ranges_and_max<A: Address>(rib: &Rib<A>) -> (Vec<(A, u32)>, u32) {
-    let mut starts: Vec<(A, u32)> = Vec::with_capacity(rib.len() * 2 + 1);
-    starts.push((A::ZERO, 0));
-    let mut max = 0u32;
-    // A range of next hop `nh` starts at `first`; a later start at the same address
-    // replaces it.
-    fn push<A: Address>(starts: &mut Vec<(A, u32)>, first: A, nh: u32) {
-        let n = starts.len();
-        let last = &mut starts[n - 1];
-        if last.0 == first {
-            last.1 = nh;
-            if n >= 2 && starts[n - 2].1 == nh {
-                starts.pop();
+        let entry = if j == k {
+            LEAF_FLAG | val
+        } else {
+            // SAFETY: the table is not published yet: this thread is its only user.
+            let node = unsafe {
+                t.build_node(
+                    &mut space,
+                    val,
+                    &starts[k..j],
+                    first,
+                    s as u32,
+                    Placement::Bump,
+                )
             }
-        } else if last.1 != nh {
-            starts.push((first, nh));
-        }
+            .map_err(full)?;
+            let i = t
+                .alloc_nodes(&mut space, 1, Placement::Bump)
+                .map_err(full)?;
+            // SAFETY: as above; slot `i` was just allocated.
+            unsafe { t.nodes.write(i as usize, node) };
+            val = starts[j - 1].1;
+            k = j;
+            i
+        };
+        // SAFETY: as above; `e < 2^s`, committed.
+        unsafe { t.dir.store_release(e, entry) };
     }
-    // The open prefixes: (last address, next hop), innermost on top.
-    let mut stack: Vec<(A, u32)> = Vec::new();
-    let close = |stack: &mut Vec<(A, u32)>, starts: &mut Vec<(A, u32)>| {
-        let (last, _) = stack.pop().expect("an open prefix");
-        if let Some(next) = last.checked_inc() {
-            push(starts, next, stack.last().map_or(0, |t| t.1));
-        }
-    };
-    for (p, nh) in rib.iter() {
-        max = max.max(nh.get());
-        while stack.last().is_some_and(|t| t.0 < p.first()) {
-            close(&mut stack, &mut starts);
-        }
-        push(&mut starts, p.first(), nh.get());
-        stack.push((p.last(), nh.get()));
+    for (what, top) in [("nodes", space.nodes.top()), ("leaves", space.leaves.top())] {
+        check_capacity(name, what, MAX_INDEX as u64, top as u64)?;
     }
-    while !stack.is_empty() {
-        close(&mut stack, &mut starts);
-    }
-    (starts, max)
+    Ok((t, space))
 }
 
 /// The first address under direct-pointing entry `e` of `2^s`.
-pub(super) fn dir_first<A: Key>(e: usize, s: u8) -> A {
+pub(super) fn dir_first<A: Address>(e: usize, s: u8) -> A {
     let span = A::BITS as u32 - s as u32;
     A::from_u128((e as u128).checked_shl(span).unwrap_or(0))
 }
@@ -128,19 +213,46 @@ fn low_mask(bits: u32) -> u128 {
     }
 }
 
-impl<L: Leaf> Trie<L> {
+impl<L: Word> Trie<L> {
+    /// An empty trie: the reserved sink node 0 and leaf 0, direct entries all 0 (the sink: no route),
+    /// node and leaf arrays of `capacity` slots. `None` if the address space cannot be
+    /// reserved.
+    fn empty(s: u8, capacity: usize) -> Option<Self> {
+        let t = Trie {
+            s,
+            dir: Arena::zeroed(1usize << s)?,
+            nodes: Arena::new(capacity)?,
+            leaves: Arena::new(2 * capacity)?,
+            tops: Tops::default(),
+        };
+        // SAFETY: not published yet; slot 0 of each array is committed by `grow`.
+        unsafe {
+            if !(t.nodes.grow(1) && t.leaves.grow(1)) {
+                return None;
+            }
+            t.nodes.write(0, Node::SINK);
+        }
+        t.tops.nodes.store(1, Ordering::Relaxed);
+        t.tops.leaves.store(1, Ordering::Relaxed);
+        Some(t)
+    }
+
     /// Builds the node at bit `pos` covering `2^(BITS - pos)` addresses from `base`.
     ///
     /// `first_val` is the next hop at `base`; `starts` are the ranges that start strictly
     /// inside the node's addresses (at least one, or the node would be a leaf).
-    pub(super) fn build_node<A: Key>(
-        &mut self,
+    ///
+    /// # Safety
+    /// The caller is the trie's one writer.
+    pub(super) unsafe fn build_node<A: Key>(
+        &self,
+        space: &mut Space,
         first_val: u32,
         starts: &[(A, u32)],
         base: A,
         pos: u32,
         placement: Placement,
-    ) -> Node {
+    ) -> Result<Node, Exhausted> {
         debug_assert!(!starts.is_empty());
         let shift = A::BITS as i32 - pos as i32 - STRIDE as i32;
         let mut vector = 0u64;
@@ -188,168 +300,122 @@ impl<L: Leaf> Trie<L> {
             }
         }
         let base0 = if nleaves > 0 {
-            let b = self.alloc_leaves(nleaves as u32, placement);
-            for (slot, &v) in self.leaves[b as usize..b as usize + nleaves]
-                .iter_mut()
-                .zip(&leaves[..nleaves])
-            {
-                *slot = L::from_u32(v);
+            let b = self.alloc_leaves(space, nleaves as u32, placement)?;
+            for (n, &v) in leaves[..nleaves].iter().enumerate() {
+                // SAFETY: freshly allocated, unreachable (one writer: the caller).
+                unsafe { self.leaves.write(b as usize + n, L::from_u32(v)) };
             }
             b
         } else {
             0
         };
         let base1 = if nkids > 0 {
-            let b = self.alloc_nodes(nkids as u32, placement);
+            let b = self.alloc_nodes(space, nkids as u32, placement)?;
             for (n, &(v, from, to, first)) in kids[..nkids].iter().enumerate() {
-                let child = self.build_node(
-                    v,
-                    &starts[from as usize..to as usize],
-                    first,
-                    pos + STRIDE,
-                    placement,
-                );
-                self.nodes[b as usize + n] = child;
+                // SAFETY: forwarded.
+                let child = unsafe {
+                    self.build_node(
+                        space,
+                        v,
+                        &starts[from as usize..to as usize],
+                        first,
+                        pos + STRIDE,
+                        placement,
+                    )
+                }?;
+                // SAFETY: freshly allocated, unreachable.
+                unsafe { self.nodes.write(b as usize + n, child) };
             }
             b
         } else {
             0
         };
-        Node {
+        Ok(Node {
             vector,
             leafvec,
             base0,
             base1,
-        }
+        })
     }
 
     /// Rebuilds the subtree for the addresses of `window` (`window.len()` = the bit
-    /// position of the slot's node) from `rib` into newly allocated storage.
-    pub(super) fn build_window<A: Key>(&mut self, rib: &Rib<A>, window: &Prefix<A>) -> Built {
+    /// position of the slot's node) from `rib` into newly allocated slots.
+    ///
+    /// # Safety
+    /// The caller is the trie's one writer.
+    pub(super) unsafe fn build_window<A: Key>(
+        &self,
+        space: &mut Space,
+        rib: &Rib<A>,
+        window: &Prefix<A>,
+    ) -> Result<Built, Exhausted> {
         let mut starts: Vec<(A, u32)> = Vec::new();
-        rib.for_each_range_in(window, |first, _, nh| {
-            starts.push((first, NextHop::raw(nh)))
-        });
+        project_window(rib, window, &mut starts);
         debug_assert_eq!(starts[0].0, window.first());
         if starts.len() == 1 {
-            return Built::Leaf(starts[0].1);
+            return Ok(Built::Leaf(starts[0].1));
         }
-        Built::Node(self.build_node(
-            starts[0].1,
-            &starts[1..],
-            window.first(),
-            window.len() as u32,
-            Placement::Buddy,
-        ))
+        // SAFETY: forwarded.
+        let node = unsafe {
+            self.build_node(
+                space,
+                starts[0].1,
+                &starts[1..],
+                window.first(),
+                window.len() as u32,
+                Placement::BestFit,
+            )
+        }?;
+        Ok(Built::Node(node))
     }
 
-    fn alloc_leaves(&mut self, n: u32, placement: Placement) -> u32 {
-        let b = match placement {
-            Placement::Bump => self.leaves_alloc.bump(n),
-            Placement::Buddy => self.leaves_alloc.alloc(n),
-        };
-        self.grow();
-        b
-    }
-
-    pub(super) fn alloc_nodes(&mut self, n: u32, placement: Placement) -> u32 {
-        let b = match placement {
-            Placement::Bump => self.nodes_alloc.bump(n),
-            Placement::Buddy => self.nodes_alloc.alloc(n),
-        };
-        self.grow();
-        b
-    }
-
-    /// Grows the arrays to what the allocators handed out.
-    pub(super) fn grow(&mut self) {
-        // `Vec` amortizes the growth; the length is what lookups may touch.
-        let n = self.nodes_alloc.top() as usize;
-        if self.nodes.len() < n {
-            self.nodes.resize(n, Node::default());
+    fn alloc_leaves(
+        &self,
+        space: &mut Space,
+        n: u32,
+        placement: Placement,
+    ) -> Result<u32, Exhausted> {
+        let b = alloc(&mut space.leaves, n, placement, self.leaves.capacity())?;
+        let top = space.leaves.top();
+        // SAFETY: the caller is the one writer.
+        if !unsafe { self.leaves.grow(top) } {
+            return Err(Exhausted);
         }
-        let l = self.leaves_alloc.top() as usize;
-        if self.leaves.len() < l {
-            self.leaves.resize(l, L::from_u32(0));
+        self.tops.leaves.store(top, Ordering::Relaxed);
+        Ok(b)
+    }
+
+    pub(super) fn alloc_nodes(
+        &self,
+        space: &mut Space,
+        n: u32,
+        placement: Placement,
+    ) -> Result<u32, Exhausted> {
+        let b = alloc(&mut space.nodes, n, placement, self.nodes.capacity())?;
+        let top = space.nodes.top();
+        // SAFETY: the caller is the one writer.
+        if !unsafe { self.nodes.grow(top) } {
+            return Err(Exhausted);
         }
-    }
-
-    /// Trims the arrays to their used length (after a bulk build).
-    pub(super) fn shrink(&mut self) {
-        self.nodes.truncate(self.nodes_alloc.top() as usize);
-        self.nodes.shrink_to_fit();
-        self.leaves.truncate(self.leaves_alloc.top() as usize);
-        self.leaves.shrink_to_fit();
-    }
-
-    /// Errors if an index no longer fits an entry (below the leaf flag).
-    pub(super) fn check_capacity(&self) -> Result<(), BuildError> {
-        for (what, top) in [
-            ("nodes", self.nodes_alloc.top()),
-            ("leaves", self.leaves_alloc.top()),
-        ] {
-            if top as u64 > MAX_INDEX {
-                return Err(BuildError::CapacityExceeded {
-                    scheme: "poptrie".to_string(),
-                    what,
-                    max: MAX_INDEX,
-                    requested: top as u64,
-                });
-            }
-        }
-        Ok(())
-    }
-
-    /// An empty structure: the reserved sink node 0 and leaf 0, no direct entries yet.
-    pub(super) fn empty(s: u8) -> Self {
-        let mut t = Trie {
-            s,
-            dir: Box::new([]),
-            nodes: Vec::new(),
-            leaves: Vec::new(),
-            nodes_alloc: Buddy::new(1),
-            leaves_alloc: Buddy::new(1),
-        };
-        t.grow();
-        t.nodes[0] = Node::SINK;
-        t
+        self.tops.nodes.store(top, Ordering::Relaxed);
+        Ok(b)
     }
 }
 
-#[cfg(test)]
-mod tests {
-    use super::*;
-    use crate::rng::SplitMix64;
-
-    fn agrees<A: Address>(seed: u64) {
-        let mut rng = SplitMix64::new(seed);
-        let mut rib = Rib::<A>::new();
-        for step in 0..400 {
-            let len = rng.below(A::BITS as u64 + 1) as u8;
-            let hi = A::from_u128((rng.below(4) as u128) << (A::BITS - 2));
-            let lo =
-                A::from_u128(rng.next_u128() >> (128 - A::BITS as u32 + rng.below(8) as u32 * 4));
-            let p = Prefix::new_truncating(hi.or(lo), len);
-            if rng.below(4) == 0 {
-                rib.remove(&p);
-            } else {
-                rib.insert(p, NextHop::new(1 + rng.below(4) as u32).unwrap());
-            }
-            let (starts, max) = ranges_and_max(&rib);
-            assert_eq!(
-                starts,
-                crate::schemes::common::range_starts(&rib),
-                "step {step}"
-            );
-            assert_eq!(max, crate::fib::max_next_hop(&rib));
-        }
+/// `n` slots of `space`, below `capacity` (and below the largest index an entry holds).
+fn alloc(
+    space: &mut FreeSpace,
+    n: u32,
+    placement: Placement,
+    capacity: usize,
+) -> Result<u32, Exhausted> {
+    let b = match placement {
+        Placement::Bump => space.bump(n as usize),
+        Placement::BestFit => space.alloc(n as usize),
+    };
+    if b + n as usize > capacity.min(MAX_INDEX) {
+        space.free(b, n as usize);
+        return Err(Exhausted);
     }
-
-    #[test]
-    fn ranges_agree_with_the_rib() {
-        for seed in 0..6 {
-            agrees::<u32>(seed);
-            agrees::<u128>(seed);
-        }
-    }
+    Ok(b as u32)
 }

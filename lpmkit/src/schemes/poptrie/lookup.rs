@@ -6,34 +6,74 @@
 //! `#[target_feature(enable = "popcnt")]` kernel, where each population count is one
 //! `popcnt` instruction, as the paper's name promises.
 
-use super::{Key, Leaf, Node, Trie, LEAF_FLAG, STRIDE};
+use core::sync::atomic::Ordering;
+
+use super::{Key, Node, Trie, BASE1_OFFSET, LEAF_FLAG, STRIDE};
+use crate::schemes::common::Word;
 use crate::simd::prefetch;
 
-impl<L: Leaf> Trie<L> {
+impl<L: Word> Trie<L> {
+    /// Node `i`. Its `base1` is a switch word an update may store to while this reads
+    /// it: loaded atomically (acquire, pairing with the update's release store, so the
+    /// children array it names is complete); the other fields never change in a live
+    /// node.
     #[inline(always)]
-    fn node(&self, i: u32) -> Node {
-        debug_assert!((i as usize) < self.nodes.len());
+    pub(super) fn node(&self, i: u32) -> Node {
+        let p = self.nodes.as_ptr().wrapping_add(i as usize);
         // SAFETY: node indices come from direct-pointing entries without the leaf flag or
-        // from `base1 + popcnt - 1` of a set vector bit; the builder writes both only for
-        // nodes it allocated, below `nodes.len()`. Index 0 is the reserved sink node.
-        unsafe { *self.nodes.get_unchecked(i as usize) }
+        // from `base1 + popcnt - 1` of a set vector bit; the writer publishes both only
+        // for nodes it allocated and wrote, below the committed length, and reuses a
+        // node's slot only after every reader has moved past it. Index 0 is the reserved
+        // sink node.
+        unsafe {
+            Node {
+                vector: core::ptr::addr_of!((*p).vector).read(),
+                leafvec: core::ptr::addr_of!((*p).leafvec).read(),
+                base0: core::ptr::addr_of!((*p).base0).read(),
+                base1: self
+                    .nodes
+                    .atomic_u32(i as usize, BASE1_OFFSET)
+                    .load(Ordering::Acquire),
+            }
+        }
     }
 
     #[inline(always)]
     fn leaf(&self, i: u32) -> u32 {
-        debug_assert!((i as usize) < self.leaves.len());
         // SAFETY: leaf indices are `base0 + popcnt(leafvec & ..=idx) - 1` for an index
         // whose vector bit is clear; every node's leafvec has a bit set at or before its
-        // first leaf slot, and its `popcnt(leafvec)` leaves are allocated from `base0`.
-        // Index 0 is the reserved (zero) leaf of the sink node.
-        unsafe { self.leaves.get_unchecked(i as usize).get() }
+        // first leaf slot, and its `popcnt(leafvec)` leaves are allocated (and committed)
+        // from `base0`. Index 0 is the reserved (zero) leaf of the sink node.
+        unsafe { self.leaves.get(i as usize).get() }
     }
 
     #[inline(always)]
     fn dir_entry(&self, i: usize) -> u32 {
-        debug_assert!(i < self.dir.len());
-        // SAFETY: `i = key.top(s) < 2^s = dir.len()`.
-        unsafe { *self.dir.get_unchecked(i) }
+        debug_assert!(i < 1 << self.s);
+        // SAFETY: `i = key.top(s) < 2^s`, all committed.
+        unsafe { self.dir.load_acquire(i) }
+    }
+
+    /// [`lookup_one`](Self::lookup_one) with `stall` run after the first node is read.
+    pub(super) fn lookup_stalled<A: Key>(&self, a: A, stall: impl FnOnce()) -> u32 {
+        let s = self.s as u32;
+        let e = self.dir_entry(a.top(s));
+        if e & LEAF_FLAG != 0 {
+            stall();
+            return e & !LEAF_FLAG;
+        }
+        let mut n = self.node(e);
+        stall();
+        let mut k = a.shl(s);
+        loop {
+            let idx = k.head();
+            if (n.vector >> idx) & 1 != 0 {
+                n = self.node(n.base1 + super::popcnt_le(n.vector, idx) - 1);
+                k = k.shl(STRIDE);
+            } else {
+                return self.leaf(n.base0 + super::popcnt_le(n.leafvec, idx) - 1);
+            }
+        }
     }
 
     /// One lookup: the next-hop id (0 = no route).
@@ -175,7 +215,7 @@ impl<L: Leaf> Trie<L> {
 pub(super) const BLOCK: usize = 64;
 
 /// The portable batch lookup (the scalar twin).
-pub(super) fn batch_portable<A: Key, L: Leaf>(t: &Trie<L>, keys: &[A], out: &mut [u32]) {
+pub(super) fn batch_portable<A: Key, L: Word>(t: &Trie<L>, keys: &[A], out: &mut [u32]) {
     t.lookup_batch_impl::<A, BLOCK>(keys, out)
 }
 
@@ -185,7 +225,7 @@ pub(super) fn batch_portable<A: Key, L: Leaf>(t: &Trie<L>, keys: &[A], out: &mut
 /// The CPU must support `popcnt`.
 #[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "popcnt")]
-pub(super) unsafe fn batch_popcnt<A: Key, L: Leaf>(t: &Trie<L>, keys: &[A], out: &mut [u32]) {
+pub(super) unsafe fn batch_popcnt<A: Key, L: Word>(t: &Trie<L>, keys: &[A], out: &mut [u32]) {
     t.lookup_batch_impl::<A, BLOCK>(keys, out)
 }
 
@@ -195,6 +235,6 @@ pub(super) unsafe fn batch_popcnt<A: Key, L: Leaf>(t: &Trie<L>, keys: &[A], out:
 /// The CPU must support `popcnt`.
 #[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "popcnt")]
-pub(super) unsafe fn one_popcnt<A: Key, L: Leaf>(t: &Trie<L>, a: A) -> u32 {
+pub(super) unsafe fn one_popcnt<A: Key, L: Word>(t: &Trie<L>, a: A) -> u32 {
     t.lookup_one(a)
 }

@@ -31,32 +31,34 @@
 //!   or 126 (`s = 18`). Where fewer than 6 bits remain, the index is zero-filled, as the C
 //!   code's `INDEX` macro does.
 //! * **Leaf pushing.** Leaves hold the longest match for every address under them. The
-//!   structure is built from the table projected onto disjoint ranges (those of
-//!   [`Rib::for_each_range`]; the bulk build derives them in its own walk over the routes,
-//!   which also finds the largest next hop): a slot is a leaf when its addresses all
+//!   structure is built from the table projected onto disjoint ranges (the shared range
+//!   projection, which also finds the largest next hop): a slot is a leaf when its addresses all
 //!   share one longest match, so subtrees are never deeper than the table needs (the
 //!   C code reaches the same shape by its vertical compression).
 //! * **Leaves** are 16 bits (next hops `1..=65535`, as the paper's `poptrie_leaf_t`, which
 //!   holds the 51,788 origin ASes of the RouteViews table), widened automatically to 32
-//!   bits (31-bit next hops, the limit of a direct-pointing leaf) when the table needs it;
-//!   [`PoptrieConfig::leaf_width`] forces a width, and a table that does not fit is a
-//!   [`BuildError`], never truncated.
+//!   bits (31-bit next hops, the limit of a direct-pointing leaf) when the table needs it
+//!   (the shared width rule, [`Width`]); [`PoptrieConfig::leaf_width`] forces a width, and a
+//!   table that does not fit is a [`BuildError`], never truncated.
 //! * **Bulk build.** A full build walks the ranges once and packs every array back to
 //!   back (no padding); it takes tens of milliseconds on a full table. The C code instead
 //!   inserts routes one by one through its update path.
-//! * **Incremental update** through [`IncrementalFib`]. As `_update_subtree`
-//!   does: a change of length `<= s` rebuilds each direct-pointing entry it spans; a longer
-//!   one walks down from its entry while the prefix lies strictly inside an internal child,
-//!   rebuilds the node where it stops (its whole subtree, from the `Rib`) into newly
-//!   allocated arrays, then makes it visible with **one 32-bit store**: the parent's
-//!   `base1` (after copying the parent's children array with the new node in place) or
-//!   the direct-pointing entry. If the rebuilt node collapses into a leaf, the parent's
-//!   vector changes, so the parent is rebuilt instead, and so on upwards. Old arrays are
-//!   freed after the switch. The arrays are managed by a buddy allocator (like the C
-//!   code's `buddy.c`) that hands out exact sizes; see `alloc.rs`. An update whose next
-//!   hop does not fit 16-bit leaves rebuilds the whole structure with 32-bit leaves.
-//!   `apply` takes `&mut self`, so no lookup runs during it; the store ordering is what
-//!   lets the concurrent handle publish the same way without copying.
+//! * **Incremental update**, in place under readers ([`PoptrieWriter`], driven by
+//!   [`crate::sync::InPlace`], or [`IncrementalFib`] when no other thread reads). As
+//!   `_update_subtree` does: a change of length `<= s` rebuilds each direct-pointing entry
+//!   it spans; a longer one walks down from its entry while the prefix lies strictly inside
+//!   an internal child, rebuilds the node where it stops (its whole subtree, from the
+//!   `Rib`) into newly allocated slots, then makes it visible with **one atomic 32-bit
+//!   store**: the parent's `base1` (after copying the parent's children array with the new
+//!   node in place) or the direct-pointing entry. If the rebuilt node collapses into a
+//!   leaf, the parent's vector changes, so the parent is rebuilt instead, and so on
+//!   upwards. The replaced arrays are *retired*: reused only after every reader has moved
+//!   past them (the paper frees them at once, which a concurrent reader could see). Node
+//!   and leaf arrays live in arenas that grow without moving (`schemes::common::Arena`)
+//!   and are managed by the shared best-fit `FreeSpace` (the C code uses a buddy
+//!   allocator). An update whose next hop does not fit 16-bit leaves, or that outgrows
+//!   the arenas' reservation, rebuilds the whole structure, which replaces the table with
+//!   one pointer store.
 //! * **Lookups.** [`Fib::lookup`] is the C code's `poptrie_lookup` (with the key shifted left
 //!   by 6 bits per level instead of re-extracting the stride). [`Fib::lookup_batch`]
 //!   overlaps many lookups:
@@ -76,8 +78,9 @@
 //!   [`Fib::implementation`] reports `popcnt` for the hardware-popcount kernel).
 //!
 //! Differences from the C code: the bulk build (from ranges, not route by route), the
-//! exact-size buddy allocator, 32-bit leaf widening, and the batched lookup (the C code
-//! looks keys up one at a time); the structure and the update procedure are the paper's.
+//! best-fit allocator and deferred reuse, 32-bit leaf widening, and the batched lookup
+//! (the C code looks keys up one at a time); the structure and the update procedure are
+//! the paper's.
 //! The paper's route aggregation (merging routes that do not change the answer) is
 //! subsumed by building from merged ranges.
 //!
@@ -100,21 +103,22 @@
 //! assert_eq!(fib.lookup(a + 1), NextHop::new(7));
 //! # Ok::<(), Box<dyn std::error::Error>>(())
 //! ```
-
-mod alloc;
 mod build;
 mod lookup;
 mod update;
 
 use core::marker::PhantomData;
+use core::sync::atomic::{AtomicUsize, Ordering};
 
-use crate::fib::UpdateStats;
-use crate::fib::{BuildError, Change, Fib, Implementation, IncrementalFib, StatValue, Stats};
+use crate::fib::{
+    apply_alone, BuildError, Change, Fib, Implementation, InPlaceWriter, IncrementalFib, Patched,
+    StatValue, Stats, UpdateStats,
+};
 use crate::nexthop::NextHop;
 use crate::prefix::Address;
-use crate::registry::BuildOptions;
 use crate::rib::Rib;
-use crate::schemes::common::ms_since;
+use crate::schemes::common::{with_width, Arena, ByWidth, FreeSpace, Width, Word, Zeroable};
+use crate::sync::IntoInPlace;
 
 /// Bits per trie level.
 const STRIDE: u32 = 6;
@@ -133,9 +137,18 @@ pub(crate) struct Node {
     leafvec: u64,
     /// Index of the first leaf.
     base0: u32,
-    /// Index of the first child.
+    /// Index of the first child: the one field an update changes in a live node (a
+    /// switch word, stored and loaded atomically).
     base1: u32,
 }
+
+/// Byte offset of [`Node::base1`].
+const BASE1_OFFSET: usize = core::mem::offset_of!(Node, base1);
+
+// SAFETY: two `u64`s and two `u32`s, `repr(C)` without padding (24 bytes, 8-aligned):
+// all-zero is a valid node, and there is no drop glue.
+unsafe impl Zeroable for Node {}
+const _: () = assert!(core::mem::size_of::<Node>() == 24);
 
 impl Node {
     /// Node 0: no children, one run of leaves from slot 0 that reads leaf 0 (no route).
@@ -154,134 +167,83 @@ fn popcnt_le(v: u64, idx: u32) -> u32 {
     (v << (63 - idx)).count_ones()
 }
 
-/// The address types Poptrie handles (`u32`, `u128`): stride extraction.
-pub trait Key: Address {
+/// Stride extraction on addresses (`u32`, `u128`).
+pub(crate) trait Key: Address {
     /// The first `s` bits (`s <= 24`) as a direct-pointing index.
-    fn top(self, s: u32) -> usize;
+    #[inline(always)]
+    fn top(self, s: u32) -> usize {
+        self.top_bits(s) as usize
+    }
     /// The 6 bits from bit `pos` (`pos < BITS`), zero-filled past the end.
-    fn chunk(self, pos: u32) -> u32;
-    /// `self << n` (`n < BITS`).
-    fn shl(self, n: u32) -> Self;
+    #[inline(always)]
+    fn chunk(self, pos: u32) -> u32 {
+        self.shl(pos).head()
+    }
     /// The top 6 bits (`chunk(0)`).
-    fn head(self) -> u32;
-}
-
-impl Key for u32 {
-    #[inline(always)]
-    fn top(self, s: u32) -> usize {
-        (self >> 1 >> (31 - s)) as usize
-    }
-    #[inline(always)]
-    fn chunk(self, pos: u32) -> u32 {
-        (self << pos) >> 26
-    }
-    #[inline(always)]
-    fn shl(self, n: u32) -> Self {
-        self << n
-    }
     #[inline(always)]
     fn head(self) -> u32 {
-        self >> 26
+        self.top_bits(STRIDE)
     }
 }
 
-impl Key for u128 {
-    #[inline(always)]
-    fn top(self, s: u32) -> usize {
-        ((self >> 64) as u64 >> 1 >> (63 - s)) as usize
-    }
-    #[inline(always)]
-    fn chunk(self, pos: u32) -> u32 {
-        ((self << pos) >> 122) as u32
-    }
-    #[inline(always)]
-    fn shl(self, n: u32) -> Self {
-        self << n
-    }
-    #[inline(always)]
-    fn head(self) -> u32 {
-        (self >> 122) as u32
-    }
-}
+impl<A: Address> Key for A {}
 
-/// A leaf: `u16` or `u32`.
-pub(crate) trait Leaf: Copy + Send + Sync + 'static {
-    /// The largest next hop it holds.
-    const MAX: u64;
-    fn from_u32(v: u32) -> Self;
-    fn get(self) -> u32;
-}
-
-impl Leaf for u16 {
-    const MAX: u64 = u16::MAX as u64;
-    #[inline(always)]
-    fn from_u32(v: u32) -> Self {
-        debug_assert!(v as u64 <= <Self as Leaf>::MAX);
-        v as u16
-    }
-    #[inline(always)]
-    fn get(self) -> u32 {
-        self as u32
-    }
-}
-
-impl Leaf for u32 {
-    const MAX: u64 = MAX_NEXT_HOP;
-    #[inline(always)]
-    fn from_u32(v: u32) -> Self {
-        v
-    }
-    #[inline(always)]
-    fn get(self) -> u32 {
-        self
-    }
-}
-
-/// The arrays of one leaf width.
-pub(crate) struct Trie<L> {
+/// The arrays of one leaf width: what lookups read.
+pub(crate) struct Trie<L: Word> {
     /// Direct-pointing bits.
     s: u8,
-    /// `2^s` entries: `LEAF_FLAG | next hop`, or a node index.
-    dir: Box<[u32]>,
+    /// `2^s` switch words: `LEAF_FLAG | next hop`, or a node index.
+    dir: Arena<u32>,
     /// Node 0 is [`Node::SINK`].
-    nodes: Vec<Node>,
+    nodes: Arena<Node>,
     /// Leaf 0 is 0 (the sink's leaf).
-    leaves: Vec<L>,
-    nodes_alloc: alloc::Buddy,
-    leaves_alloc: alloc::Buddy,
+    leaves: Arena<L>,
+    /// The tops of the arrays, for figures: set by the writer at every allocation, so on
+    /// a cache line of their own (not the one of the array pointers lookups read).
+    tops: Tops,
 }
 
-impl<L: Leaf> Trie<L> {
+/// Slots below the top of the node and leaf arrays.
+#[repr(align(64))]
+#[derive(Debug, Default)]
+pub(crate) struct Tops {
+    nodes: AtomicUsize,
+    leaves: AtomicUsize,
+}
+
+impl<L: Word> Trie<L> {
+    /// Bytes lookups may touch: the direct-pointing table and the arrays up to their top.
     fn bytes(&self) -> usize {
-        self.dir.len() * 4
-            + self.nodes.len() * core::mem::size_of::<Node>()
-            + self.leaves.len() * core::mem::size_of::<L>()
+        self.dir.committed_bytes()
+            + self.tops.nodes.load(Ordering::Relaxed) * core::mem::size_of::<Node>()
+            + self.tops.leaves.load(Ordering::Relaxed) * core::mem::size_of::<L>()
     }
 
-    fn stats(&self, stats: &mut Stats) {
-        let nodes = self.nodes_alloc.top() as u64 - 1 - self.nodes_alloc.free_slots();
-        let leaves = self.leaves_alloc.top() as u64 - 1 - self.leaves_alloc.free_slots();
-        let direct = self.dir.iter().filter(|&&e| e & LEAF_FLAG != 0).count();
-        stats.push("internal_nodes", StatValue::Count(nodes));
-        stats.push("leaves", StatValue::Count(leaves));
-        stats.push(
-            "free_slots",
-            StatValue::Count(self.nodes_alloc.free_slots() + self.leaves_alloc.free_slots()),
-        );
-        stats.push(
-            "direct_leaf_share",
-            StatValue::Ratio(direct as f64 / self.dir.len() as f64),
-        );
+    /// Share of direct-pointing entries that are leaves.
+    fn direct_leaf_share(&self) -> f64 {
+        let n = 1usize << self.s;
+        // SAFETY: `e < 2^s`, all committed.
+        let leaves = (0..n)
+            .filter(|&e| unsafe { self.dir.load_acquire(e) } & LEAF_FLAG != 0)
+            .count();
+        leaves as f64 / n as f64
     }
 }
 
-/// Leaf width.
+/// The free space of a trie's arrays (writer side).
+#[derive(Clone, Debug)]
+pub(crate) struct Space {
+    nodes: FreeSpace,
+    leaves: FreeSpace,
+}
+
+/// A block of a trie's arrays retired by an update (reused after its grace period).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum LeafWidth {
-    /// 16-bit leaves (the paper's): next hops up to 65,535.
-    U16,
-    /// 32-bit leaves: next hops up to 2^31 - 1.
-    U32,
+pub struct RetiredBlock {
+    /// True for the leaf array, false for the node array.
+    leaves: bool,
+    pos: u32,
+    len: u32,
 }
 
 /// Build options for [`Poptrie`].
@@ -292,11 +254,11 @@ pub struct PoptrieConfig {
     /// Force a leaf width instead of the narrowest that fits.
     ///
     /// ```
-    /// use lpmkit::schemes::poptrie::{LeafWidth, PoptrieConfig};
-    /// let cfg = PoptrieConfig { leaf_width: Some(LeafWidth::U32), ..PoptrieConfig::poptrie16() };
+    /// use lpmkit::schemes::{poptrie::PoptrieConfig, Width};
+    /// let cfg = PoptrieConfig { leaf_width: Some(Width::U32), ..PoptrieConfig::poptrie16() };
     /// # let _ = cfg;
     /// ```
-    pub leaf_width: Option<LeafWidth>,
+    pub leaf_width: Option<Width>,
     /// Use the portable lookup (software population count) even if the CPU has `popcnt`.
     pub force_scalar: bool,
 }
@@ -326,6 +288,15 @@ impl PoptrieConfig {
             ..Self::poptrie16()
         }
     }
+
+    /// The registry name of this configuration.
+    pub fn name(&self) -> &'static str {
+        match self.direct_bits {
+            16 => "poptrie16",
+            18 => "poptrie18",
+            _ => "poptrie",
+        }
+    }
 }
 
 impl Default for PoptrieConfig {
@@ -334,146 +305,105 @@ impl Default for PoptrieConfig {
     }
 }
 
-enum Layout {
-    Narrow(Trie<u16>),
-    Wide(Trie<u32>),
-}
-
-/// Dispatches `$body` over the layout's trie as `$t`.
-macro_rules! with_trie {
-    ($layout:expr, $t:ident => $body:expr) => {
-        match $layout {
-            Layout::Narrow($t) => $body,
-            Layout::Wide($t) => $body,
-        }
-    };
-}
-
-/// The Poptrie lookup structure for `u32` (IPv4) or `u128` (IPv6) addresses.
-pub struct Poptrie<A: Key> {
-    layout: Layout,
-    config: PoptrieConfig,
+/// What Poptrie lookups read, for `u32` (IPv4) or `u128` (IPv6) addresses: the table
+/// shared with reader threads while a [`PoptrieWriter`] patches it.
+pub struct PoptrieTable<A: Address> {
+    layout: ByWidth<Trie<u16>, Trie<u32>>,
     popcnt: bool,
-    build_ms: f64,
-    /// The largest next hop the `Rib` may hold: at build time, then every announced one.
-    max_nh: u64,
-    updates: u64,
-    subtrees_rebuilt: u64,
+    name: &'static str,
     _family: PhantomData<fn() -> A>,
 }
 
-impl<A: Key> Poptrie<A> {
+impl<A: Address> core::fmt::Debug for PoptrieTable<A> {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        f.debug_struct("PoptrieTable")
+            .field("name", &self.name)
+            .field("leaf_width", &self.layout.width())
+            .field("bytes", &self.memory_bytes())
+            .finish()
+    }
+}
+
+impl<A: Address> PoptrieTable<A> {
+    /// The leaf width in use.
+    pub fn leaf_width(&self) -> Width {
+        self.layout.width()
+    }
+
+    /// A lookup of `key` that stalls after reading its direct-pointing entry and first
+    /// node (`stall` runs in between), then walks on from that node: what a reader
+    /// descheduled inside a lookup does. For the concurrency tests: what it walks must
+    /// still be intact, however many updates ran meanwhile.
+    #[doc(hidden)]
+    pub fn stalled_lookup(&self, key: A, stall: impl FnOnce()) -> u32 {
+        with_width!(&self.layout, t => t.lookup_stalled(key, stall))
+    }
+}
+
+/// The writer side of a [`PoptrieTable`]: free space, limits and update counters.
+#[derive(Debug)]
+pub struct PoptrieWriter<A: Address> {
+    config: PoptrieConfig,
+    space: Space,
+    /// The largest next hop the `Rib` may hold: at build time, then every announced one.
+    max_nh: u64,
+    build_ms: f64,
+    updates: u64,
+    subtrees_rebuilt: u64,
+    full_rebuilds: u64,
+    _family: PhantomData<fn() -> A>,
+}
+
+/// The Poptrie lookup structure for `u32` (IPv4) or `u128` (IPv6) addresses: its table and
+/// its writer, for use on one thread ([`IncrementalFib`]) or handed to
+/// [`crate::sync::InPlace`] for updates under concurrent readers.
+#[derive(Debug)]
+pub struct Poptrie<A: Address> {
+    table: Box<PoptrieTable<A>>,
+    writer: PoptrieWriter<A>,
+}
+
+impl<A: Address> Poptrie<A> {
     /// Builds the structure from `rib`.
     pub fn build(rib: &Rib<A>, config: &PoptrieConfig) -> Result<Self, BuildError> {
-        let t0 = std::time::Instant::now();
-        if config.direct_bits > 24 {
-            return Err(BuildError::InvalidConfig {
-                scheme: "poptrie".into(),
-                reason: format!("direct_bits = {} is outside 0..=24", config.direct_bits),
-            });
-        }
-        let name = Self::name_for(config.direct_bits);
-        // Every route counts, even one hidden by more-specifics: a withdrawal can expose it.
-        let (starts, max) = build::ranges_and_max(rib);
-        let max = max as u64;
-        let width = match config.leaf_width {
-            Some(w) => w,
-            None if max <= u16::MAX as u64 => LeafWidth::U16,
-            None => LeafWidth::U32,
-        };
-        let limit = match width {
-            LeafWidth::U16 => u16::MAX as u64,
-            LeafWidth::U32 => MAX_NEXT_HOP,
-        };
-        if max > limit {
-            return Err(BuildError::NextHopOverflow {
-                scheme: name.to_string(),
-                max: limit,
-                requested: max,
-            });
-        }
-        let s = config.direct_bits;
-        let layout = match width {
-            LeafWidth::U16 => Layout::Narrow(build::build::<A, u16>(&starts, s)?),
-            LeafWidth::U32 => Layout::Wide(build::build::<A, u32>(&starts, s)?),
-        };
+        let (table, writer) = build::build(rib, config, 0)?;
         Ok(Poptrie {
-            layout,
-            config: config.clone(),
-            popcnt: !config.force_scalar && Self::has_popcnt(),
-            build_ms: ms_since(t0),
-            max_nh: max,
-            updates: 0,
-            subtrees_rebuilt: 0,
-            _family: PhantomData,
+            table: Box::new(table),
+            writer,
         })
     }
 
-    fn has_popcnt() -> bool {
-        #[cfg(target_arch = "x86_64")]
-        {
-            crate::simd::Avx2::new().is_some() && std::arch::is_x86_feature_detected!("popcnt")
-        }
-        #[cfg(not(target_arch = "x86_64"))]
-        false
-    }
-
-    fn name_for(s: u8) -> &'static str {
-        match s {
-            16 => "poptrie16",
-            18 => "poptrie18",
-            _ => "poptrie",
-        }
-    }
-
     /// The leaf width in use.
-    pub fn leaf_width(&self) -> LeafWidth {
-        match self.layout {
-            Layout::Narrow(_) => LeafWidth::U16,
-            Layout::Wide(_) => LeafWidth::U32,
-        }
+    pub fn leaf_width(&self) -> Width {
+        self.table.leaf_width()
     }
 
     /// The configuration it was built with.
     pub fn config(&self) -> &PoptrieConfig {
-        &self.config
+        &self.writer.config
+    }
+
+    /// The lookup structure.
+    pub fn table(&self) -> &PoptrieTable<A> {
+        &self.table
     }
 }
 
-/// The registry's builder for Poptrie with `S` direct-pointing bits.
-pub fn build_boxed<A: Key, const S: u8>(
-    rib: &Rib<A>,
-    options: &BuildOptions,
-) -> Result<Box<dyn Fib<A>>, BuildError> {
-    let config = PoptrieConfig {
-        direct_bits: S,
-        leaf_width: None,
-        force_scalar: options.force_scalar,
-    };
-    Ok(Box::new(Poptrie::build(rib, &config)?))
+impl<A: Address> IntoInPlace<A> for Poptrie<A> {
+    type Writer = PoptrieWriter<A>;
+    fn into_parts(self) -> (Box<PoptrieTable<A>>, PoptrieWriter<A>) {
+        (self.table, self.writer)
+    }
 }
 
-/// The registry's in-place-update builder for Poptrie with `S` direct-pointing bits.
-pub fn build_incremental<A: Key, const S: u8>(
-    rib: &Rib<A>,
-    options: &BuildOptions,
-) -> Result<Box<dyn IncrementalFib<A>>, BuildError> {
-    let config = PoptrieConfig {
-        direct_bits: S,
-        leaf_width: None,
-        force_scalar: options.force_scalar,
-    };
-    Ok(Box::new(Poptrie::build(rib, &config)?))
-}
-
-impl<A: Key> Fib<A> for Poptrie<A> {
+impl<A: Address> Fib<A> for PoptrieTable<A> {
     fn name(&self) -> &str {
-        Self::name_for(self.config.direct_bits)
+        self.name
     }
 
     #[inline]
     fn lookup(&self, addr: A) -> Option<NextHop> {
-        NextHop::new(with_trie!(&self.layout, t => {
+        NextHop::new(with_width!(&self.layout, t => {
             #[cfg(target_arch = "x86_64")]
             if self.popcnt {
                 // SAFETY: `popcnt` is set only after the CPU reported the feature.
@@ -486,7 +416,7 @@ impl<A: Key> Fib<A> for Poptrie<A> {
     fn lookup_batch(&self, addrs: &[A], out: &mut [u32]) {
         assert!(out.len() >= addrs.len(), "output shorter than input");
         let out = &mut out[..addrs.len()];
-        with_trie!(&self.layout, t => {
+        with_width!(&self.layout, t => {
             #[cfg(target_arch = "x86_64")]
             if self.popcnt {
                 // SAFETY: `popcnt` is set only after the CPU reported the feature.
@@ -498,22 +428,23 @@ impl<A: Key> Fib<A> for Poptrie<A> {
     }
 
     fn memory_bytes(&self) -> usize {
-        with_trie!(&self.layout, t => t.bytes())
+        with_width!(&self.layout, t => t.bytes())
     }
 
     fn stats(&self) -> Stats {
         let mut st = Stats::new();
         st.push(
             "leaf_width",
-            StatValue::Text(match self.leaf_width() {
-                LeafWidth::U16 => "16-bit leaves".into(),
-                LeafWidth::U32 => "32-bit leaves".into(),
-            }),
+            StatValue::Text(format!("{} leaves", self.leaf_width())),
         );
-        with_trie!(&self.layout, t => t.stats(&mut st));
-        st.push("build", StatValue::Millis(self.build_ms));
-        st.push("updates", StatValue::Count(self.updates));
-        st.push("subtrees_rebuilt", StatValue::Count(self.subtrees_rebuilt));
+        let (nodes, leaves, share) = with_width!(&self.layout, t => (
+            t.tops.nodes.load(Ordering::Relaxed),
+            t.tops.leaves.load(Ordering::Relaxed),
+            t.direct_leaf_share(),
+        ));
+        st.push("node_slots", StatValue::Count(nodes as u64));
+        st.push("leaf_slots", StatValue::Count(leaves as u64));
+        st.push("direct_leaf_share", StatValue::Ratio(share));
         st
     }
 
@@ -526,9 +457,68 @@ impl<A: Key> Fib<A> for Poptrie<A> {
     }
 }
 
-impl<A: Key> IncrementalFib<A> for Poptrie<A> {
+impl<A: Address> Fib<A> for Poptrie<A> {
+    fn name(&self) -> &str {
+        self.table.name()
+    }
+
+    #[inline]
+    fn lookup(&self, addr: A) -> Option<NextHop> {
+        self.table.lookup(addr)
+    }
+
+    fn lookup_batch(&self, addrs: &[A], out: &mut [u32]) {
+        self.table.lookup_batch(addrs, out)
+    }
+
+    fn memory_bytes(&self) -> usize {
+        self.table.memory_bytes()
+    }
+
+    fn stats(&self) -> Stats {
+        let w = &self.writer;
+        let nodes = (w.space.nodes.used() - 1) as u64;
+        let leaves = (w.space.leaves.used() - 1) as u64;
+        let direct = with_width!(&self.table.layout, t => t.direct_leaf_share());
+        Stats::new()
+            .with(
+                "leaf_width",
+                StatValue::Text(format!("{} leaves", self.leaf_width())),
+            )
+            .with("internal_nodes", StatValue::Count(nodes))
+            .with("leaves", StatValue::Count(leaves))
+            .with(
+                "free_slots",
+                StatValue::Count((w.space.nodes.free_slots() + w.space.leaves.free_slots()) as u64),
+            )
+            .with("direct_leaf_share", StatValue::Ratio(direct))
+            .with("build", StatValue::Millis(w.build_ms))
+            .with("updates", StatValue::Count(w.updates))
+            .with("subtrees_rebuilt", StatValue::Count(w.subtrees_rebuilt))
+    }
+
+    fn implementation(&self) -> Implementation {
+        self.table.implementation()
+    }
+}
+
+impl<A: Address> IncrementalFib<A> for Poptrie<A> {
     fn apply(&mut self, rib: &Rib<A>, changes: &[Change<A>]) -> Result<UpdateStats, BuildError> {
-        let name = Self::name_for(self.config.direct_bits);
+        apply_alone(&mut self.writer, &mut self.table, rib, changes)
+    }
+}
+
+impl<A: Address> InPlaceWriter<A> for PoptrieWriter<A> {
+    type Table = PoptrieTable<A>;
+    type Retired = RetiredBlock;
+
+    unsafe fn patch(
+        &mut self,
+        table: &PoptrieTable<A>,
+        rib: &Rib<A>,
+        changes: &[Change<A>],
+        retire: &mut Vec<RetiredBlock>,
+    ) -> Result<Patched<PoptrieTable<A>>, BuildError> {
         let max = changes
             .iter()
             .filter_map(|c| match c {
@@ -538,50 +528,89 @@ impl<A: Key> IncrementalFib<A> for Poptrie<A> {
             .max()
             .unwrap_or(0)
             .max(self.max_nh);
-        let limit = match self.layout {
-            Layout::Narrow(_) => u16::MAX as u64,
-            Layout::Wide(_) => MAX_NEXT_HOP,
-        };
+        self.updates += changes.len() as u64;
+        let limit = build::leaf_limit(table.leaf_width());
         if max > limit {
             if self.config.leaf_width.is_some() || max > MAX_NEXT_HOP {
                 return Err(BuildError::NextHopOverflow {
-                    scheme: name.to_string(),
+                    scheme: self.config.name().to_string(),
                     max: limit,
                     requested: max,
                 });
             }
             // Widen: a full rebuild with 32-bit leaves.
-            let config = PoptrieConfig {
-                leaf_width: Some(LeafWidth::U32),
-                ..self.config.clone()
-            };
-            let mut wide = Self::build(rib, &config)?;
-            wide.config.leaf_width = None;
-            wide.updates = self.updates + changes.len() as u64;
-            wide.subtrees_rebuilt = self.subtrees_rebuilt;
-            *self = wide;
-            return Ok(UpdateStats {
-                units_rebuilt: 1,
-                full_rebuild: true,
-            });
+            return self.rebuild(rib, Some(Width::U32), 0);
         }
         let mut units = 0;
-        with_trie!(&mut self.layout, t => {
+        let done = with_width!(&table.layout, t => {
+            let mut r = Ok(());
             for c in changes {
-                units += t.update(rib, &c.prefix());
+                // SAFETY: the caller's contract: `t` is this writer's table, one writer.
+                match unsafe { update::update(t, &mut self.space, rib, &c.prefix(), retire) } {
+                    Ok(n) => units += n,
+                    Err(e) => {
+                        r = Err(e);
+                        break;
+                    }
+                }
             }
-            t.check_capacity()?;
+            r
         });
-        self.updates += changes.len() as u64;
         self.subtrees_rebuilt += units as u64;
         self.max_nh = max;
-        Ok(UpdateStats {
-            units_rebuilt: units,
-            full_rebuild: false,
-        })
+        match done {
+            Ok(()) => Ok(Patched::InPlace(UpdateStats {
+                units_rebuilt: units,
+                full_rebuild: false,
+            })),
+            // The arrays are full: rebuild with room (the half-built subtree is never
+            // published and goes away with the old table).
+            Err(build::Exhausted) => {
+                let room = with_width!(&table.layout, t => 2 * t.nodes.capacity());
+                self.rebuild(rib, None, room)
+            }
+        }
+    }
+
+    unsafe fn reuse(&mut self, _table: &PoptrieTable<A>, b: RetiredBlock) {
+        let space = if b.leaves {
+            &mut self.space.leaves
+        } else {
+            &mut self.space.nodes
+        };
+        space.free(b.pos as usize, b.len as usize);
     }
 }
 
+impl<A: Address> PoptrieWriter<A> {
+    /// A full rebuild that replaces the table (keeping the counters), with leaves of at
+    /// least `width` and node arrays of at least `min_nodes` slots of capacity.
+    fn rebuild(
+        &mut self,
+        rib: &Rib<A>,
+        width: Option<Width>,
+        min_nodes: usize,
+    ) -> Result<Patched<PoptrieTable<A>>, BuildError> {
+        let config = PoptrieConfig {
+            leaf_width: width.or(self.config.leaf_width),
+            ..self.config.clone()
+        };
+        let (table, mut writer) = build::build(rib, &config, min_nodes)?;
+        writer.config.leaf_width = self.config.leaf_width;
+        writer.updates = self.updates;
+        writer.subtrees_rebuilt = self.subtrees_rebuilt;
+        writer.full_rebuilds = self.full_rebuilds + 1;
+        writer.max_nh = writer.max_nh.max(self.max_nh);
+        *self = writer;
+        Ok(Patched::Replaced(
+            Box::new(table),
+            UpdateStats {
+                units_rebuilt: 1,
+                full_rebuild: true,
+            },
+        ))
+    }
+}
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -622,7 +651,7 @@ mod tests {
     fn check_configs(r: &Rib<Ipv4>, direct_bits: &[u8]) {
         for &s in direct_bits {
             for force_scalar in [false, true] {
-                for leaf_width in [None, Some(LeafWidth::U32)] {
+                for leaf_width in [None, Some(Width::U32)] {
                     let cfg = PoptrieConfig {
                         direct_bits: s,
                         leaf_width,
@@ -696,10 +725,10 @@ mod tests {
     fn widens_and_refuses() {
         let big = rib::<Ipv4>(&[("10.0.0.0/8", 70_000)]);
         let t = Poptrie::build(&big, &Default::default()).unwrap();
-        assert_eq!(t.leaf_width(), LeafWidth::U32);
+        assert_eq!(t.leaf_width(), Width::U32);
         check(&big, &t, &[]);
         let cfg = PoptrieConfig {
-            leaf_width: Some(LeafWidth::U16),
+            leaf_width: Some(Width::U16),
             ..Default::default()
         };
         assert!(matches!(
@@ -718,7 +747,7 @@ mod tests {
         let c = Change::Announce("10.1.0.0/24".parse().unwrap(), nh(100_000));
         c.apply_to(&mut r);
         assert!(t.apply(&r, &[c]).unwrap().full_rebuild);
-        assert_eq!(t.leaf_width(), LeafWidth::U32);
+        assert_eq!(t.leaf_width(), Width::U32);
         check(&r, &t, &[]);
         // A large next hop hidden under more-specifics still sets the width: withdrawing
         // the more-specifics exposes it.
@@ -728,7 +757,7 @@ mod tests {
             ("10.128.0.0/9", 1),
         ]);
         let mut t = Poptrie::build(&r, &PoptrieConfig::poptrie16()).unwrap();
-        assert_eq!(t.leaf_width(), LeafWidth::U32);
+        assert_eq!(t.leaf_width(), Width::U32);
         for p in ["10.0.0.0/9", "10.128.0.0/9"] {
             let c = Change::Withdraw(p.parse().unwrap());
             c.apply_to(&mut r);

@@ -4,9 +4,9 @@
 //! it, and converts every remaining node into a row. lpmkit derives the *aggregated* trie
 //! directly, in three linear passes and without allocating per node:
 //!
-//! 1. **Ranges.** One walk of [`Rib::iter`] projects the table onto disjoint address
-//!    ranges with merged equal neighbours (as [`Rib::for_each_range`] does), and counts the
-//!    nodes the trie has *before* aggregation, for [`Fib::stats`](crate::Fib::stats). The answer is constant over a trie node's block exactly
+//! 1. **Ranges.** One walk of the routes (the shared range projection) projects the table
+//!    onto disjoint address ranges with merged equal neighbours, and counts the nodes the
+//!    trie has *before* aggregation, for [`Fib::stats`](crate::Fib::stats). The answer is constant over a trie node's block exactly
 //!    when no range boundary falls strictly inside the block, so a node survives
 //!    aggregation iff such a boundary exists: both of the paper's rules (omit a node whose
 //!    elements do not change the result; collapse a node whose elements all carry one next
@@ -31,7 +31,7 @@ use super::{
 use crate::fib::BuildError;
 use crate::prefix::Address;
 use crate::rib::Rib;
-use crate::schemes::common::ms_since;
+use crate::schemes::common::{ms_since, project, split_blocks_per_level, LevelBlocks};
 use crate::simd::Avx2;
 
 const NAME: &str = "spider";
@@ -73,12 +73,13 @@ pub(super) fn build<A: Address>(
             reason: format!("ways must be in 1..={MAX_WAYS}, not {}", config.ways),
         });
     }
-    let Projection {
-        ranges,
-        max_nh,
-        trie_nodes_per_level,
-    } = project(rib);
-    let rows_per_level = count_rows::<A>(&ranges);
+    let lens = level_lens::<A>();
+    let mut trie_nodes = LevelBlocks::<A>::new(&lens);
+    let proj = project(rib, |p, _| trie_nodes.route(p));
+    let (ranges, max_nh) = (proj.ranges, proj.max_next_hop);
+    let trie_nodes_per_level = trie_nodes.into_counts();
+    // Surviving trie nodes (= stride rows) per level.
+    let rows_per_level = split_blocks_per_level(&ranges, &lens);
     let stride_rows: usize = rows_per_level.iter().sum();
     let layout = choose_layout(config.layout, max_nh, stride_rows)?;
     let table = match layout {
@@ -173,107 +174,10 @@ fn choose_layout(
     }
 }
 
-/// What the walk of the `Rib` yields.
-struct Projection<A> {
-    /// Disjoint ranges `(first address, next hop or 0)`, ascending, neighbours differ;
-    /// the first starts at address 0 and each ends where the next starts.
-    ranges: Vec<(A, u32)>,
-    /// Largest next-hop id.
-    max_nh: u32,
-    /// Nodes of the multiway trie before aggregation, per level: the blocks that hold a
-    /// prefix longer than the block.
-    trie_nodes_per_level: Vec<usize>,
-}
-
-/// One walk of the routes in (address, length) order: the range projection (the algorithm
-/// of [`Rib::for_each_range`], with a stack of the prefixes open at the cursor) and the
-/// unaggregated node counts.
-fn project<A: Address>(rib: &Rib<A>) -> Projection<A> {
-    let levels = levels::<A>();
-    let mut nodes = [0usize; MAX_LEVELS];
-    // A::MAX is never a block: blocks have host bits zero.
-    let mut last_block = [A::MAX; MAX_LEVELS];
-    let mut ranges: Vec<(A, u32)> = Vec::with_capacity(rib.len() + rib.len() / 4 + 16);
-    let mut max_nh = 0;
-    // Appends the range starting at `first`, merging it into the previous one if equal.
-    let mut emit = |first: A, nh: u32| match ranges.last() {
-        Some(&(_, prev)) if prev == nh => {}
-        _ => ranges.push((first, nh)),
-    };
-    // Open prefixes: (last address, next hop); the bottom is the whole space, no route.
-    let mut stack: Vec<(A, u32)> = Vec::with_capacity(A::BITS as usize + 2);
-    stack.push((A::MAX, 0));
-    // The first address not yet emitted (`None` past the end of the address space).
-    let mut cursor = Some(A::ZERO);
-    for (p, nh) in rib.iter() {
-        let nh = nh.get();
-        max_nh = max_nh.max(nh);
-        let (first, last) = (p.first(), p.last());
-        // Unaggregated trie nodes: the blocks of every level shorter than the prefix.
-        for l in 0..levels {
-            let elen = element_len(l);
-            if p.len() <= elen {
-                break;
-            }
-            let block = first.and(A::netmask(elen));
-            if block != last_block[l] {
-                last_block[l] = block;
-                nodes[l] += 1;
-            }
-        }
-        // Close the prefixes that end before this one starts.
-        loop {
-            let &(top_last, top_nh) = stack.last().expect("the bottom stays");
-            if top_last >= first {
-                break;
-            }
-            if let Some(c) = cursor.filter(|&c| c <= top_last) {
-                emit(c, top_nh);
-                cursor = top_last.checked_inc();
-            }
-            stack.pop();
-        }
-        let top_nh = stack.last().expect("the bottom stays").1;
-        if let Some(c) = cursor.filter(|&c| c < first) {
-            emit(c, top_nh);
-        }
-        cursor = Some(first);
-        stack.push((last, nh));
-    }
-    while let Some((top_last, top_nh)) = stack.pop() {
-        if let Some(c) = cursor.filter(|&c| c <= top_last) {
-            emit(c, top_nh);
-            cursor = top_last.checked_inc();
-        }
-    }
-    Projection {
-        ranges,
-        max_nh,
-        trie_nodes_per_level: nodes[..levels].to_vec(),
-    }
-}
-
-/// Surviving trie nodes (= stride rows) per level, from the range boundaries.
-fn count_rows<A: Address>(ranges: &[(A, u32)]) -> Vec<usize> {
-    let levels = levels::<A>();
-    let mut count = [0usize; MAX_LEVELS];
-    let mut last = [A::MAX; MAX_LEVELS];
-    for &(b, _) in ranges.iter().skip(1) {
-        // The node of level `l` (a row for octet l + 3) is the block of the level-`l`
-        // element containing `b`; `b` is strictly inside it iff the bits below are not zero.
-        for l in 0..levels {
-            let elen = element_len(l);
-            if b.and(A::hostmask(elen)) == A::ZERO {
-                break; // aligned here, so aligned for every smaller block too
-            }
-            let block = b.and(A::netmask(elen));
-            if block != last[l] {
-                last[l] = block;
-                count[l] += 1;
-            }
-        }
-    }
-    count[..levels].to_vec()
+/// The prefix length of the blocks of each stride level (/16, /24, …): a node of level
+/// `l` is the block of one element of level `l`.
+fn level_lens<A: Address>() -> Vec<u8> {
+    (0..levels::<A>()).map(element_len).collect()
 }
 
 /// Writes every element of the table.

@@ -1,0 +1,438 @@
+//! One instance, patched in place while readers look it up: [`InPlace`] and its
+//! [`InPlaceReader`]s.
+
+use std::marker::PhantomData;
+use std::sync::atomic::{AtomicPtr, AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::Instant;
+
+use super::epoch::{Domain, ReaderSlot, Reclaimer, ADVANCE_INTERVAL};
+use super::{apply_logged, undo_all, ApplyInfo, Generations, LookupHandle, Updater};
+use crate::fib::{BuildError, Change, Fib, InPlaceWriter, Patched};
+use crate::prefix::Address;
+use crate::rib::Rib;
+
+/// What the writer and the readers share.
+struct Shared<T> {
+    domain: Arc<Domain>,
+    /// The current table (owned: from `Box::into_raw`). Replaced only when a patch
+    /// cannot be made in place (a layout change).
+    table: AtomicPtr<T>,
+    /// Replaced tables whose grace period had not passed when the writer went away;
+    /// freed with the last reader.
+    orphans: Mutex<Vec<Box<T>>>,
+    /// Generation counters, stored at every `apply`: on a line of their own, away from the
+    /// table pointer every batch loads.
+    gens: GenerationCounters,
+}
+
+#[repr(align(64))]
+struct GenerationCounters {
+    /// The last generation whose patch has begun (readers may see its answers).
+    begun: AtomicU64,
+    /// The last generation whose patch is complete (readers see nothing older).
+    done: AtomicU64,
+}
+
+impl<T> Drop for Shared<T> {
+    fn drop(&mut self) {
+        // SAFETY: `table` came from `Box::into_raw` and is owned by `Shared`; no reader is
+        // left (this is the last reference).
+        drop(unsafe { Box::from_raw(*self.table.get_mut()) });
+    }
+}
+
+/// One instance of an in-place scheme ([`InPlaceWriter`]: DXR, Poptrie, …), patched
+/// while any number of reader threads look it up.
+///
+/// [`apply`](Self::apply) applies changes to the `Rib`, then lets the scheme rebuild the
+/// touched parts beside the live ones and publish each with one atomic store; the parts
+/// no longer reachable are reused only after every reader has moved past them
+/// ([`epoch`](super::epoch): a grace period per `apply`, which the writer never waits
+/// for). Readers ([`InPlaceReader`]) never lock and never wait.
+///
+/// **What a lookup sees.** Each key's answer is the answer of the table before or after
+/// each `apply` that runs during the lookup — per key: two keys of one batch may straddle
+/// an `apply` (one answered before it, one after), but no key ever gets an answer no
+/// generation of the table gave, and no lookup reads freed or reused memory.
+/// [`InPlaceReader::lookup_batch_traced`] returns the generations a batch's answers come
+/// from.
+///
+/// **Failure.** A batch the layout cannot take, even by a rebuild (the scheme's limits:
+/// next-hop ids, capacities), is an error that leaves nothing changed: the `Rib` is
+/// restored and the table patched back. While it ran, lookups of the keys it touched may
+/// have returned the batch's answers; it counts as two generations (the batch, then the
+/// restore).
+///
+/// ```
+/// use lpmkit::sync::InPlace;
+/// use lpmkit::schemes::dxr::{Dxr, DxrConfig};
+/// use lpmkit::{Change, Ipv4, NextHop, Rib};
+///
+/// let fib = Dxr::build(&Rib::new(), &DxrConfig::d18r())?;
+/// let mut updater = InPlace::new(Rib::<Ipv4>::new(), fib);
+/// let mut reader = updater.reader();            // clone: one per lookup thread
+/// let nh = NextHop::new(3).unwrap();
+/// updater.apply(&[Change::Announce("10.0.0.0/8".parse()?, nh)])?;
+/// let mut out = [0u32; 2];
+/// reader.lookup_batch(&[0x0a00_0001, 0x0b00_0001], &mut out);
+/// assert_eq!(out, [3, 0]);
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
+pub struct InPlace<A: Address, W: InPlaceWriter<A>> {
+    rib: Rib<A>,
+    writer: W,
+    shared: Arc<Shared<W::Table>>,
+    /// Blocks retired by patches of the current table.
+    retired: Reclaimer<W::Retired>,
+    /// Tables replaced by patches.
+    retired_tables: Reclaimer<Box<W::Table>>,
+    /// Scratch: what the current `apply` retires.
+    scratch: Vec<W::Retired>,
+    scratch_tables: Vec<Box<W::Table>>,
+    generation: u64,
+    /// When the epoch last moved on.
+    last_advance: Instant,
+}
+
+impl<A: Address, W: InPlaceWriter<A>> core::fmt::Debug for InPlace<A, W> {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        f.debug_struct("InPlace")
+            .field("scheme", &self.table().name())
+            .field("routes", &self.rib.len())
+            .field("generation", &self.generation)
+            .field("retired_waiting", &self.retired.len())
+            .field("readers", &self.shared.domain.readers())
+            .finish()
+    }
+}
+
+/// Schemes whose in-place table and writer come together as one value (`Dxr`,
+/// `Poptrie`, …): [`InPlace::new`] takes them apart.
+pub trait IntoInPlace<A: Address> {
+    /// The writer side.
+    type Writer: InPlaceWriter<A>;
+    /// The table and its writer.
+    fn into_parts(self) -> (Box<<Self::Writer as InPlaceWriter<A>>::Table>, Self::Writer);
+}
+
+impl<A: Address, W: InPlaceWriter<A>> InPlace<A, W> {
+    /// Takes over `fib` (built from `rib`) and the `Rib` it follows.
+    pub fn new<F: IntoInPlace<A, Writer = W>>(rib: Rib<A>, fib: F) -> Self {
+        let (table, writer) = fib.into_parts();
+        Self::from_parts(rib, table, writer)
+    }
+
+    /// [`new`](Self::new) from a table and its writer.
+    pub fn from_parts(rib: Rib<A>, table: Box<W::Table>, writer: W) -> Self {
+        InPlace {
+            rib,
+            writer,
+            shared: Arc::new(Shared {
+                domain: Domain::new(),
+                table: AtomicPtr::new(Box::into_raw(table)),
+                orphans: Mutex::new(Vec::new()),
+                gens: GenerationCounters {
+                    begun: AtomicU64::new(0),
+                    done: AtomicU64::new(0),
+                },
+            }),
+            retired: Reclaimer::default(),
+            retired_tables: Reclaimer::default(),
+            scratch: Vec::new(),
+            scratch_tables: Vec::new(),
+            generation: 0,
+            last_advance: Instant::now(),
+        }
+    }
+
+    /// A handle for one lookup thread (clone it for more).
+    pub fn reader(&self) -> InPlaceReader<A, W::Table> {
+        InPlaceReader::new(&self.shared)
+    }
+
+    /// The authoritative routes.
+    pub fn rib(&self) -> &Rib<A> {
+        &self.rib
+    }
+
+    /// The generation readers see once the current `apply` returns (0 = as built).
+    pub fn generation(&self) -> u64 {
+        self.generation
+    }
+
+    /// The live table (for figures; lookups go through readers).
+    pub fn table(&self) -> &W::Table {
+        // SAFETY: only this writer replaces the table, and it frees a replaced one only
+        // after its grace period; `&self` excludes a concurrent `apply`.
+        unsafe { &*self.shared.table.load(Ordering::Acquire) }
+    }
+
+    /// The writer side (for its figures).
+    pub fn writer(&self) -> &W {
+        &self.writer
+    }
+
+    /// Retired blocks and tables still waiting for their grace period.
+    pub fn waiting(&self) -> (usize, usize) {
+        (self.retired.len(), self.retired_tables.len())
+    }
+
+    /// Applies `changes` to the `Rib` and patches the table in place; see the type docs
+    /// for what readers see and what a failure leaves.
+    pub fn apply(&mut self, changes: &[Change<A>]) -> Result<ApplyInfo, BuildError> {
+        let t0 = Instant::now();
+        let mut undo = Vec::new();
+        let effective = apply_logged(&mut self.rib, changes, &mut undo);
+        let mut info = ApplyInfo {
+            generation: self.generation,
+            effective: effective.len(),
+            ..Default::default()
+        };
+        if effective.is_empty() {
+            // Nothing to patch; still a chance to reuse what readers have moved past.
+            self.reclaim();
+            return Ok(info);
+        }
+        self.begin();
+        let result = self.patch(&effective, &mut info);
+        self.end();
+        if let Err(e) = result {
+            undo_all(&mut self.rib, undo);
+            self.begin();
+            let restored = self.patch(&effective, &mut info);
+            self.end();
+            restored.map_err(|again| BuildError::InvalidConfig {
+                scheme: self.table().name().to_string(),
+                reason: format!(
+                    "a batch failed ({e}) and restoring the table failed too ({again}); \
+                     rebuild it from the Rib"
+                ),
+            })?;
+            self.reclaim();
+            return Err(e);
+        }
+        self.reclaim();
+        info.generation = self.generation;
+        info.seconds = t0.elapsed().as_secs_f64();
+        Ok(info)
+    }
+
+    /// Starts the next generation: readers may see its answers from now on.
+    fn begin(&mut self) {
+        self.shared
+            .gens
+            .begun
+            .store(self.generation + 1, Ordering::Release);
+    }
+
+    /// Completes the generation begun.
+    fn end(&mut self) {
+        self.generation += 1;
+        self.shared
+            .gens
+            .done
+            .store(self.generation, Ordering::Release);
+    }
+
+    /// One patch of the current table; a replacement is published with one pointer
+    /// store.
+    fn patch(&mut self, changes: &[Change<A>], info: &mut ApplyInfo) -> Result<(), BuildError> {
+        let table = self.shared.table.load(Ordering::Relaxed);
+        // SAFETY: `table` is the writer's current table (it was built with it or
+        // returned by its last replacement), this `&mut self` is the only writer, and
+        // retired blocks go back to it only after their grace period (`reclaim`).
+        let patched = unsafe {
+            self.writer
+                .patch(&*table, &self.rib, changes, &mut self.scratch)
+        }?;
+        match patched {
+            Patched::InPlace(stats) => {
+                info.units_rebuilt += stats.units_rebuilt;
+                info.full_rebuild |= stats.full_rebuild;
+            }
+            Patched::Replaced(new, stats) => {
+                info.units_rebuilt += stats.units_rebuilt;
+                info.full_rebuild = true;
+                let old = self.shared.table.swap(Box::into_raw(new), Ordering::AcqRel);
+                // SAFETY: `old` came from `Box::into_raw`; readers may still be in it, so
+                // it waits for its grace period before it is dropped.
+                self.scratch_tables.push(unsafe { Box::from_raw(old) });
+                // Blocks retired from the old table go with it.
+                self.scratch.clear();
+                self.retired.clear();
+            }
+        }
+        Ok(())
+    }
+
+    /// Queues what this apply retired, tagged with the current epoch; every
+    /// [`ADVANCE_INTERVAL`] moves the epoch on and reuses what no reader can hold.
+    fn reclaim(&mut self) {
+        let tag = self.shared.domain.epoch();
+        for b in self.scratch.drain(..) {
+            self.retired.retire(tag, b);
+        }
+        for t in self.scratch_tables.drain(..) {
+            self.retired_tables.retire(tag, t);
+        }
+        if !(self.retired.is_empty() && self.retired_tables.is_empty())
+            && self.last_advance.elapsed() >= ADVANCE_INTERVAL
+        {
+            self.reclaim_now();
+        }
+    }
+
+    /// Moves the epoch on and reuses every retired block and frees every replaced table
+    /// that no reader can still hold — now, not at the writer's own pace (which waits
+    /// [`ADVANCE_INTERVAL`] between moves so that readers' epoch loads stay cached). Call
+    /// it when updates pause, to give memory back.
+    pub fn reclaim_now(&mut self) {
+        let domain = Arc::clone(&self.shared.domain);
+        domain.advance();
+        self.last_advance = Instant::now();
+        let safe = domain.safe_before();
+        let table = self.shared.table.load(Ordering::Relaxed);
+        for b in self.retired.ready(safe) {
+            // SAFETY: the block was retired by a patch of the current table (blocks of
+            // replaced tables are dropped on replacement) and every reader has announced
+            // an epoch after its unlink.
+            unsafe { self.writer.reuse(&*table, b) };
+        }
+        self.retired_tables.ready(safe).for_each(drop);
+    }
+
+    /// Bytes held for the table: its memory (blocks waiting for their grace period
+    /// included) and replaced tables not yet freed.
+    pub fn memory_bytes(&self) -> usize {
+        self.table().memory_bytes()
+            + self
+                .retired_tables
+                .iter()
+                .map(|t| t.memory_bytes())
+                .sum::<usize>()
+    }
+}
+
+impl<A: Address, W: InPlaceWriter<A>> Drop for InPlace<A, W> {
+    fn drop(&mut self) {
+        // Readers may outlive the writer: a replaced table they may still be in is freed
+        // with the last of them.
+        let mut orphans = self
+            .shared
+            .orphans
+            .lock()
+            .unwrap_or_else(|e| e.into_inner());
+        orphans.extend(self.scratch_tables.drain(..));
+        orphans.extend(self.retired_tables.ready(u64::MAX));
+    }
+}
+
+impl<A: Address, W: InPlaceWriter<A>> Updater<A> for InPlace<A, W> {
+    fn apply(&mut self, changes: &[Change<A>]) -> Result<ApplyInfo, BuildError> {
+        InPlace::apply(self, changes)
+    }
+
+    fn rib(&self) -> &Rib<A> {
+        &self.rib
+    }
+
+    fn reader(&self) -> Box<dyn LookupHandle<A>> {
+        Box::new(InPlace::reader(self))
+    }
+
+    fn memory_bytes(&self) -> usize {
+        InPlace::memory_bytes(self)
+    }
+
+    fn model(&self) -> &'static str {
+        "in place, one instance"
+    }
+}
+
+/// A lookup thread's handle on an [`InPlace`] table: `Send`, not `Sync`; clone it for
+/// each thread. Lookups take `&mut self`, so a table reference cannot outlive the batch
+/// it was loaded for.
+pub struct InPlaceReader<A: Address, T> {
+    shared: Arc<Shared<T>>,
+    slot: ReaderSlot,
+    _family: PhantomData<fn(A)>,
+}
+
+impl<A: Address, T> InPlaceReader<A, T> {
+    fn new(shared: &Arc<Shared<T>>) -> Self {
+        InPlaceReader {
+            shared: Arc::clone(shared),
+            slot: ReaderSlot::new(&shared.domain),
+            _family: PhantomData,
+        }
+    }
+
+    /// Says this thread is idle: until its next lookup it holds nothing, so it does not
+    /// hold back the reuse of retired memory. (A reader that just stops looking up does.)
+    pub fn offline(&mut self) {
+        self.slot.offline();
+    }
+}
+
+impl<A: Address, T> Clone for InPlaceReader<A, T> {
+    fn clone(&self) -> Self {
+        Self::new(&self.shared)
+    }
+}
+
+impl<A: Address, T> core::fmt::Debug for InPlaceReader<A, T> {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        f.debug_struct("InPlaceReader")
+            .field("generation", &self.shared.gens.done.load(Ordering::Relaxed))
+            .finish()
+    }
+}
+
+impl<A: Address, T: Fib<A>> InPlaceReader<A, T> {
+    /// The current table, for one batch: the reference lives as long as this `&mut`
+    /// borrow, and the table it names stays valid that long.
+    #[inline]
+    pub fn load(&mut self) -> &T {
+        self.slot.quiescent();
+        // SAFETY: the table is freed only after a grace period that began after it was
+        // unpublished; this reader announced an epoch before loading it, and announces
+        // a later one only in its next `load` (which needs this borrow to have ended).
+        unsafe { &*self.shared.table.load(Ordering::Acquire) }
+    }
+
+    /// Looks up a batch (`out[i]` = the next hop of `addrs[i]`, 0 = none).
+    #[inline]
+    pub fn lookup_batch(&mut self, addrs: &[A], out: &mut [u32]) {
+        self.load().lookup_batch(addrs, out);
+    }
+
+    /// [`lookup_batch`](Self::lookup_batch), returning the generations its answers come
+    /// from: each key's answer is the table's at one generation of `first..=last`.
+    pub fn lookup_batch_traced(&mut self, addrs: &[A], out: &mut [u32]) -> Generations {
+        self.slot.quiescent();
+        let first = self.shared.gens.done.load(Ordering::Acquire);
+        // SAFETY: as in `load`.
+        let table = unsafe { &*self.shared.table.load(Ordering::Acquire) };
+        table.lookup_batch(addrs, out);
+        // Every load of the lookups before the read of `begun`: a patch store they saw
+        // was made after its generation began.
+        std::sync::atomic::fence(Ordering::Acquire);
+        let last = self.shared.gens.begun.load(Ordering::Relaxed).max(first);
+        Generations { first, last }
+    }
+}
+
+impl<A: Address, T: Fib<A> + 'static> LookupHandle<A> for InPlaceReader<A, T> {
+    fn lookup_batch(&mut self, addrs: &[A], out: &mut [u32]) {
+        InPlaceReader::lookup_batch(self, addrs, out)
+    }
+
+    fn lookup_batch_traced(&mut self, addrs: &[A], out: &mut [u32]) -> Generations {
+        InPlaceReader::lookup_batch_traced(self, addrs, out)
+    }
+
+    fn boxed_clone(&self) -> Box<dyn LookupHandle<A>> {
+        Box::new(self.clone())
+    }
+}

@@ -1,0 +1,169 @@
+//! Route updates while other threads look up.
+//!
+//! Three update models, one reader contract — readers never lock and never wait, and
+//! never see an answer no version of the table gave, nor freed memory:
+//!
+//! * **Batch rebuild** ([`Publisher`]): for schemes whose structure is rebuilt rather than
+//!   patched (DIR-24-8, Spider), as the Spider paper's §III-C describes. Changes go to the
+//!   [`Rib`]; after a *hold time* (or on demand) the scheme is rebuilt on the writer's
+//!   thread and replaces the old table with **one atomic pointer swap**
+//!   ([`arc_swap::ArcSwap`]). A [`Reader`] loads the current table once per batch, so a
+//!   batch sees the old table or the new one, never a mixture. The full-table build time
+//!   is the update latency of this model, which is why build speed is a headline figure.
+//! * **In place, one instance** ([`InPlace`]): for incremental schemes
+//!   ([`InPlaceWriter`]: DXR, Poptrie). One writer patches the live structure: each
+//!   touched part is rebuilt beside the live one and published with one atomic store;
+//!   what it replaced is reused only after a grace period ([`epoch`]); arrays never move
+//!   under a reader. Each key sees the table before or after each change (per key, not
+//!   per batch). Memory is one instance plus what waits for its grace period.
+//! * **Left-right twins** ([`TwinUpdater`]): two instances of an [`IncrementalFib`], one
+//!   visible while the other is patched, swapped with one pointer store. Each batch sees
+//!   one whole version; the cost is twice the memory, every change applied twice, and a
+//!   writer that waits (boundedly) for readers. It remains for schemes that cannot patch
+//!   one instance, and as the comparison in `lpmkit updates`.
+//!
+//! Generic code (the CLI, the tests) drives any of them through [`Updater`] and looks up
+//! through [`LookupHandle`], which reports the [`Generations`] a batch's answers come from.
+//!
+//! ```
+//! use lpmkit::sync::{Publisher, PublisherConfig};
+//! use lpmkit::schemes::dir24_8::{Dir24_8, Dir24_8Config};
+//! use lpmkit::{Change, Fib, Ipv4, NextHop, Rib};
+//! use std::time::Duration;
+//!
+//! let build = |rib: &Rib<Ipv4>| Dir24_8::build(rib, &Dir24_8Config::default());
+//! let config = PublisherConfig { hold_time: Duration::ZERO };
+//! let mut publisher = Publisher::new(Rib::new(), build, config)?;
+//! let reader = publisher.reader();               // clone and send to lookup threads
+//!
+//! let nh = NextHop::new(7).unwrap();
+//! publisher.apply(Change::Announce("10.0.0.0/8".parse()?, nh))?;
+//! publisher.publish()?;                           // rebuild + one pointer swap
+//! assert_eq!(reader.load().lookup(0x0a00_0001), Some(nh));
+//! # Ok::<(), Box<dyn std::error::Error>>(())
+//! ```
+//!
+//! [`InPlaceWriter`]: crate::fib::InPlaceWriter
+//! [`IncrementalFib`]: crate::fib::IncrementalFib
+
+pub mod epoch;
+mod inplace;
+mod publisher;
+mod twin;
+
+pub use inplace::{InPlace, InPlaceReader, IntoInPlace};
+pub use publisher::{
+    PublishInfo, Published, Publisher, PublisherConfig, Reader, WriterGone, WriterHandle,
+};
+pub use twin::{TwinConfig, TwinUpdater};
+
+use crate::fib::{BuildError, Change};
+use crate::nexthop::NextHop;
+use crate::prefix::{Address, Prefix};
+use crate::rib::Rib;
+
+/// The generations of the table a batch's answers come from: each key's answer is the
+/// table's at one generation of `first..=last` (`first == last` for the whole-table
+/// models, which hand a batch one version).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Generations {
+    /// The oldest generation an answer may come from.
+    pub first: u64,
+    /// The newest.
+    pub last: u64,
+}
+
+/// A lookup thread's handle, whatever the update model behind it.
+pub trait LookupHandle<A: Address>: Send {
+    /// Looks up `addrs` in the current table (`out[i]` = next-hop id, 0 = none).
+    fn lookup_batch(&mut self, addrs: &[A], out: &mut [u32]);
+
+    /// [`lookup_batch`](Self::lookup_batch), returning the generations the answers come
+    /// from (two more loads per batch, of lines the writer stores to at every update: for
+    /// tests, not for measurements).
+    fn lookup_batch_traced(&mut self, addrs: &[A], out: &mut [u32]) -> Generations;
+
+    /// A new handle on the same table, for another thread.
+    fn boxed_clone(&self) -> Box<dyn LookupHandle<A>>;
+}
+
+/// What one [`Updater::apply`] did.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct ApplyInfo {
+    /// The generation readers see now.
+    pub generation: u64,
+    /// Changes that changed the `Rib` (the others re-announce a route unchanged or
+    /// withdraw an absent one, and cost nothing).
+    pub effective: usize,
+    /// Structure units (chunks, subtrees) rebuilt.
+    pub units_rebuilt: usize,
+    /// True if the structure was rebuilt whole (a layout change).
+    pub full_rebuild: bool,
+    /// Microseconds the writer waited for readers (twins only; the other models never
+    /// wait).
+    pub wait_us: f64,
+    /// Seconds the apply took.
+    pub seconds: f64,
+}
+
+/// The writer side of any update model that follows changes one batch at a time, for
+/// generic code.
+pub trait Updater<A: Address>: Send {
+    /// Applies `changes` to the `Rib` and makes them visible to readers. An error leaves
+    /// nothing changed (the `Rib` restored, readers on the last table).
+    fn apply(&mut self, changes: &[Change<A>]) -> Result<ApplyInfo, BuildError>;
+
+    /// The authoritative routes.
+    fn rib(&self) -> &Rib<A>;
+
+    /// A handle for a lookup thread.
+    fn reader(&self) -> Box<dyn LookupHandle<A>>;
+
+    /// Bytes the model holds for the table (both twins; or the one instance's committed
+    /// memory and what waits for reclamation).
+    fn memory_bytes(&self) -> usize;
+
+    /// The model's name, for reports.
+    fn model(&self) -> &'static str;
+}
+
+/// Applies `changes` to `rib`; returns those that changed it, and logs how to undo them
+/// (the prefix and its previous route, in order).
+pub(crate) fn apply_logged<A: Address>(
+    rib: &mut Rib<A>,
+    changes: &[Change<A>],
+    undo: &mut Vec<(Prefix<A>, Option<NextHop>)>,
+) -> Vec<Change<A>> {
+    let mut effective = Vec::with_capacity(changes.len());
+    for &c in changes {
+        let (p, old, changed) = match c {
+            Change::Announce(p, nh) => {
+                let old = rib.insert(p, nh);
+                (p, old, old != Some(nh))
+            }
+            Change::Withdraw(p) => {
+                let old = rib.remove(&p);
+                (p, old, old.is_some())
+            }
+        };
+        if changed {
+            undo.push((p, old));
+            effective.push(c);
+        }
+    }
+    effective
+}
+
+/// Undoes what [`apply_logged`] did.
+pub(crate) fn undo_all<A: Address>(rib: &mut Rib<A>, undo: Vec<(Prefix<A>, Option<NextHop>)>) {
+    for (p, old) in undo.into_iter().rev() {
+        match old {
+            Some(nh) => {
+                rib.insert(p, nh);
+            }
+            None => {
+                rib.remove(&p);
+            }
+        }
+    }
+}

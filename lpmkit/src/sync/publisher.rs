@@ -1,0 +1,549 @@
+//! Batch rebuild, published RCU-style: [`Publisher`], its [`Reader`]s, and a writer
+//! thread of its own ([`Publisher::spawn`]).
+
+use std::marker::PhantomData;
+use std::panic::{catch_unwind, AssertUnwindSafe};
+use std::sync::mpsc;
+use std::sync::Arc;
+use std::thread;
+use std::time::{Duration, Instant};
+
+use arc_swap::{ArcSwap, Guard};
+
+use super::{Generations, LookupHandle};
+use crate::fib::{BuildError, Change, Fib};
+use crate::prefix::Address;
+use crate::rib::Rib;
+
+/// Publisher settings.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct PublisherConfig {
+    /// How long changes may wait before a rebuild: the first unpublished change starts the
+    /// clock, and the table is rebuilt once it has run this long. Bursts of changes within
+    /// the hold time cost one rebuild. `Duration::ZERO` rebuilds at the next
+    /// [`Publisher::poll`]/[`Publisher::apply`].
+    pub hold_time: Duration,
+}
+
+impl Default for PublisherConfig {
+    fn default() -> Self {
+        PublisherConfig {
+            hold_time: Duration::from_millis(100),
+        }
+    }
+}
+
+/// The table readers see, with its generation number.
+#[derive(Debug)]
+pub struct Published<F> {
+    /// 0 for the initial build, then +1 per publication.
+    pub generation: u64,
+    /// The lookup structure.
+    pub fib: F,
+}
+
+impl<F> core::ops::Deref for Published<F> {
+    type Target = F;
+    fn deref(&self) -> &F {
+        &self.fib
+    }
+}
+
+/// What a publication did.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct PublishInfo {
+    /// The generation now visible to readers.
+    pub generation: u64,
+    /// Changes folded into this generation.
+    pub changes: usize,
+    /// Time spent rebuilding, in milliseconds.
+    pub build_ms: f64,
+}
+
+/// A lock-free handle for lookup threads of a [`Publisher`] or a
+/// [`TwinUpdater`](super::TwinUpdater): clone it freely, one per thread.
+pub struct Reader<A: Address, F> {
+    shared: Arc<ArcSwap<Published<F>>>,
+    _family: PhantomData<fn(A)>,
+}
+
+impl<A: Address, F> Reader<A, F> {
+    pub(super) fn of(shared: &Arc<ArcSwap<Published<F>>>) -> Self {
+        Reader {
+            shared: Arc::clone(shared),
+            _family: PhantomData,
+        }
+    }
+}
+
+impl<A: Address, F> Clone for Reader<A, F> {
+    fn clone(&self) -> Self {
+        Reader::of(&self.shared)
+    }
+}
+
+impl<A: Address, F> core::fmt::Debug for Reader<A, F> {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        f.debug_struct("Reader")
+            .field("generation", &self.shared.load().generation)
+            .finish()
+    }
+}
+
+impl<A: Address, F: Fib<A>> Reader<A, F> {
+    /// The current table. Hold the guard for the duration of a batch, not longer: an old
+    /// table is freed only when its last guard is dropped.
+    #[inline]
+    pub fn load(&self) -> Guard<Arc<Published<F>>> {
+        self.shared.load()
+    }
+
+    /// Looks up a batch in the current table (one load for the whole batch); returns the
+    /// table's generation.
+    #[inline]
+    pub fn lookup_batch(&self, addrs: &[A], out: &mut [u32]) -> u64 {
+        let g = self.shared.load();
+        g.fib.lookup_batch(addrs, out);
+        g.generation
+    }
+}
+
+impl<A: Address, F: Fib<A> + 'static> LookupHandle<A> for Reader<A, F> {
+    fn lookup_batch(&mut self, addrs: &[A], out: &mut [u32]) {
+        Reader::lookup_batch(self, addrs, out);
+    }
+
+    fn lookup_batch_traced(&mut self, addrs: &[A], out: &mut [u32]) -> Generations {
+        let g = Reader::lookup_batch(self, addrs, out);
+        Generations { first: g, last: g }
+    }
+
+    fn boxed_clone(&self) -> Box<dyn LookupHandle<A>> {
+        Box::new(self.clone())
+    }
+}
+
+/// The writer side: owns the `Rib`, rebuilds the scheme and publishes it.
+///
+/// A `Publisher` lives on one writer thread (it is `Send`); use [`Publisher::spawn`] to
+/// give it a thread of its own fed through a channel.
+///
+/// A failed build (a capacity limit) keeps the last table published and the changes
+/// pending in the `Rib`: they are retried at the next publication. (Unlike the in-place
+/// updaters, a publisher folds many changes into one build and cannot tell which of them
+/// the layout refused.)
+pub struct Publisher<A: Address, F, B> {
+    rib: Rib<A>,
+    build: B,
+    config: PublisherConfig,
+    shared: Arc<ArcSwap<Published<F>>>,
+    generation: u64,
+    pending: usize,
+    pending_since: Option<Instant>,
+}
+
+impl<A: Address, F, B> core::fmt::Debug for Publisher<A, F, B> {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        f.debug_struct("Publisher")
+            .field("routes", &self.rib.len())
+            .field("generation", &self.generation)
+            .field("pending", &self.pending)
+            .field("config", &self.config)
+            .finish()
+    }
+}
+
+impl<A, F, B> Publisher<A, F, B>
+where
+    A: Address,
+    F: Fib<A>,
+    B: FnMut(&Rib<A>) -> Result<F, BuildError>,
+{
+    /// Builds the initial table from `rib` and publishes it as generation 0.
+    pub fn new(rib: Rib<A>, mut build: B, config: PublisherConfig) -> Result<Self, BuildError> {
+        let fib = build(&rib)?;
+        Ok(Publisher {
+            rib,
+            build,
+            config,
+            shared: Arc::new(ArcSwap::from_pointee(Published { generation: 0, fib })),
+            generation: 0,
+            pending: 0,
+            pending_since: None,
+        })
+    }
+
+    /// A handle for lookup threads.
+    pub fn reader(&self) -> Reader<A, F> {
+        Reader::of(&self.shared)
+    }
+
+    /// The authoritative routes (including unpublished changes).
+    pub fn rib(&self) -> &Rib<A> {
+        &self.rib
+    }
+
+    /// Changes applied to the `Rib` but not yet visible to readers.
+    pub fn pending(&self) -> usize {
+        self.pending
+    }
+
+    /// Applies one change to the `Rib`, then publishes if the hold time has run out.
+    pub fn apply(&mut self, change: Change<A>) -> Result<Option<PublishInfo>, BuildError> {
+        self.record(change);
+        self.poll()
+    }
+
+    /// Applies `change` to the `Rib`; starts the hold time if it changed something.
+    fn record(&mut self, change: Change<A>) {
+        if change.apply_to(&mut self.rib) {
+            self.pending += 1;
+            self.pending_since.get_or_insert_with(Instant::now);
+        }
+    }
+
+    /// Publishes if changes are pending and the hold time has run out.
+    pub fn poll(&mut self) -> Result<Option<PublishInfo>, BuildError> {
+        match self.pending_since {
+            Some(t) if t.elapsed() >= self.config.hold_time => self.publish().map(Some),
+            _ => Ok(None),
+        }
+    }
+
+    /// When the pending changes are due, or `None` if nothing is pending.
+    pub fn deadline(&self) -> Option<Instant> {
+        self.pending_since.map(|t| t + self.config.hold_time)
+    }
+
+    /// Rebuilds now and publishes the new table with one pointer swap (even if nothing
+    /// changed). On a build error the old table stays published and the changes stay
+    /// pending.
+    pub fn publish(&mut self) -> Result<PublishInfo, BuildError> {
+        let t0 = Instant::now();
+        let fib = (self.build)(&self.rib)?;
+        let build_ms = t0.elapsed().as_secs_f64() * 1e3;
+        self.generation += 1;
+        self.shared.store(Arc::new(Published {
+            generation: self.generation,
+            fib,
+        }));
+        let info = PublishInfo {
+            generation: self.generation,
+            changes: self.pending,
+            build_ms,
+        };
+        self.pending = 0;
+        self.pending_since = None;
+        Ok(info)
+    }
+
+    /// [`publish`](Self::publish), with a panicking build turned into an error.
+    fn publish_caught(&mut self) -> Result<PublishInfo, BuildError> {
+        match catch_unwind(AssertUnwindSafe(|| self.publish())) {
+            Ok(r) => r,
+            Err(payload) => Err(BuildError::Panicked {
+                message: panic_message(&*payload),
+            }),
+        }
+    }
+}
+
+/// The text of a panic's payload.
+fn panic_message(payload: &(dyn std::any::Any + Send)) -> String {
+    payload
+        .downcast_ref::<&str>()
+        .map(|s| s.to_string())
+        .or_else(|| payload.downcast_ref::<String>().cloned())
+        .unwrap_or_else(|| "(no message)".to_string())
+}
+
+/// Messages to a spawned writer thread.
+enum Command<A: Address> {
+    Change(Change<A>),
+    Flush(mpsc::Sender<Result<PublishInfo, BuildError>>),
+}
+
+/// The writer thread is gone (it panicked outside a build, or was stopped); what was sent
+/// to it is lost.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct WriterGone;
+
+impl core::fmt::Display for WriterGone {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        f.write_str("the writer thread is gone")
+    }
+}
+
+impl std::error::Error for WriterGone {}
+
+/// A writer running on its own thread; see [`Publisher::spawn`].
+pub struct WriterHandle<A: Address, F> {
+    tx: Option<mpsc::Sender<Command<A>>>,
+    reader: Reader<A, F>,
+    thread: Option<thread::JoinHandle<Vec<PublishInfo>>>,
+}
+
+impl<A: Address, F> core::fmt::Debug for WriterHandle<A, F> {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        f.debug_struct("WriterHandle")
+            .field("running", &self.tx.is_some())
+            .finish()
+    }
+}
+
+impl<A, F, B> Publisher<A, F, B>
+where
+    A: Address,
+    F: Fib<A> + 'static,
+    B: FnMut(&Rib<A>) -> Result<F, BuildError> + Send + 'static,
+{
+    /// Moves the publisher to a writer thread of its own. Changes sent through the handle
+    /// are applied in order and published after the hold time.
+    ///
+    /// A failed build (an error, or a panic, which the thread catches) keeps the old
+    /// table; it is retried when the next change arrives or at the next
+    /// [`flush`](WriterHandle::flush), never in a loop on its own.
+    pub fn spawn(mut self) -> WriterHandle<A, F> {
+        let (tx, rx) = mpsc::channel::<Command<A>>();
+        let reader = self.reader();
+        let thread = thread::spawn(move || {
+            let mut log = Vec::new();
+            // After a failed build, wait for news before building again.
+            let mut failed = false;
+            loop {
+                let deadline = if failed { None } else { self.deadline() };
+                let msg = match deadline {
+                    None => rx.recv().map_err(|_| mpsc::RecvTimeoutError::Disconnected),
+                    Some(d) => rx.recv_timeout(d.saturating_duration_since(Instant::now())),
+                };
+                match msg {
+                    Ok(Command::Change(c)) => {
+                        self.record(c);
+                        failed = false;
+                    }
+                    Ok(Command::Flush(reply)) => {
+                        let r = self.publish_caught();
+                        failed = r.is_err();
+                        if let Ok(info) = &r {
+                            log.push(*info);
+                        }
+                        let _ = reply.send(r);
+                        continue;
+                    }
+                    Err(mpsc::RecvTimeoutError::Timeout) => {}
+                    Err(mpsc::RecvTimeoutError::Disconnected) => {
+                        if self.pending > 0 {
+                            if let Ok(info) = self.publish_caught() {
+                                log.push(info);
+                            }
+                        }
+                        return log;
+                    }
+                }
+                if matches!(self.pending_since, Some(t) if t.elapsed() >= self.config.hold_time) {
+                    match self.publish_caught() {
+                        Ok(info) => log.push(info),
+                        Err(_) => failed = true,
+                    }
+                }
+            }
+        });
+        WriterHandle {
+            tx: Some(tx),
+            reader,
+            thread: Some(thread),
+        }
+    }
+}
+
+impl<A: Address, F: Fib<A>> WriterHandle<A, F> {
+    /// Queues a change; it becomes visible after the hold time (or at [`flush`](Self::flush)).
+    pub fn send(&self, change: Change<A>) -> Result<(), WriterGone> {
+        self.tx
+            .as_ref()
+            .ok_or(WriterGone)?
+            .send(Command::Change(change))
+            .map_err(|_| WriterGone)
+    }
+
+    /// Publishes everything sent so far and waits until readers can see it. The outer
+    /// error says the writer thread is gone; the inner one that the build failed (the old
+    /// table stays published).
+    pub fn flush(&self) -> Result<Result<PublishInfo, BuildError>, WriterGone> {
+        let (rtx, rrx) = mpsc::channel();
+        self.tx
+            .as_ref()
+            .ok_or(WriterGone)?
+            .send(Command::Flush(rtx))
+            .map_err(|_| WriterGone)?;
+        rrx.recv().map_err(|_| WriterGone)
+    }
+
+    /// A handle for lookup threads.
+    pub fn reader(&self) -> Reader<A, F> {
+        self.reader.clone()
+    }
+
+    /// Stops the writer (publishing pending changes first) and returns its publication
+    /// log; [`WriterGone`] if the thread panicked.
+    pub fn finish(mut self) -> Result<Vec<PublishInfo>, WriterGone> {
+        self.tx = None;
+        match self.thread.take() {
+            Some(t) => t.join().map_err(|_| WriterGone),
+            None => Ok(Vec::new()),
+        }
+    }
+}
+
+impl<A: Address, F> Drop for WriterHandle<A, F> {
+    fn drop(&mut self) {
+        self.tx = None;
+        if let Some(t) = self.thread.take() {
+            let _ = t.join();
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::nexthop::NextHop;
+    use crate::prefix::{Ipv4, Prefix};
+    use std::sync::atomic::{AtomicUsize, Ordering};
+
+    fn nh(v: u32) -> NextHop {
+        NextHop::new(v).unwrap()
+    }
+
+    #[test]
+    fn hold_time_batches_changes() {
+        let config = PublisherConfig {
+            hold_time: Duration::from_secs(3600),
+        };
+        let mut p =
+            Publisher::new(Rib::<Ipv4>::new(), |r: &Rib<Ipv4>| Ok(r.clone()), config).unwrap();
+        let reader = p.reader();
+        for i in 0..10u32 {
+            let pre = Prefix::new(i << 24, 8).unwrap();
+            assert_eq!(p.apply(Change::Announce(pre, nh(i + 1))).unwrap(), None);
+        }
+        assert_eq!(p.pending(), 10);
+        assert_eq!(reader.load().lookup(5 << 24), None, "not yet published");
+        let info = p.publish().unwrap();
+        assert_eq!((info.generation, info.changes), (1, 10));
+        assert_eq!(reader.load().lookup(5 << 24), Some(nh(6)));
+        // A change that changes nothing is not pending.
+        p.apply(Change::Announce(Prefix::new(0, 8).unwrap(), nh(1)))
+            .unwrap();
+        assert_eq!(p.pending(), 0);
+    }
+
+    #[test]
+    fn build_error_keeps_old_table() {
+        let mut fail = false;
+        let build = move |r: &Rib<Ipv4>| {
+            let f = fail;
+            fail = true;
+            if f {
+                Err(BuildError::InvalidConfig {
+                    scheme: "test".into(),
+                    reason: "fails".into(),
+                })
+            } else {
+                Ok(r.clone())
+            }
+        };
+        let mut p = Publisher::new(Rib::<Ipv4>::new(), build, PublisherConfig::default()).unwrap();
+        p.apply(Change::Announce(Prefix::DEFAULT, nh(1))).unwrap();
+        assert!(p.publish().is_err());
+        assert_eq!(p.pending(), 1);
+        assert_eq!(p.reader().load().generation, 0);
+    }
+
+    #[test]
+    fn spawned_writer() {
+        let config = PublisherConfig {
+            hold_time: Duration::from_millis(1),
+        };
+        let p = Publisher::new(Rib::<Ipv4>::new(), |r: &Rib<Ipv4>| Ok(r.clone()), config).unwrap();
+        let w = p.spawn();
+        let reader = w.reader();
+        w.send(Change::Announce(Prefix::DEFAULT, nh(3))).unwrap();
+        let info = w.flush().unwrap().unwrap();
+        assert!(info.generation >= 1);
+        assert_eq!(reader.load().lookup(12345), Some(nh(3)));
+        w.send(Change::Withdraw(Prefix::DEFAULT)).unwrap();
+        let log = w.finish().unwrap();
+        assert!(!log.is_empty());
+        assert_eq!(reader.load().lookup(12345), None);
+    }
+
+    /// A writer whose builds keep failing does not retry on its own (it used to spin a
+    /// core rebuilding in a loop); it retries at the next change or flush.
+    #[test]
+    fn failing_builds_are_not_retried_in_a_loop() {
+        let builds = Arc::new(AtomicUsize::new(0));
+        let counter = Arc::clone(&builds);
+        let build = move |r: &Rib<Ipv4>| {
+            if counter.fetch_add(1, Ordering::Relaxed) == 0 {
+                Ok(r.clone())
+            } else {
+                Err(BuildError::InvalidConfig {
+                    scheme: "test".into(),
+                    reason: "always fails".into(),
+                })
+            }
+        };
+        let config = PublisherConfig {
+            hold_time: Duration::ZERO,
+        };
+        let w = Publisher::new(Rib::<Ipv4>::new(), build, config)
+            .unwrap()
+            .spawn();
+        w.send(Change::Announce(Prefix::DEFAULT, nh(1))).unwrap();
+        thread::sleep(Duration::from_millis(100));
+        let after_failure = builds.load(Ordering::Relaxed);
+        assert!(
+            after_failure <= 3,
+            "{after_failure} builds: retried in a loop"
+        );
+        thread::sleep(Duration::from_millis(100));
+        assert_eq!(
+            builds.load(Ordering::Relaxed),
+            after_failure,
+            "still retrying"
+        );
+        assert!(w.flush().unwrap().is_err(), "a flush retries and reports");
+        assert_eq!(w.reader().load().generation, 0, "the old table stays");
+    }
+
+    /// A panicking build is an error for `flush`, the writer keeps running, and `send`
+    /// never drops a change silently.
+    #[test]
+    fn panicking_build_is_an_error() {
+        let mut first = true;
+        let build = move |r: &Rib<Ipv4>| {
+            if !first && r.get(&Prefix::DEFAULT).is_some() {
+                panic!("boom");
+            }
+            first = false;
+            Ok(r.clone())
+        };
+        let config = PublisherConfig {
+            hold_time: Duration::from_secs(3600),
+        };
+        let w = Publisher::new(Rib::<Ipv4>::new(), build, config)
+            .unwrap()
+            .spawn();
+        w.send(Change::Announce(Prefix::DEFAULT, nh(1))).unwrap();
+        match w.flush().unwrap() {
+            Err(BuildError::Panicked { message }) => assert!(message.contains("boom")),
+            other => panic!("expected a panic error, got {other:?}"),
+        }
+        // The writer still runs and publishes once the route is gone.
+        w.send(Change::Withdraw(Prefix::DEFAULT)).unwrap();
+        let info = w.flush().unwrap().unwrap();
+        assert_eq!(info.generation, 1);
+        assert!(w.finish().is_ok());
+    }
+}
