@@ -19,7 +19,7 @@
 use core::arch::x86_64::*;
 
 use super::scalar::{Pipeline, Stages};
-use super::{DxrTable, BATCH, POSITION_SHIFT, SIZE_MASK};
+use super::{DxrTable, BATCH};
 use crate::simd::{prefetch, Avx2};
 
 /// Proof that the CPU runs these kernels: AVX2 and POPCNT.
@@ -95,13 +95,14 @@ impl Stages for Window {
         unsafe {
             let shift = _mm_cvtsi32_si128((32 - t.k) as i32);
             let pos_scale = _mm_cvtsi32_si128((t.pos_shift + 2) as i32);
-            let size_mask = _mm256_set1_epi32(SIZE_MASK as i32);
+            let size_mask = _mm256_set1_epi32(t.fmt.size_mask() as i32);
+            let pos_field = _mm_cvtsi32_si128(t.fmt.pos_field() as i32);
             let mut offs = [0u32; 8];
             let mut g = 0;
             while g < whole {
                 let k = _mm256_loadu_si256(keys.as_ptr().add(g) as *const __m256i);
                 let e = _mm256_i32gather_epi32::<4>(lt, _mm256_srl_epi32(k, shift));
-                let nh = _mm256_srli_epi32::<POSITION_SHIFT_I>(e);
+                let nh = _mm256_srl_epi32(e, pos_field);
                 _mm256_storeu_si256(out.as_mut_ptr().add(g) as *mut __m256i, nh);
                 let direct =
                     _mm256_cmpeq_epi32(_mm256_and_si256(e, size_mask), _mm256_setzero_si256());
@@ -115,7 +116,7 @@ impl Stages for Window {
                 _mm256_storeu_si256(p.slots.as_mut_ptr().add(n) as *mut __m256i, ps);
                 // Prefetch the chunk start of the packed lanes (the lanes past the new
                 // ones hold copies of other lanes: harmless prefetches).
-                let off = _mm256_sll_epi32(_mm256_srli_epi32::<POSITION_SHIFT_I>(pe), pos_scale);
+                let off = _mm256_sll_epi32(_mm256_srl_epi32(pe, pos_field), pos_scale);
                 _mm256_storeu_si256(offs.as_mut_ptr() as *mut __m256i, off);
                 let new = m.count_ones() as usize;
                 for &o in &offs[..4] {
@@ -132,8 +133,8 @@ impl Stages for Window {
         }
         for (i, (&a, o)) in keys.iter().zip(out.iter_mut()).enumerate().skip(whole) {
             let e = t.entry_of(a);
-            *o = e >> POSITION_SHIFT;
-            if e & SIZE_MASK != 0 {
+            *o = e >> t.fmt.pos_field();
+            if e & t.fmt.size_mask() != 0 {
                 p.keys[n] = a;
                 p.entries[n] = e;
                 p.slots[n] = i as u32;
@@ -187,6 +188,3 @@ impl Stages for Window {
         }
     }
 }
-
-/// [`POSITION_SHIFT`] as the `i32` immediate the shift intrinsics take.
-const POSITION_SHIFT_I: i32 = POSITION_SHIFT as i32;

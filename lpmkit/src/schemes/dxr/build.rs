@@ -10,8 +10,8 @@ use super::layout::{
 };
 use super::writer::Control;
 use super::{
-    DxrConfig, DxrTable, Fill, NextHopMode, LONG_NEXT_HOP_MAX, MAX_POSITION_SHIFT, PAD_WORDS,
-    POSITION_SHIFT,
+    DxrConfig, DxrTable, EntryFormat, Fill, NextHopMode, LONG_NEXT_HOP_MAX, MAX_POSITION_SHIFT,
+    MAX_SIZE_BITS, PAD_WORDS,
 };
 use crate::fib::BuildError;
 use crate::prefix::Ipv4;
@@ -68,49 +68,72 @@ pub(super) fn build_with(
     let mut lt = Arena::<u32>::zeroed(nchunks)
         .ok_or_else(|| no_space("bytes of memory for the lookup table", nchunks))?;
     let mut full: Vec<FullChunk> = Vec::new();
+    // Runs of direct chunks `(first, last, next hop)`, written once the format is chosen.
+    let mut direct: Vec<(u32, u32, u32)> = Vec::new();
     let mut counts = Counts::default();
+    let _ = for_each_chunk::<()>(&ranges, k, 0, (nchunks - 1) as u32, |ca, cb, i, j| {
+        if j == i + 1 {
+            let nh = ranges[i].1;
+            direct.push((ca, cb, nh));
+            let n = (cb - ca + 1) as u64;
+            counts.direct_chunks += n;
+            if nh == 0 {
+                counts.empty_chunks += n;
+            }
+        } else {
+            full.push(FullChunk {
+                chunk: ca,
+                first: i as u32,
+                ranges: (j - i) as u32,
+                short: is_short(&ranges[i..j]),
+            });
+        }
+        Ok(())
+    });
+
+    // Widening (see the module docs): the paper's entry split with the smallest size
+    // shift `t` for the largest chunk and the smallest position shift `s` for the total;
+    // failing that, an entry whose size field is just wide enough for the largest chunk
+    // and whose position field gets the rest.
+    let max_ranges = full.iter().map(|c| c.ranges as usize).max().unwrap_or(0);
+    let s_limit = if config.widen { MAX_POSITION_SHIFT } else { 0 };
+    let words = |c: &FullChunk, t: u32| chunk_words(round_up(c.ranges as usize, t), c.short);
+    let total_for = |t: u32, s: u32| full.iter().map(|c| round_up(words(c, t), s)).sum::<usize>();
+    let fits = |fmt: EntryFormat, t: u32| {
+        (min_shift.min(s_limit)..=s_limit).find(|&s| total_for(t, s) <= position_limit(fmt, s))
+    };
+    let paper = EntryFormat::PAPER;
+    let t = size_shift_for(max_ranges, config)?;
+    let (fmt, t, s) = match fits(paper, t) {
+        Some(s) => (paper, t, s),
+        None => {
+            let narrow = EntryFormat {
+                size_bits: (usize::BITS - max_ranges.leading_zeros()).max(1),
+            };
+            match fits(narrow, 0) {
+                Some(s) if config.widen && narrow.size_bits <= MAX_SIZE_BITS => (narrow, 0, s),
+                _ => {
+                    return Err(BuildError::CapacityExceeded {
+                        scheme: config.name(),
+                        what: "range table words",
+                        max: position_limit(paper, s_limit) as u64,
+                        requested: total_for(t, s_limit) as u64,
+                    })
+                }
+            }
+        }
+    };
     {
         let lt = lt.slice_mut(0..nchunks);
-        let _ = for_each_chunk::<()>(&ranges, k, 0, (nchunks - 1) as u32, |ca, cb, i, j| {
-            if j == i + 1 {
-                let nh = ranges[i].1;
-                lt[ca as usize..=cb as usize].fill(nh << POSITION_SHIFT);
-                let n = (cb - ca + 1) as u64;
-                counts.direct_chunks += n;
-                if nh == 0 {
-                    counts.empty_chunks += n;
-                }
-            } else {
-                full.push(FullChunk {
-                    chunk: ca,
-                    first: i as u32,
-                    ranges: (j - i) as u32,
-                    short: is_short(&ranges[i..j]),
-                });
-            }
-            Ok(())
-        });
+        for &(ca, cb, nh) in &direct {
+            lt[ca as usize..=cb as usize].fill(nh << fmt.pos_field());
+        }
     }
-
-    // Widening: size shift t from the largest chunk, position shift s from the total.
-    let max_ranges = full.iter().map(|c| c.ranges as usize).max().unwrap_or(0);
-    let t = size_shift_for(max_ranges, config)?;
-    let words = |c: &FullChunk| chunk_words(round_up(c.ranges as usize, t), c.short);
-    let s_limit = if config.widen { MAX_POSITION_SHIFT } else { 0 };
-    let total_for = |s: u32| full.iter().map(|c| round_up(words(c), s)).sum::<usize>();
-    let s = (min_shift.min(s_limit)..=s_limit)
-        .find(|&s| total_for(s) <= position_limit(s))
-        .ok_or_else(|| BuildError::CapacityExceeded {
-            scheme: config.name(),
-            what: "range table words",
-            max: position_limit(s_limit) as u64,
-            requested: total_for(s_limit) as u64,
-        })?;
 
     // Encode the full chunks one after the other, into a range table that can grow to
     // every position the layout can name.
-    let capacity = position_limit(s) + PAD_WORDS;
-    let mut rt_words: Vec<u32> = Vec::with_capacity(total_for(s) + PAD_WORDS);
+    let capacity = position_limit(fmt, s) + PAD_WORDS;
+    let mut rt_words: Vec<u32> = Vec::with_capacity(total_for(t, s) + PAD_WORDS);
     {
         let lt = lt.slice_mut(0..nchunks);
         for c in &full {
@@ -119,7 +142,7 @@ pub(super) fn build_with(
             let pos = rt_words.len();
             encode_chunk(rs, c.chunk << (32 - k), c.short, padded, &mut rt_words);
             rt_words.resize(round_up(rt_words.len(), s), 0);
-            lt[c.chunk as usize] = full_entry(pos, s, c.short, padded >> t);
+            lt[c.chunk as usize] = full_entry(fmt, pos, s, c.short, padded >> t);
             if c.short {
                 counts.short_chunks += 1;
                 counts.short_ranges += rs.len() as u64;
@@ -166,6 +189,7 @@ pub(super) fn build_with(
         nh_map,
         pos_shift: s,
         size_shift: t,
+        fmt,
         fill: Fill {
             rt_top: AtomicUsize::new(end),
             nh_len: AtomicUsize::new(descriptors.len()),

@@ -2,10 +2,7 @@
 //! formats, lookup-table entries, the widening rules, and reading a chunk back; and the
 //! chunk and range counts of Table 1.
 
-use super::{
-    DxrConfig, DxrTable, FORMAT_LONG, MAX_SIZE_SHIFT, POSITION_BITS, POSITION_SHIFT,
-    SHORT_NEXT_HOP_MAX, SIZE_MASK,
-};
+use super::{DxrConfig, DxrTable, EntryFormat, MAX_SIZE_SHIFT, SHORT_NEXT_HOP_MAX};
 use crate::fib::BuildError;
 
 /// Splits ranges `(first, next hop)` into the chunks `c0..=c1` of a `2^k`-chunk space.
@@ -116,33 +113,41 @@ pub(super) fn encode_chunk(
     }
 }
 
-/// The lookup-table entry of a chunk at word `pos` (a multiple of `2^pos_shift`).
+/// The lookup-table entry (of format `fmt`) of a chunk at word `pos` (a multiple of
+/// `2^pos_shift`).
 #[inline]
-pub(super) fn full_entry(pos: usize, pos_shift: u32, short: bool, size_field: usize) -> u32 {
-    debug_assert!(pos >> pos_shift < 1 << POSITION_BITS);
-    debug_assert!(size_field >= 1 && size_field <= SIZE_MASK as usize);
-    (((pos >> pos_shift) as u32) << POSITION_SHIFT)
-        | if short { 0 } else { FORMAT_LONG }
+pub(super) fn full_entry(
+    fmt: EntryFormat,
+    pos: usize,
+    pos_shift: u32,
+    short: bool,
+    size_field: usize,
+) -> u32 {
+    debug_assert!(pos >> pos_shift < 1 << fmt.position_bits());
+    debug_assert!(size_field >= 1 && size_field <= fmt.size_mask() as usize);
+    (((pos >> pos_shift) as u32) << fmt.pos_field())
+        | if short { 0 } else { fmt.long_bit() }
         | size_field as u32
 }
 
 /// The smallest size shift `t` with `max_ranges ≤ 4095 · 2^t`, or the error.
 pub(super) fn size_shift_for(max_ranges: usize, config: &DxrConfig) -> Result<u32, BuildError> {
     let limit = if config.widen { MAX_SIZE_SHIFT } else { 0 };
+    let size_mask = EntryFormat::PAPER.size_mask() as usize;
     (0..=limit)
-        .find(|&t| max_ranges <= (SIZE_MASK as usize) << t)
+        .find(|&t| max_ranges <= size_mask << t)
         .ok_or(BuildError::CapacityExceeded {
             scheme: config.name(),
             what: "ranges in one chunk",
-            max: (SIZE_MASK as u64) << limit,
+            max: (size_mask as u64) << limit,
             requested: max_ranges as u64,
         })
 }
 
-/// Words the range table may hold with position shift `s`.
+/// Words the range table may hold with entry format `fmt` and position shift `s`.
 #[inline]
-pub(super) fn position_limit(s: u32) -> usize {
-    (1usize << POSITION_BITS) << s
+pub(super) fn position_limit(fmt: EntryFormat, s: u32) -> usize {
+    (1usize << fmt.position_bits()) << s
 }
 
 /// Chunk and range counts (Table 1), kept up to date by updates.
@@ -159,13 +164,16 @@ pub(super) struct Counts {
 impl DxrTable {
     /// Words of the block of a full chunk's entry `e` (position alignment included).
     pub(super) fn block_words(&self, e: u32) -> usize {
-        let padded = ((e & SIZE_MASK) << self.size_shift) as usize;
-        round_up(chunk_words(padded, e & FORMAT_LONG == 0), self.pos_shift)
+        let padded = ((e & self.fmt.size_mask()) << self.size_shift) as usize;
+        round_up(
+            chunk_words(padded, e & self.fmt.long_bit() == 0),
+            self.pos_shift,
+        )
     }
 
     /// Word position of a full chunk's entry `e`.
     pub(super) fn block_pos(&self, e: u32) -> usize {
-        ((e >> POSITION_SHIFT) as usize) << self.pos_shift
+        ((e >> self.fmt.pos_field()) as usize) << self.pos_shift
     }
 
     /// Entry `i` of the full chunk `e` (16 or 32 bits).
@@ -174,7 +182,7 @@ impl DxrTable {
         // SAFETY: the chunk of a published entry lies below the writer's top (committed),
         // and is never written while it is reachable.
         let word = |w: usize| u32::from_le(unsafe { self.rt.get(w) });
-        if e & FORMAT_LONG != 0 {
+        if e & self.fmt.long_bit() != 0 {
             word(pos + i)
         } else {
             let w = word(pos + i / 2);
@@ -188,7 +196,7 @@ impl DxrTable {
 
     /// Ranges of the full chunk `e` (its entries without the padding copies of the last).
     pub(super) fn chunk_ranges(&self, e: u32) -> usize {
-        let padded = ((e & SIZE_MASK) << self.size_shift) as usize;
+        let padded = ((e & self.fmt.size_mask()) << self.size_shift) as usize;
         let last = self.chunk_entry(e, padded - 1);
         let mut n = padded;
         while n > 1 && self.chunk_entry(e, n - 2) == last {
@@ -202,12 +210,12 @@ impl Counts {
     /// Adds (`sign` = 1) or removes (`sign` = -1) the chunk of entry `e`.
     pub(super) fn account(&mut self, t: &DxrTable, e: u32, sign: i64) {
         let add = |v: &mut u64, n: u64| *v = (*v as i64 + sign * n as i64) as u64;
-        if e & SIZE_MASK == 0 {
+        if e & t.fmt.size_mask() == 0 {
             add(&mut self.direct_chunks, 1);
-            if e >> POSITION_SHIFT == 0 {
+            if e >> t.fmt.pos_field() == 0 {
                 add(&mut self.empty_chunks, 1);
             }
-        } else if e & FORMAT_LONG != 0 {
+        } else if e & t.fmt.long_bit() != 0 {
             add(&mut self.long_chunks, 1);
             add(&mut self.long_ranges, t.chunk_ranges(e) as u64);
         } else {

@@ -59,6 +59,11 @@
 //! * **chunk sizes**: chunks are padded (with copies of their last entry, which leave the
 //!   search result unchanged) to multiples of `2^t` entries and the size field counts units
 //!   of `2^t` entries (`t` ≤ [`MAX_SIZE_SHIFT`]);
+//! * **entry split**: when no position shift lets the paper's 19-bit position field name
+//!   every chunk (many small chunks, each rounded up to the shift's unit — a large `k` on a
+//!   large table), the size field shrinks to what the largest chunk needs and the
+//!   position field takes the freed bits (up to 29), so the range table is packed without
+//!   rounding;
 //! * **next hops**: ids above 65,535 are translated through a next-hop descriptor table of
 //!   the paper's kind (local ids ordered by use, so the 255 most used next hops fit the
 //!   short format); more than 65,535 distinct next hops are an error.
@@ -138,9 +143,50 @@ pub const LONG_NEXT_HOP_MAX: u32 = 0xffff;
 /// Largest next hop of a short range entry.
 pub const SHORT_NEXT_HOP_MAX: u32 = 0xff;
 
-const SIZE_MASK: u32 = (1 << SIZE_BITS) - 1;
-const FORMAT_LONG: u32 = 1 << SIZE_BITS;
-const POSITION_SHIFT: u32 = SIZE_BITS + 1;
+/// Most size-field bits a re-split entry keeps: a direct chunk's next hop (16 bits) must
+/// fit the position field.
+const MAX_SIZE_BITS: u32 = 31 - 16;
+
+/// How the 32 bits of a lookup-table entry are split: a size field, a format bit, and a
+/// position field (which holds the next hop of a direct chunk). The paper's split is 12 /
+/// 1 / 19 ([`SIZE_BITS`], [`POSITION_BITS`]); a table whose chunks are small but many (a
+/// large `k` on a large table) takes bits from the size field for the position field
+/// instead of refusing (see "Limits and widening").
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct EntryFormat {
+    pub(crate) size_bits: u32,
+}
+
+impl EntryFormat {
+    /// The paper's split.
+    pub(crate) const PAPER: EntryFormat = EntryFormat {
+        size_bits: SIZE_BITS,
+    };
+
+    /// The mask of the size field (0 marks a direct chunk).
+    #[inline(always)]
+    pub(crate) fn size_mask(self) -> u32 {
+        (1 << self.size_bits) - 1
+    }
+
+    /// The format bit: set for long (32-bit) range entries.
+    #[inline(always)]
+    pub(crate) fn long_bit(self) -> u32 {
+        1 << self.size_bits
+    }
+
+    /// Where the position field starts.
+    #[inline(always)]
+    pub(crate) fn pos_field(self) -> u32 {
+        self.size_bits + 1
+    }
+
+    /// Bits of the position field.
+    #[inline(always)]
+    pub(crate) fn position_bits(self) -> u32 {
+        32 - self.pos_field()
+    }
+}
 /// Words after the range table's last entry, so that a 32-bit read of its last 16-bit
 /// entry, and a 64-byte window read from any entry, stay inside the allocation.
 const PAD_WORDS: usize = 16;
@@ -344,6 +390,8 @@ pub struct DxrTable {
     pos_shift: u32,
     /// Size unit = `2^size_shift` entries.
     size_shift: u32,
+    /// The split of a lookup-table entry.
+    fmt: EntryFormat,
     /// Range-table words below the top, and descriptor-table entries: set by the writer
     /// at every allocation, so on a cache line of their own.
     fill: Fill,
@@ -402,6 +450,8 @@ pub struct DxrStats {
     pub position_shift: u32,
     /// Size shift `t` (chunks padded to `2^t` entries).
     pub size_shift: u32,
+    /// Bits of a lookup-table entry's size field ([`SIZE_BITS`] unless re-split).
+    pub entry_size_bits: u32,
     /// How next hops are stored.
     pub next_hop_mode: Option<NextHopMode>,
     /// Milliseconds of the last full build.
@@ -577,8 +627,8 @@ impl DxrTable {
     pub fn stalled_lookup(&self, key: u32, stall: impl FnOnce()) -> u32 {
         let e = self.entry_of(key);
         stall();
-        let local = if e & SIZE_MASK == 0 {
-            e >> POSITION_SHIFT
+        let local = if e & self.fmt.size_mask() == 0 {
+            e >> self.fmt.pos_field()
         } else {
             let mut s = self.search(e, key);
             while s.len > 1 {
@@ -679,6 +729,10 @@ impl Fib<Ipv4> for Dxr {
             .with("free_words", StatValue::Count(s.free_words))
             .with("position_shift", StatValue::Count(s.position_shift as u64))
             .with("size_shift", StatValue::Count(s.size_shift as u64))
+            .with(
+                "entry_size_bits",
+                StatValue::Count(s.entry_size_bits as u64),
+            )
             .with("next_hops", StatValue::Text(mode.into()))
             .with("build", StatValue::Millis(s.build_ms))
     }

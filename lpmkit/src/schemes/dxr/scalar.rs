@@ -7,7 +7,7 @@
 //! the key's low bits shaped like an entry whose next-hop bits are all ones. Then "the
 //! range starts at or below the key" is a single unsigned `entry <= key'`.
 
-use super::{DxrTable, BATCH, FORMAT_LONG, POSITION_SHIFT, SIZE_MASK};
+use super::{DxrTable, BATCH};
 use crate::simd::prefetch;
 
 /// How many blocks ahead of the search stage the lookup-table entries are prefetched.
@@ -93,15 +93,16 @@ impl Stages for Lockstep {
     unsafe fn start(p: &mut Pipeline, t: &DxrTable, keys: &[u32], out: &mut [u32]) {
         let rt = t.rt.as_ptr() as *const u8;
         let scale = t.pos_shift + 2;
+        let (pos_field, size_mask) = (t.fmt.pos_field(), t.fmt.size_mask());
         let mut n = 0;
         for (i, (&a, o)) in keys.iter().zip(out.iter_mut()).enumerate() {
             let e = t.entry_of(a);
-            *o = e >> POSITION_SHIFT;
-            prefetch(rt.wrapping_add(((e >> POSITION_SHIFT) as usize) << scale));
+            *o = e >> pos_field;
+            prefetch(rt.wrapping_add(((e >> pos_field) as usize) << scale));
             p.keys[n] = a;
             p.entries[n] = e;
             p.slots[n] = i as u32;
-            n += (e & SIZE_MASK != 0) as usize;
+            n += (e & size_mask != 0) as usize;
         }
         p.n = n;
     }
@@ -173,11 +174,11 @@ impl DxrTable {
     /// The search of `key` in the (non-direct) chunk of entry `e`.
     #[inline(always)]
     pub(super) fn search(&self, e: u32, key: u32) -> Search {
-        let off = ((e >> POSITION_SHIFT) as usize) << (self.pos_shift + 2);
-        let len = (e & SIZE_MASK) << self.size_shift;
+        let off = ((e >> self.fmt.pos_field()) as usize) << (self.pos_shift + 2);
+        let len = (e & self.fmt.size_mask()) << self.size_shift;
         // The address bits below the k indexed ones (at most 16 since k >= 16).
         let low = key & (u32::MAX >> self.k);
-        if e & FORMAT_LONG != 0 {
+        if e & self.fmt.long_bit() != 0 {
             Search {
                 off,
                 len,
@@ -250,8 +251,8 @@ impl DxrTable {
     #[inline]
     pub(super) fn lookup_local(&self, key: u32) -> u32 {
         let e = self.entry_of(key);
-        if e & SIZE_MASK == 0 {
-            return e >> POSITION_SHIFT;
+        if e & self.fmt.size_mask() == 0 {
+            return e >> self.fmt.pos_field();
         }
         self.finish(self.search(e, key))
     }
@@ -321,8 +322,8 @@ impl DxrTable {
     /// number of steps (0 for a direct chunk).
     pub(super) fn lookup_counting(&self, key: u32) -> (u32, usize) {
         let e = self.entry_of(key);
-        if e & SIZE_MASK == 0 {
-            return (e >> POSITION_SHIFT, 0);
+        if e & self.fmt.size_mask() == 0 {
+            return (e >> self.fmt.pos_field(), 0);
         }
         let s = self.search(e, key);
         // `entry > kc` is "the key is below the range's start".

@@ -89,14 +89,14 @@ fn paper_example() {
     );
     let d = build(&r, &DxrConfig::d16r());
     let e = d.table.lt(0x0102);
-    assert_eq!(e & SIZE_MASK, 3, "three ranges");
-    assert_eq!(e & FORMAT_LONG, 0, "short format");
+    assert_eq!(e & d.table.fmt.size_mask(), 3, "three ranges");
+    assert_eq!(e & d.table.fmt.long_bit(), 0, "short format");
     let t = &d.table;
     let entries: Vec<u32> = (0..3).map(|i| t.chunk_entry(e, i)).collect();
     assert_eq!(entries, vec![0x0003, 0x0304, 0x0403]);
     // Every other chunk is direct.
-    assert_eq!(d.table.lt(0x0101), 2 << POSITION_SHIFT);
-    assert_eq!(d.table.lt(0x0000), 1 << POSITION_SHIFT);
+    assert_eq!(d.table.lt(0x0101), 2 << d.table.fmt.pos_field());
+    assert_eq!(d.table.lt(0x0000), 1 << d.table.fmt.pos_field());
     let s = d.dxr_stats();
     assert_eq!((s.full_chunks, s.short_ranges, s.long_ranges), (1, 3, 0));
     assert_eq!(s.direct_chunks, (1 << 16) - 1);
@@ -110,7 +110,7 @@ fn paper_example() {
     let r = rib(&[("1.2.0.0/16", 300), ("1.2.3.0/24", 4)]);
     let d = build(&r, &DxrConfig::d16r());
     let e = d.table.lt(0x0102);
-    assert_ne!(e & FORMAT_LONG, 0);
+    assert_ne!(e & d.table.fmt.long_bit(), 0);
     let entries: Vec<u32> = (0..3).map(|i| d.table.chunk_entry(e, i)).collect();
     assert_eq!(entries, vec![300, 0x0300_0004, (0x0400 << 16) | 300]);
 }
@@ -129,15 +129,31 @@ fn formats_and_direct_chunks() {
         let s = d.dxr_stats();
         let chunk = |a: u32| d.table.lt((a >> (32 - k as u32)) as usize);
         if k < 24 {
-            assert_eq!(chunk(0x0a01_0200) & FORMAT_LONG, 0, "k={k}: short");
+            assert_eq!(
+                chunk(0x0a01_0200) & d.table.fmt.long_bit(),
+                0,
+                "k={k}: short"
+            );
             assert_eq!(s.short_chunks, 1, "k={k}");
         } else {
             // At k = 24 a /24 is a whole chunk.
-            assert_eq!(chunk(0x0a01_0200) & SIZE_MASK, 0, "k=24: direct");
+            assert_eq!(
+                chunk(0x0a01_0200) & d.table.fmt.size_mask(),
+                0,
+                "k=24: direct"
+            );
             assert_eq!(s.short_chunks, 0);
         }
-        assert_ne!(chunk(0x0a02_0200) & FORMAT_LONG, 0, "k={k}: long");
-        assert_eq!(chunk(0x0a03_0000) & SIZE_MASK, 0, "k={k}: direct");
+        assert_ne!(
+            chunk(0x0a02_0200) & d.table.fmt.long_bit(),
+            0,
+            "k={k}: long"
+        );
+        assert_eq!(
+            chunk(0x0a03_0000) & d.table.fmt.size_mask(),
+            0,
+            "k={k}: direct"
+        );
         assert_eq!(s.long_chunks, 1);
         assert_eq!(s.long_ranges, if k < 23 { 3 } else { 2 }, "k={k}");
         assert_eq!(s.direct_chunks + s.full_chunks, 1 << k);
@@ -454,4 +470,27 @@ fn batch_lengths() {
     }
     let forced = Dxr::build(&r, &DxrConfig::d18r().force_scalar(true)).unwrap();
     assert_eq!(forced.implementation(), Implementation::Scalar);
+}
+
+/// Many small chunks: the paper's 12/1/19 entry cannot name their positions at any
+/// position shift (each chunk rounds up to the shift's unit), so the entry gives size bits
+/// to the position field instead of refusing — the 4,000,000-route `d22r`/`d23r` case.
+#[test]
+fn many_small_chunks_resplit_the_entry() {
+    let r: Rib<Ipv4> = (0..600_000u32)
+        .map(|i| (Prefix::new((i << 8) | 7, 32).unwrap(), nh(1 + i % 3)))
+        .collect();
+    let d = build(&r, &DxrConfig::with_k(24));
+    assert_ne!(d.table.fmt, EntryFormat::PAPER, "re-split");
+    assert_eq!(d.dxr_stats().position_shift, 0, "no rounding needed");
+    assert!(d.dxr_stats().range_table_bytes < 8 << 20);
+    check(&r, &d);
+    let err = Dxr::build(&r, &DxrConfig::with_k(24).widen(false)).unwrap_err();
+    assert!(matches!(
+        err,
+        BuildError::CapacityExceeded {
+            what: "range table words",
+            ..
+        }
+    ));
 }

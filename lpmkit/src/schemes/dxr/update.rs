@@ -33,7 +33,7 @@ use super::layout::{
     encode_chunk, for_each_chunk, full_entry, is_short, position_limit, round_up, Counts,
 };
 use super::writer::{Control, RetiredRange};
-use super::{Dxr, DxrTable, FORMAT_LONG, PAD_WORDS, POSITION_SHIFT, SIZE_MASK};
+use super::{Dxr, DxrTable, PAD_WORDS};
 use crate::fib::{BuildError, Change, InPlaceWriter, IncrementalFib, Patched, UpdateStats};
 use crate::prefix::{Ipv4, Prefix};
 use crate::rib::Rib;
@@ -205,7 +205,7 @@ impl Patch<'_> {
         let t = self.t;
         debug_assert_eq!(words, round_up(words, t.pos_shift));
         let pos = self.ctl.space.alloc(words);
-        if pos >= position_limit(t.pos_shift)
+        if pos >= position_limit(t.fmt, t.pos_shift)
             // SAFETY: the one writer (the caller of `patch`).
             || !unsafe { t.rt.grow(self.ctl.space.top() + PAD_WORDS) }
         {
@@ -237,7 +237,7 @@ impl Patch<'_> {
         // SAFETY: `c < 2^k`; the one writer; the new chunk (if any) is complete.
         unsafe { t.lt.store_release(c, new) };
         self.ctl.counts.account(t, new, 1);
-        if old & SIZE_MASK != 0 {
+        if old & t.fmt.size_mask() != 0 {
             self.retire.push(RetiredRange {
                 pos: t.block_pos(old) as u32,
                 words: t.block_words(old) as u32,
@@ -256,7 +256,7 @@ impl Patch<'_> {
         let t = self.t;
         let old = t.lt(c);
         let new = if rs.len() == 1 {
-            let new = rs[0].1 << POSITION_SHIFT;
+            let new = rs[0].1 << t.fmt.pos_field();
             if new == old {
                 return Ok(false);
             }
@@ -264,15 +264,16 @@ impl Patch<'_> {
         } else {
             let padded = round_up(rs.len(), t.size_shift);
             let size_field = padded >> t.size_shift;
-            if size_field > SIZE_MASK as usize {
+            if size_field > t.fmt.size_mask() as usize {
                 return Err(NeedRebuild::Layout);
             }
             let short = is_short(rs);
             self.ctl.words.clear();
             encode_chunk(rs, cstart, short, padded, &mut self.ctl.words);
             let words = self.ctl.words.len();
-            let shape = full_entry(0, 0, short, size_field);
-            if old & SIZE_MASK != 0 && old & !(u32::MAX << POSITION_SHIFT) == shape {
+            let shape = full_entry(t.fmt, 0, 0, short, size_field);
+            let low = !(u32::MAX << t.fmt.pos_field());
+            if old & t.fmt.size_mask() != 0 && old & low == shape {
                 let p = t.block_pos(old);
                 // SAFETY: the live chunk's words are committed and not being written.
                 if (0..words).all(|i| unsafe { t.rt.get(p + i) } == self.ctl.words[i]) {
@@ -282,7 +283,7 @@ impl Patch<'_> {
             let block = round_up(words, t.pos_shift);
             let pos = self.alloc(block).ok_or(NeedRebuild::Positions)?;
             self.write_block(pos, block);
-            full_entry(pos, t.pos_shift, short, size_field)
+            full_entry(t.fmt, pos, t.pos_shift, short, size_field)
         };
         self.switch(c, new);
         Ok(true)
@@ -301,7 +302,7 @@ impl Patch<'_> {
         let mut above: Vec<(usize, usize)> = (0..1usize << t.k)
             .filter_map(|c| {
                 let e = t.lt(c);
-                (e & SIZE_MASK != 0 && t.block_pos(e) > lowest).then(|| (t.block_pos(e), c))
+                (e & t.fmt.size_mask() != 0 && t.block_pos(e) > lowest).then(|| (t.block_pos(e), c))
             })
             .collect();
         above.sort_unstable_by(|a, b| b.cmp(a));
@@ -315,8 +316,8 @@ impl Patch<'_> {
             // SAFETY: `dst..dst + words` was just allocated below the top (committed,
             // unreachable); the source is the live chunk, which is never written.
             unsafe { t.rt.copy(pos, dst, words) };
-            let new = (((dst >> t.pos_shift) as u32) << POSITION_SHIFT)
-                | (e & !(u32::MAX << POSITION_SHIFT));
+            let field = t.fmt.pos_field();
+            let new = (((dst >> t.pos_shift) as u32) << field) | (e & !(u32::MAX << field));
             self.switch(c, new);
             self.ctl.chunks_moved += 1;
         }
@@ -455,8 +456,8 @@ pub(super) fn check_invariants(t: &DxrTable, ctl: &Control) -> Result<(), String
     for c in 0..1usize << t.k {
         let e = t.lt(c);
         counts.account(t, e, 1);
-        if e & SIZE_MASK == 0 {
-            let nh = e >> POSITION_SHIFT;
+        if e & t.fmt.size_mask() == 0 {
+            let nh = e >> t.fmt.pos_field();
             if t.remap && nh as usize >= nh_len {
                 return Err(format!(
                     "chunk {c}: next hop {nh} outside the descriptor table"
@@ -469,12 +470,12 @@ pub(super) fn check_invariants(t: &DxrTable, ctl: &Control) -> Result<(), String
             return Err(format!("chunk {c}: block {p}+{w} beyond top {}", sp.top()));
         }
         blocks.push((p, w, c));
-        let padded = ((e & SIZE_MASK) << t.size_shift) as usize;
+        let padded = ((e & t.fmt.size_mask()) << t.size_shift) as usize;
         let n = t.chunk_ranges(e);
         if n < 2 {
             return Err(format!("chunk {c}: a full chunk with {n} range"));
         }
-        let (shift, short) = if e & FORMAT_LONG != 0 {
+        let (shift, short) = if e & t.fmt.long_bit() != 0 {
             (16, false)
         } else {
             (0, true)

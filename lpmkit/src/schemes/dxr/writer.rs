@@ -78,6 +78,7 @@ impl Control {
             free_words: self.space.free_slots() as u64,
             position_shift: t.pos_shift,
             size_shift: t.size_shift,
+            entry_size_bits: t.fmt.size_bits,
             next_hop_mode: Some(self.codec.mode()),
             build_ms: self.build_ms,
             updates: self.updates,
