@@ -17,6 +17,7 @@ use crate::rib::Rib;
 
 /// Which code path a scheme's lookups run on.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[non_exhaustive]
 pub enum Implementation {
     /// Portable scalar code.
     Scalar,
@@ -336,6 +337,7 @@ pub fn max_next_hop<A: Address>(rib: &Rib<A>) -> u32 {
 
 /// A value in a scheme's [`Stats`].
 #[derive(Clone, Debug, PartialEq)]
+#[non_exhaustive]
 pub enum StatValue {
     /// A count of things.
     Count(u64),

@@ -35,7 +35,6 @@
 //! * [`registry`]: every scheme by name, for generic code.
 //! * [`schemes`]: one module per scheme.
 //! * [`table`]: a loaded [`Table`] (routes plus next-hop names).
-//! * [`mem`]: huge-page-backed table memory shared by the schemes.
 //! * [`io`]: readers for text tables, MRT dumps, update traces and address lists.
 //! * [`sync`]: route updates while other threads look up (RCU-style publication).
 //! * [`synth`]: deterministic Internet-like synthetic tables.
@@ -47,12 +46,16 @@
 //! * `compression` (default): transparent `.xz` and `.gz` input.
 //! * `dpdk` (Linux, DPDK ≥ 22.11 installed): DPDK's `rte_fib`/`rte_fib6` as the
 //!   `dpdk-fib` scheme, to measure lpmkit against in one process (`schemes::dpdk`).
+//! * `serde`: `Serialize`/`Deserialize` for [`Prefix`] (its text form), [`NextHop`],
+//!   [`NextHopTable`], [`Rib`] and [`Table`] (checked when read back).
+//! * `ipnet`: `From` conversions between [`Prefix`] and `ipnet::Ipv4Net`/`Ipv6Net`.
 
 #![warn(missing_docs)]
 
 pub mod fib;
+mod interop;
 pub mod io;
-pub mod mem;
+pub(crate) mod mem;
 pub mod nexthop;
 pub mod prefix;
 pub mod registry;

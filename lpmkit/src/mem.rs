@@ -11,13 +11,8 @@
 //! is zeroed twice). It is advice: where the OS declines (or on another OS),
 //! nothing else changes.
 //!
-//! ```
-//! use lpmkit::mem::TableBuf;
-//! let mut t = TableBuf::<u16>::zeroed(1 << 24);
-//! assert_eq!(t.len(), 1 << 24);
-//! t[5] = 7;
-//! assert_eq!(t.iter().map(|&v| v as u64).sum::<u64>(), 7);
-//! ```
+//! [`Reservation`] is the other kind of table memory: address space reserved once and
+//! committed as a structure grows, for the arenas of in-place updates.
 
 use core::ops::{Deref, DerefMut};
 use core::ptr::NonNull;

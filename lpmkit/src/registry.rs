@@ -314,10 +314,11 @@ fn build_dir24_8_v4(rib: &Rib<Ipv4>, o: &BuildOptions) -> Result<Box<dyn Fib<Ipv
 
 fn build_dir24_8_v6(rib: &Rib<Ipv6>, o: &BuildOptions) -> Result<Box<dyn Fib<Ipv6>>, BuildError> {
     let s = Settings::new("dir24-8", o, DIR24_8_SETTINGS)?;
-    Ok(Box::new(schemes::dir24_8::Dir24_8V6::build_with(
-        rib,
-        s.width("width")?,
-    )?))
+    let config = schemes::dir24_8::Dir24_8Config {
+        entry_width: s.width("width")?,
+        force_scalar: o.force_scalar,
+    };
+    Ok(Box::new(schemes::dir24_8::Dir24_8V6::build(rib, &config)?))
 }
 
 const POPTRIE_SETTINGS: &[(&str, &str)] = &[
@@ -447,7 +448,10 @@ fn build_dpdk<A: schemes::dpdk::DpdkAddress>(
     o: &BuildOptions,
 ) -> Result<Box<dyn Fib<A>>, BuildError> {
     Settings::new("dpdk-fib", o, NO_SETTINGS)?;
-    Ok(Box::new(schemes::dpdk::DpdkFib::<A>::build(rib)?))
+    Ok(Box::new(schemes::dpdk::DpdkFib::<A>::build(
+        rib,
+        &Default::default(),
+    )?))
 }
 
 /// A family that only builds lookup structures.

@@ -5,7 +5,10 @@ mod common;
 mod data_loader;
 
 use lpmkit::rng::SplitMix64;
-use lpmkit::schemes::{dir24_8::Dir24_8V6, Width};
+use lpmkit::schemes::{
+    dir24_8::{Dir24_8Config, Dir24_8V6},
+    Width,
+};
 use lpmkit::{registry, Address, Fib, NextHop, Prefix, Rib};
 
 use data_loader::{boundary_keys, files, load_table};
@@ -48,7 +51,13 @@ fn real_tables() {
         // Both entry widths where the narrow one fits.
         let want: Vec<u32> = keys.iter().map(|&k| NextHop::raw(rib.lookup(k))).collect();
         for width in [Width::U16, Width::U32] {
-            let Ok(t) = Dir24_8V6::build_with(&rib, Some(width)) else {
+            let Ok(t) = Dir24_8V6::build(
+                &rib,
+                &Dir24_8Config {
+                    entry_width: Some(width),
+                    ..Default::default()
+                },
+            ) else {
                 assert_eq!(width, Width::U16, "the wide layout always fits");
                 continue;
             };
@@ -90,7 +99,7 @@ fn synthetic_and_edge_tables() {
         rib.insert(p, NextHop::new(4 + l as u32 % 3).unwrap());
     }
     check(&rib, &boundary_keys(&rib), "nested chain");
-    let t = Dir24_8V6::build(&rib).unwrap();
+    let t = Dir24_8V6::build(&rib, &Dir24_8Config::default()).unwrap();
     assert!(t.groups() > 13);
     assert!(t.memory_bytes() >= 2 << 24);
     let _ = u128::netmask(3);

@@ -330,9 +330,23 @@ pub struct DpdkFib<A: Address> {
     _family: core::marker::PhantomData<fn(A) -> A>,
 }
 
+/// Build options for [`DpdkFib`]: none yet beyond DPDK's own choices (entry size and
+/// `tbl8` groups are sized from the table; the EAL's memory from `LPMKIT_DPDK_MEM_MB`).
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct DpdkConfig {}
+
+impl<A: Address> core::fmt::Debug for DpdkFib<A> {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        f.debug_struct("DpdkFib")
+            .field("family", &A::FAMILY)
+            .finish()
+    }
+}
+
 impl<A: Address> DpdkFib<A> {
     /// Builds the DPDK table from `rib` (initialising DPDK's environment on first use).
-    pub fn build(rib: &Rib<A>) -> Result<Self, BuildError> {
+    pub fn build(rib: &Rib<A>, _config: &DpdkConfig) -> Result<Self, BuildError> {
         Ok(DpdkFib {
             handle: Handle::create(rib)?,
             _family: core::marker::PhantomData,
@@ -422,7 +436,7 @@ mod tests {
     use crate::traffic;
 
     fn check<A: DpdkAddress>(rib: &Rib<A>, keys: &[A]) {
-        let fib = DpdkFib::build(rib).expect("DPDK builds");
+        let fib = DpdkFib::build(rib, &DpdkConfig::default()).expect("DPDK builds");
         let mut out = vec![0u32; keys.len()];
         fib.lookup_batch(keys, &mut out);
         for (&k, &o) in keys.iter().zip(&out) {

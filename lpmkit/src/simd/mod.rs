@@ -55,11 +55,69 @@ impl Avx2 {
     }
 }
 
+/// Proof that the `popcnt` instruction may be executed on this CPU (Poptrie's and DXR's
+/// population counts).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Popcnt {
+    _private: (),
+}
+
+impl Popcnt {
+    /// The token, if the CPU has `popcnt` and scalar code is not forced.
+    pub fn new() -> Option<Popcnt> {
+        if force_scalar_env() {
+            return None;
+        }
+        Self::detect()
+    }
+
+    /// The token if the CPU has `popcnt`, ignoring `LPMKIT_FORCE_SCALAR`.
+    pub fn detect() -> Option<Popcnt> {
+        #[cfg(target_arch = "x86_64")]
+        {
+            if std::arch::is_x86_feature_detected!("popcnt") {
+                return Some(Popcnt { _private: () });
+            }
+        }
+        None
+    }
+
+    /// The token unless `force_scalar`; a convenience for scheme configs.
+    pub fn unless(force_scalar: bool) -> Option<Popcnt> {
+        if force_scalar {
+            None
+        } else {
+            Self::new()
+        }
+    }
+}
+
+/// For each 8-bit lane mask, the indices of its set lanes in order (then zeros), one byte
+/// each: the `vpermd` indices that left-pack those lanes of a 256-bit vector of 32-bit
+/// lanes (DXR's and Spider's compaction of the lanes that go on).
+pub(crate) static LEFT_PACK: [u64; 256] = {
+    let mut t = [0u64; 256];
+    let mut m = 0;
+    while m < 256 {
+        let (mut v, mut n, mut lane) = (0u64, 0, 0);
+        while lane < 8 {
+            if m & (1 << lane) != 0 {
+                v |= (lane as u64) << (8 * n);
+                n += 1;
+            }
+            lane += 1;
+        }
+        t[m] = v;
+        m += 1;
+    }
+    t
+};
+
 /// Hints the CPU to bring the cache line holding `*p` into all cache levels.
 ///
 /// A no-op on architectures without a prefetch intrinsic. Never faults, whatever `p` is.
 #[inline(always)]
-pub fn prefetch<T>(p: *const T) {
+pub(crate) fn prefetch<T>(p: *const T) {
     #[cfg(target_arch = "x86_64")]
     // SAFETY: prefetch is a hint; it never faults, even on an invalid address.
     unsafe {

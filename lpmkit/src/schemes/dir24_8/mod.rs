@@ -154,6 +154,17 @@ pub struct Dir24_8 {
     build_ms: f64,
 }
 
+impl core::fmt::Debug for Dir24_8 {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        f.debug_struct("Dir24_8")
+            .field("entry_width", &self.entry_width())
+            .field("groups", &self.groups)
+            .field("bytes", &self.memory_bytes())
+            .field("implementation", &self.implementation())
+            .finish()
+    }
+}
+
 impl Dir24_8 {
     /// Builds the table from `rib`.
     pub fn build(rib: &Rib<Ipv4>, config: &Dir24_8Config) -> Result<Self, BuildError> {

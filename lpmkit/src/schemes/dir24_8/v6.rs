@@ -10,7 +10,7 @@
 //!   `extended` set, the index of a 256-entry group. They are 16 bits (15-bit next hops
 //!   and group indices: a 32 MiB first table) when the table allows, else 32 bits (31-bit
 //!   next hops, up to 2^24 groups: 64 MiB), chosen automatically as for IPv4;
-//!   [`Dir24_8V6::build_with`] forces a width. `rte_lpm6` has 32-bit entries with 21-bit
+//!   [`Dir24_8Config::entry_width`] forces a width. `rte_lpm6` has 32-bit entries with 21-bit
 //!   next hops plus a depth per entry for its in-place updates; this table is rebuilt from
 //!   the `Rib` instead (batch rebuild), so it needs no depths.
 //! * **Groups** are allocated as the table needs them (no `number_tbl8s` sizing up
@@ -25,6 +25,7 @@
 //!   misses (`rte_lpm6_lookup_bulk_func` runs its keys one after the other); the next
 //!   block's first-table entries are prefetched.
 
+use super::Dir24_8Config;
 use crate::fib::{BuildError, Fib, StatValue, Stats};
 use crate::mem::TableBuf;
 use crate::nexthop::NextHop;
@@ -166,6 +167,16 @@ struct Builder {
     depth: u32,
 }
 
+impl core::fmt::Debug for Dir24_8V6 {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        f.debug_struct("Dir24_8V6")
+            .field("entry_width", &self.entry_width())
+            .field("groups", &self.groups)
+            .field("bytes", &self.memory_bytes())
+            .finish()
+    }
+}
+
 impl Dir24_8V6 {
     /// Builds the table from `rib`, with the narrowest entries that fit.
     ///
@@ -176,32 +187,31 @@ impl Dir24_8V6 {
     /// let mut rib = Rib::new();
     /// rib.insert("2001:db8::/32".parse()?, NextHop::new(1).unwrap());
     /// rib.insert("2001:db8::1/128".parse()?, NextHop::new(2).unwrap());
-    /// let t = Dir24_8V6::build(&rib)?;
+    /// let t = Dir24_8V6::build(&rib, &Default::default())?;
     /// let a: u128 = "2001:db8::1".parse::<std::net::Ipv6Addr>()?.into();
     /// assert_eq!(t.lookup(a), NextHop::new(2));
     /// assert_eq!(t.lookup(a + 1), NextHop::new(1));
     /// # Ok::<(), Box<dyn std::error::Error>>(())
     /// ```
-    pub fn build(rib: &Rib<Ipv6>) -> Result<Self, BuildError> {
-        Self::build_with(rib, None)
-    }
-
-    /// Builds the table from `rib` with the given entry width (`None`: the narrowest
-    /// that fits); a table that does not fit a forced width is an error.
+    ///
+    /// [`Dir24_8Config::entry_width`] forces a width; a table that does not fit it is an
+    /// error. (The IPv6 tables have no SIMD path: `force_scalar` changes nothing.)
     ///
     /// ```
     /// use lpmkit::{NextHop, Rib};
-    /// use lpmkit::schemes::{dir24_8::Dir24_8V6, Width};
+    /// use lpmkit::schemes::{dir24_8::{Dir24_8Config, Dir24_8V6}, Width};
     ///
     /// let mut rib = Rib::new();
     /// rib.insert("2001:db8::/32".parse()?, NextHop::new(40_000).unwrap());
-    /// assert!(Dir24_8V6::build_with(&rib, Some(Width::U16)).is_err());
-    /// let t = Dir24_8V6::build_with(&rib, None)?;
+    /// let narrow = Dir24_8Config { entry_width: Some(Width::U16), ..Default::default() };
+    /// assert!(Dir24_8V6::build(&rib, &narrow).is_err());
+    /// let t = Dir24_8V6::build(&rib, &Dir24_8Config::default())?;
     /// assert_eq!(t.entry_width(), Width::U32);
     /// # Ok::<(), Box<dyn std::error::Error>>(())
     /// ```
     #[inline(never)]
-    pub fn build_with(rib: &Rib<Ipv6>, width: Option<Width>) -> Result<Self, BuildError> {
+    pub fn build(rib: &Rib<Ipv6>, config: &Dir24_8Config) -> Result<Self, BuildError> {
+        let width = config.entry_width;
         let t0 = std::time::Instant::now();
         let max_nh = check_next_hops(rib, NAME, MAX_NH)? as u64;
         let starts = range_starts(rib);
@@ -379,7 +389,14 @@ mod tests {
             }
         }
         for width in [Some(Width::U32), Some(Width::U16)] {
-            let t = Dir24_8V6::build_with(&rib, width).unwrap();
+            let t = Dir24_8V6::build(
+                &rib,
+                &Dir24_8Config {
+                    entry_width: width,
+                    ..Default::default()
+                },
+            )
+            .unwrap();
             assert_eq!(Some(t.entry_width()), width);
             let mut out = vec![0; keys.len()];
             t.lookup_batch(&keys, &mut out);
@@ -389,7 +406,7 @@ mod tests {
                 assert_eq!(o, want, "lookup_batch {k:x}");
             }
         }
-        Dir24_8V6::build(&rib).unwrap()
+        Dir24_8V6::build(&rib, &Dir24_8Config::default()).unwrap()
     }
 
     #[test]
@@ -416,7 +433,7 @@ mod tests {
         let mut rib = Rib::<Ipv6>::new();
         rib.insert("::/0".parse().unwrap(), NextHop::new(1 << 31).unwrap());
         assert!(matches!(
-            Dir24_8V6::build(&rib),
+            Dir24_8V6::build(&rib, &Dir24_8Config::default()),
             Err(BuildError::NextHopOverflow { .. })
         ));
         // 40,000 widens to 32-bit entries, or is refused by forced 16-bit ones.
@@ -425,11 +442,17 @@ mod tests {
             "2001:db8::/33".parse().unwrap(),
             NextHop::new(40_000).unwrap(),
         );
-        let t = Dir24_8V6::build(&rib).unwrap();
+        let t = Dir24_8V6::build(&rib, &Dir24_8Config::default()).unwrap();
         assert_eq!(t.entry_width(), Width::U32);
         assert_eq!(t.lookup(0x2001_0db8 << 96), NextHop::new(40_000));
         assert!(matches!(
-            Dir24_8V6::build_with(&rib, Some(Width::U16)),
+            Dir24_8V6::build(
+                &rib,
+                &Dir24_8Config {
+                    entry_width: Some(Width::U16),
+                    ..Default::default()
+                }
+            ),
             Err(BuildError::NextHopOverflow {
                 max: 32767,
                 requested: 40000,

@@ -20,17 +20,22 @@ use core::arch::x86_64::*;
 
 use super::scalar::{Pipeline, Stages};
 use super::{DxrTable, BATCH};
-use crate::simd::{prefetch, Avx2};
+use crate::simd::{prefetch, Avx2, Popcnt, LEFT_PACK};
 
 /// Proof that the CPU runs these kernels: AVX2 and POPCNT.
 #[derive(Clone, Copy, Debug)]
-pub(super) struct Token(Avx2);
+pub(super) struct Token {
+    _avx2: Avx2,
+    _popcnt: Popcnt,
+}
 
 impl Token {
-    /// The token if `avx2` is given and the CPU has POPCNT.
-    pub(super) fn new(avx2: Option<Avx2>) -> Option<Token> {
-        let avx2 = avx2?;
-        std::arch::is_x86_feature_detected!("popcnt").then_some(Token(avx2))
+    /// The token if both features are given.
+    pub(super) fn new(avx2: Option<Avx2>, popcnt: Option<Popcnt>) -> Option<Token> {
+        Some(Token {
+            _avx2: avx2?,
+            _popcnt: popcnt?,
+        })
     }
 }
 
@@ -52,26 +57,6 @@ unsafe fn kernel<const REMAP: bool>(t: &DxrTable, keys: &[u32], out: &mut [u32])
     // SAFETY: `Window` needs AVX2 and POPCNT, which the caller guarantees.
     unsafe { t.lookup_pipeline::<REMAP, Window>(keys, out) }
 }
-
-/// For each 8-bit lane mask, the indices of its set lanes in order (then zeros), one byte
-/// each: the `vpermd` indices that left-pack those lanes.
-static LEFT_PACK: [u64; 256] = {
-    let mut t = [0u64; 256];
-    let mut m = 0;
-    while m < 256 {
-        let (mut v, mut n, mut lane) = (0u64, 0, 0);
-        while lane < 8 {
-            if m & (1 << lane) != 0 {
-                v |= (lane as u64) << (8 * n);
-                n += 1;
-            }
-            lane += 1;
-        }
-        t[m] = v;
-        m += 1;
-    }
-    t
-};
 
 /// Stages 2 and 3 with AVX2.
 pub(super) struct Window;

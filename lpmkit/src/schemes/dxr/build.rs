@@ -196,7 +196,10 @@ pub(super) fn build_with(
         },
         name: config.name(),
         #[cfg(target_arch = "x86_64")]
-        avx2: super::avx2::Token::new(crate::simd::Avx2::unless(config.force_scalar)),
+        avx2: super::avx2::Token::new(
+            crate::simd::Avx2::unless(config.force_scalar),
+            crate::simd::Popcnt::unless(config.force_scalar),
+        ),
     };
     let mut ctl = Control::new(config.clone(), codec, FreeSpace::new(end), counts);
     ctl.build_ms = ms_since(t0);

@@ -94,7 +94,7 @@ pub(super) fn build<A: Address>(
     };
     let table = PoptrieTable {
         layout,
-        popcnt: !config.force_scalar && has_popcnt(),
+        popcnt: crate::simd::Popcnt::unless(config.force_scalar),
         name,
         _family: PhantomData,
     };
@@ -109,15 +109,6 @@ pub(super) fn build<A: Address>(
         _family: PhantomData,
     };
     Ok((table, writer))
-}
-
-fn has_popcnt() -> bool {
-    #[cfg(target_arch = "x86_64")]
-    {
-        crate::simd::Avx2::new().is_some() && std::arch::is_x86_feature_detected!("popcnt")
-    }
-    #[cfg(not(target_arch = "x86_64"))]
-    false
 }
 
 /// The node-array capacity for a table of `ranges` ranges: the most nodes its bulk build

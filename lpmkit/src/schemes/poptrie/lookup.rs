@@ -11,6 +11,8 @@ use core::sync::atomic::Ordering;
 use super::{Key, Node, Trie, BASE1_OFFSET, LEAF_FLAG, STRIDE};
 use crate::schemes::common::Word;
 use crate::simd::prefetch;
+#[cfg(target_arch = "x86_64")]
+use crate::simd::Popcnt;
 
 impl<L: Word> Trie<L> {
     /// Node `i`. Its `base1` is a switch word an update may store to while this reads
@@ -219,22 +221,32 @@ pub(super) fn batch_portable<A: Key, L: Word>(t: &Trie<L>, keys: &[A], out: &mut
     t.lookup_batch_impl::<A, BLOCK>(keys, out)
 }
 
-/// The batch lookup with hardware `popcnt`.
-///
+/// The batch lookup with hardware `popcnt` (holding the token proves the CPU has it).
+#[cfg(target_arch = "x86_64")]
+pub(super) fn batch_popcnt<A: Key, L: Word>(_: Popcnt, t: &Trie<L>, keys: &[A], out: &mut [u32]) {
+    // SAFETY: the token proves the CPU supports `popcnt`.
+    unsafe { batch_popcnt_kernel(t, keys, out) }
+}
+
 /// # Safety
 /// The CPU must support `popcnt`.
 #[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "popcnt")]
-pub(super) unsafe fn batch_popcnt<A: Key, L: Word>(t: &Trie<L>, keys: &[A], out: &mut [u32]) {
+unsafe fn batch_popcnt_kernel<A: Key, L: Word>(t: &Trie<L>, keys: &[A], out: &mut [u32]) {
     t.lookup_batch_impl::<A, BLOCK>(keys, out)
 }
 
-/// One lookup with hardware `popcnt`.
-///
+/// One lookup with hardware `popcnt` (holding the token proves the CPU has it).
+#[cfg(target_arch = "x86_64")]
+pub(super) fn one_popcnt<A: Key, L: Word>(_: Popcnt, t: &Trie<L>, a: A) -> u32 {
+    // SAFETY: the token proves the CPU supports `popcnt`.
+    unsafe { one_popcnt_kernel(t, a) }
+}
+
 /// # Safety
 /// The CPU must support `popcnt`.
 #[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "popcnt")]
-pub(super) unsafe fn one_popcnt<A: Key, L: Word>(t: &Trie<L>, a: A) -> u32 {
+unsafe fn one_popcnt_kernel<A: Key, L: Word>(t: &Trie<L>, a: A) -> u32 {
     t.lookup_one(a)
 }

@@ -118,6 +118,7 @@ use crate::nexthop::NextHop;
 use crate::prefix::Address;
 use crate::rib::Rib;
 use crate::schemes::common::{with_width, Arena, ByWidth, FreeSpace, Width, Word, Zeroable};
+use crate::simd::Popcnt;
 use crate::sync::IntoInPlace;
 
 /// Bits per trie level.
@@ -309,7 +310,8 @@ impl Default for PoptrieConfig {
 /// shared with reader threads while a [`PoptrieWriter`] patches it.
 pub struct PoptrieTable<A: Address> {
     layout: ByWidth<Trie<u16>, Trie<u32>>,
-    popcnt: bool,
+    /// The hardware population count, when the CPU has it and scalar code is not forced.
+    popcnt: Option<Popcnt>,
     name: &'static str,
     _family: PhantomData<fn() -> A>,
 }
@@ -405,9 +407,8 @@ impl<A: Address> Fib<A> for PoptrieTable<A> {
     fn lookup(&self, addr: A) -> Option<NextHop> {
         NextHop::new(with_width!(&self.layout, t => {
             #[cfg(target_arch = "x86_64")]
-            if self.popcnt {
-                // SAFETY: `popcnt` is set only after the CPU reported the feature.
-                return NextHop::new(unsafe { lookup::one_popcnt(t, addr) });
+            if let Some(token) = self.popcnt {
+                return NextHop::new(lookup::one_popcnt(token, t, addr));
             }
             t.lookup_one(addr)
         }))
@@ -418,9 +419,8 @@ impl<A: Address> Fib<A> for PoptrieTable<A> {
         let out = &mut out[..addrs.len()];
         with_width!(&self.layout, t => {
             #[cfg(target_arch = "x86_64")]
-            if self.popcnt {
-                // SAFETY: `popcnt` is set only after the CPU reported the feature.
-                unsafe { lookup::batch_popcnt(t, addrs, out) };
+            if let Some(token) = self.popcnt {
+                lookup::batch_popcnt(token, t, addrs, out);
                 return;
             }
             lookup::batch_portable(t, addrs, out)
@@ -449,7 +449,7 @@ impl<A: Address> Fib<A> for PoptrieTable<A> {
     }
 
     fn implementation(&self) -> Implementation {
-        if self.popcnt {
+        if self.popcnt.is_some() {
             Implementation::Popcnt
         } else {
             Implementation::Scalar
