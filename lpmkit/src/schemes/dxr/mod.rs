@@ -32,7 +32,7 @@
 //!   each search with one 64-byte window compare (32 short or 16 long entries) after
 //!   halving larger chunks down to that size. [`Dxr::search_steps_histogram`] gives the
 //!   Table 3 distribution of binary-search steps, counted with the paper's search loop.
-//! * **Incremental updates (§3.4).** [`IncrementalFib::apply`](crate::IncrementalFib::apply)
+//! * **Incremental updates (§3.4).** [`IncrementalFib::apply`]
 //!   expands each changed prefix into the chunks it covers (a prefix shorter than `k`
 //!   covers `2^(k - len)` of them), coalesces the changes of one call into one pass over
 //!   the merged dirty chunks, and rebuilds each dirty chunk from scratch with the paper's
