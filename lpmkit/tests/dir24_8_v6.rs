@@ -2,54 +2,35 @@
 //! synthetic tables, and the default, host and nested-chain routes.
 
 mod common;
-mod data_loader;
 
 use lpmkit::rng::SplitMix64;
 use lpmkit::schemes::{
     dir24_8::{Dir24_8Config, Dir24_8V6},
     Width,
 };
+use lpmkit::traffic::boundary_keys;
 use lpmkit::{registry, Address, Fib, NextHop, Prefix, Rib};
 
-use data_loader::{boundary_keys, files, load_table};
-
-fn check(rib: &Rib<u128>, keys: &[u128], label: &str) {
+/// The registry's `dir24-8` for IPv6 against the `Rib` on `keys`; returns the answers.
+fn check(rib: &Rib<u128>, keys: &[u128], label: &str) -> Vec<u32> {
     let fib = registry::find("dir24-8")
         .unwrap()
         .build(rib, &Default::default())
         .unwrap();
     assert_eq!(fib.name(), "dir24-8");
-    let want: Vec<u32> = keys.iter().map(|&k| NextHop::raw(rib.lookup(k))).collect();
-    let mut out = vec![u32::MAX; keys.len()];
-    fib.lookup_batch(keys, &mut out);
-    for (i, (&k, &w)) in keys.iter().zip(&want).enumerate() {
-        assert_eq!(out[i], w, "{label}: lookup_batch {k:x}");
-        assert_eq!(NextHop::raw(fib.lookup(k)), w, "{label}: lookup {k:x}");
-    }
-    for n in [0, 1, 15, 16, 17, 63, 64, 65, 130] {
-        let n = n.min(keys.len());
-        let mut out = vec![u32::MAX; n];
-        fib.lookup_batch(&keys[..n], &mut out);
-        assert_eq!(&out[..], &want[..n], "{label}: lookup_batch of {n}");
-    }
+    let want = common::reference(rib, keys);
+    common::assert_lookups(&*fib, keys, &want, label);
+    want
 }
 
 #[test]
 fn real_tables() {
-    for path in files("fib", "ipv6-") {
-        let rib = load_table::<u128>(&path).rib;
+    for path in common::data_files("fib", "ipv6-") {
+        let rib = common::load_table::<u128>(&path).rib;
         let mut keys = boundary_keys(&rib);
-        let starts: Vec<u128> = rib.iter().map(|(p, _)| p.addr()).collect();
-        let mut rng = SplitMix64::new(9);
-        for _ in 0..1 << 18 {
-            let p = starts[rng.below(starts.len() as u64) as usize];
-            keys.push((p >> 96 << 96) | ((rng.next() as u128 & 0xffff_ffff) << 64) | 1);
-            keys.push(p | (rng.next_u128() >> (rng.below(128) as u32)));
-            keys.push(rng.next_u128());
-        }
-        check(&rib, &keys, &path.display().to_string());
+        keys.extend(common::v6_route_keys(&rib, 1 << 18, 9));
+        let want = check(&rib, &keys, &path.display().to_string());
         // Both entry widths where the narrow one fits.
-        let want: Vec<u32> = keys.iter().map(|&k| NextHop::raw(rib.lookup(k))).collect();
         for width in [Width::U16, Width::U32] {
             let Ok(t) = Dir24_8V6::build(
                 &rib,

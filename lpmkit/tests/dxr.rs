@@ -3,79 +3,22 @@
 //! `../shared/data/updates/` replayed change by change, random update sequences
 //! (proptest), and the layout's limits.
 //!
-//! Real data is found at `$LPMKIT_DATA` or `<workspace>/../shared/data` and read with
-//! `lpmkit::io`; when it is absent the tests that need it print a note and pass.
+//! Real data is read from `../shared/data` by the shared harness (`common`): when it is
+//! absent the tests that need it print a note and pass, unless `LPMKIT_REQUIRE_DATA` is
+//! set.
 
-use std::path::{Path, PathBuf};
+mod common;
 
-use lpmkit::io::{read_table_as, read_updates, TableOptions};
 use lpmkit::rng::SplitMix64;
 use lpmkit::schemes::dxr::{Dxr, DxrConfig, NextHopMode};
-use lpmkit::{BuildError, Change, Fib, IncrementalFib, Ipv4, NextHop, NextHopTable, Prefix, Rib};
+use lpmkit::traffic::{boundary_keys, uniform};
+use lpmkit::{BuildError, Change, Fib, IncrementalFib, Ipv4, NextHop, Prefix, Rib, Table};
 use proptest::prelude::*;
 
-// ---------------------------------------------------------------------------------------
-// Data.
-
-fn data_dir() -> Option<PathBuf> {
-    let dir = match std::env::var_os("LPMKIT_DATA") {
-        Some(d) => PathBuf::from(d),
-        None => Path::new(env!("CARGO_MANIFEST_DIR")).join("../../shared/data"),
-    };
-    if dir.is_dir() {
-        Some(dir)
-    } else {
-        eprintln!("note: no data directory at {}; skipping", dir.display());
-        None
-    }
-}
-
-/// A table through `lpmkit::io` (prefix-only files get its assigned next hops, 200 values).
-fn load_table(path: &Path) -> (Rib<Ipv4>, NextHopTable<String>) {
-    let t = read_table_as::<Ipv4>(path, &TableOptions::default()).unwrap_or_else(|e| panic!("{e}"));
-    (t.rib, t.next_hops)
-}
-
-/// An update trace through `lpmkit::io`, its next hops interned into `hops`.
-fn load_updates(path: &Path, hops: &mut NextHopTable<String>) -> Vec<Change<Ipv4>> {
-    read_updates::<Ipv4>(path, hops)
-        .unwrap_or_else(|e| panic!("{e}"))
-        .into_iter()
-        .map(|u| u.change)
-        .collect()
-}
-
-fn ipv4_files(sub: &str) -> Vec<PathBuf> {
-    let Some(dir) = data_dir() else {
-        return vec![];
-    };
-    let mut v: Vec<PathBuf> = std::fs::read_dir(dir.join(sub))
-        .map(|d| d.filter_map(|e| e.ok().map(|e| e.path())).collect())
-        .unwrap_or_default();
-    v.retain(|p| {
-        let name = p.file_name().unwrap().to_string_lossy();
-        name.starts_with("ipv4-") && name.ends_with(".txt.xz")
-    });
-    v.sort();
-    v
-}
+use common::push_boundaries;
 
 // ---------------------------------------------------------------------------------------
 // Checking.
-
-/// The first and last address of every prefix, and their neighbours.
-fn prefix_boundaries(rib: &Rib<Ipv4>, keys: &mut Vec<u32>) {
-    keys.extend([0, 1, u32::MAX - 1, u32::MAX]);
-    for (p, _) in rib.iter() {
-        boundary_keys(p, keys);
-    }
-}
-
-fn boundary_keys(p: Prefix<Ipv4>, keys: &mut Vec<u32>) {
-    for a in [p.first(), p.last()] {
-        keys.extend([a, a.wrapping_add(1), a.wrapping_sub(1)]);
-    }
-}
 
 /// Compares `lookup`, `lookup_batch` and the paper's search loop with the expected ids.
 fn compare(d: &Dxr, keys: &[u32], want: &[u32], what: &str) {
@@ -99,19 +42,9 @@ fn compare(d: &Dxr, keys: &[u32], want: &[u32], what: &str) {
     assert_eq!(bad, 0, "{what}: {} mismatches of {}", bad, keys.len());
 }
 
-fn expected(rib: &Rib<Ipv4>, keys: &[u32]) -> Vec<u32> {
-    keys.iter().map(|&k| NextHop::raw(rib.lookup(k))).collect()
-}
-
-fn random_keys(seed: u64, n: usize) -> Vec<u32> {
-    let mut rng = SplitMix64::new(seed);
-    (0..n).map(|_| rng.next() as u32).collect()
-}
-
 /// Builds every k and compares on prefix boundaries, chunk boundaries and random keys.
 fn check_all_k(rib: &Rib<Ipv4>, label: &str, extra: &[DxrConfig]) {
-    let mut keys = Vec::new();
-    prefix_boundaries(rib, &mut keys);
+    let mut keys = boundary_keys(rib);
     // Chunk boundaries: all of them for k = 20 (which include those of k < 20), a sample
     // for k > 20.
     for c in 0..1u32 << 20 {
@@ -122,8 +55,8 @@ fn check_all_k(rib: &Rib<Ipv4>, label: &str, extra: &[DxrConfig]) {
         let c = rng.next() as u32 & 0xffff_ff00;
         keys.extend([c, c | 0xff, c.wrapping_sub(1), c.wrapping_add(0x100)]);
     }
-    keys.extend(random_keys(4, 1 << 20));
-    let want = expected(rib, &keys);
+    keys.extend(uniform::<u32>(1 << 20, 4));
+    let want = common::reference(rib, &keys);
     let configs = (16..=24)
         .map(DxrConfig::with_k)
         .chain(extra.iter().cloned());
@@ -151,13 +84,12 @@ fn check_all_k(rib: &Rib<Ipv4>, label: &str, extra: &[DxrConfig]) {
 
 #[test]
 fn real_tables_every_k() {
-    let files = ipv4_files("fib");
-    if files.is_empty() {
-        eprintln!("note: no IPv4 tables found; skipping");
-        return;
-    }
-    for path in files {
-        let (rib, hops) = load_table(&path);
+    for path in common::data_files("fib", "ipv4-") {
+        let Table {
+            rib,
+            next_hops: hops,
+            ..
+        } = common::load_table::<Ipv4>(&path);
         let label = path.file_name().unwrap().to_string_lossy().to_string();
         // The descriptor table, forced, on the tables with many next hops.
         let extra: Vec<DxrConfig> = if hops.len() > 255 {
@@ -229,7 +161,7 @@ fn synthetic_tables_every_k() {
 /// Keys to check after a change of `p`: its boundaries, the boundaries of the chunks it
 /// starts and ends in, keys inside it and random keys.
 fn touched_keys(p: Prefix<Ipv4>, k: u32, rng: &mut SplitMix64, keys: &mut Vec<u32>) {
-    boundary_keys(p, keys);
+    push_boundaries(&p, keys);
     let cmask = u32::MAX >> k;
     for a in [p.first(), p.last()] {
         keys.extend([a & !cmask, a | cmask, (a & !cmask).wrapping_sub(1)]);
@@ -264,11 +196,11 @@ fn replay_checked(
         for c in group {
             touched_keys(c.prefix(), k, &mut rng, &mut keys);
         }
-        compare(&d, &keys, &expected(&rib, &keys), label);
+        compare(&d, &keys, &common::reference(&rib, &keys), label);
     }
     d.check_invariants().unwrap();
-    let keys = random_keys(99, 1 << 18);
-    compare(&d, &keys, &expected(&rib, &keys), label);
+    let keys = uniform::<u32>(1 << 18, 99);
+    compare(&d, &keys, &common::reference(&rib, &keys), label);
     let s = d.dxr_stats();
     eprintln!(
         "{label} {} batch {batch}: {} changes, {rebuilt} chunk rewrites, {} compactions, \
@@ -283,15 +215,16 @@ fn replay_checked(
 
 #[test]
 fn update_traces() {
-    let Some(dir) = data_dir() else { return };
-    let base_path = dir.join("fib/ipv4-ris-rrc06-2010-07-01-fib.txt.xz");
-    if !base_path.exists() {
-        eprintln!("note: {} missing; skipping", base_path.display());
+    let Some(Table {
+        rib: base,
+        next_hops: mut hops,
+        ..
+    }) = common::fib_table::<Ipv4>("ipv4-ris-rrc06-2010-07-01-fib.txt.xz")
+    else {
         return;
-    }
-    let (base, mut hops) = load_table(&base_path);
-    for path in ipv4_files("updates") {
-        let changes = load_updates(&path, &mut hops);
+    };
+    for path in common::data_files("updates", "ipv4-") {
+        let changes = common::load_updates::<Ipv4>(&path, &mut hops);
         let label = path.file_name().unwrap().to_string_lossy().to_string();
         for k in [16, 18, 20] {
             replay_checked(&base, &changes, &DxrConfig::with_k(k), 1, &label);
@@ -356,12 +289,11 @@ proptest! {
             }
             d.apply(&rib, group).unwrap();
             d.check_invariants().map_err(TestCaseError::fail)?;
-            let mut keys = Vec::new();
-            prefix_boundaries(&rib, &mut keys);
+            let mut keys = boundary_keys(&rib);
             for c in group {
-                boundary_keys(c.prefix(), &mut keys);
+                push_boundaries(&c.prefix(), &mut keys);
             }
-            let want = expected(&rib, &keys);
+            let want = common::reference(&rib, &keys);
             let mut out = vec![0; keys.len()];
             d.lookup_batch(&keys, &mut out);
             for (i, &key) in keys.iter().enumerate() {
@@ -371,7 +303,7 @@ proptest! {
         }
         // The result equals a fresh build.
         let fresh = Dxr::build(&rib, &cfg).unwrap();
-        let keys = random_keys(5, 4096);
+        let keys = uniform::<u32>(4096, 5);
         let (mut a, mut b) = (vec![0; keys.len()], vec![0; keys.len()]);
         d.lookup_batch(&keys, &mut a);
         fresh.lookup_batch(&keys, &mut b);
@@ -416,9 +348,9 @@ fn range_table_position_limit() {
     d.check_invariants().unwrap();
     let mut keys = vec![];
     for (p, _) in rib.iter().step_by(7) {
-        boundary_keys(p, &mut keys);
+        push_boundaries(&p, &mut keys);
     }
-    compare(&d, &keys, &expected(&rib, &keys), "position limit");
+    compare(&d, &keys, &common::reference(&rib, &keys), "position limit");
     // Updates keep working past the paper's limit.
     let mut d = d;
     let ch = Change::Announce("1.0.0.0/26".parse().unwrap(), NextHop::new(3).unwrap());
@@ -465,11 +397,16 @@ fn position_overflow_during_updates() {
     let s = d.dxr_stats();
     assert_eq!((full, s.full_rebuilds, s.position_shift), (1, 1, 1));
     d.check_invariants().unwrap();
-    let mut keys = random_keys(8, 1 << 16);
+    let mut keys = uniform::<u32>(1 << 16, 8);
     for c in changes.iter().step_by(13) {
-        boundary_keys(c.prefix(), &mut keys);
+        push_boundaries(&c.prefix(), &mut keys);
     }
-    compare(&d, &keys, &expected(&rib, &keys), "position overflow");
+    compare(
+        &d,
+        &keys,
+        &common::reference(&rib, &keys),
+        "position overflow",
+    );
     // Without widening the same updates are an error.
     let mut rib2: Rib<Ipv4> = rib
         .iter()

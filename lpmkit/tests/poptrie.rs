@@ -2,40 +2,19 @@
 //! traces replayed incrementally, and random update sequences (proptest).
 
 mod common;
-mod data_loader;
 
 use lpmkit::rng::SplitMix64;
 use lpmkit::schemes::poptrie::{Poptrie, PoptrieConfig};
 use lpmkit::schemes::Width;
+use lpmkit::traffic::boundary_keys;
 use lpmkit::{registry, Address, BuildOptions, Change, Fib, IncrementalFib, NextHop, Prefix, Rib};
 use proptest::prelude::*;
 
-use data_loader::{boundary_keys, files, load_table, load_updates, push_boundaries};
-
-/// Compares `fib` with the expected answers, through `lookup` and `lookup_batch` (the
-/// latter at several lengths, so that full blocks and tails are both exercised).
-fn compare<A: Address, F: Fib<A> + ?Sized>(fib: &F, keys: &[A], want: &[u32], what: &str) {
-    let mut out = vec![u32::MAX; keys.len()];
-    fib.lookup_batch(keys, &mut out);
-    for (i, (&k, &w)) in keys.iter().zip(want).enumerate() {
-        assert_eq!(out[i], w, "{what}: lookup_batch {k:x}");
-        assert_eq!(NextHop::raw(fib.lookup(k)), w, "{what}: lookup {k:x}");
-    }
-    for n in [0, 1, 15, 16, 17, 63, 64, 65, 129, 200] {
-        let n = n.min(keys.len());
-        let mut out = vec![u32::MAX; n];
-        fib.lookup_batch(&keys[..n], &mut out);
-        assert_eq!(&out[..], &want[..n], "{what}: lookup_batch of {n}");
-    }
-}
-
-fn expected<A: Address>(rib: &Rib<A>, keys: &[A]) -> Vec<u32> {
-    keys.iter().map(|&k| NextHop::raw(rib.lookup(k))).collect()
-}
+use common::push_boundaries;
 
 /// Both registry variants, with and without the `popcnt` kernel.
 fn check_registry<A: Address>(rib: &Rib<A>, keys: &[A], label: &str) {
-    let want = expected(rib, keys);
+    let want = common::reference(rib, keys);
     for name in ["poptrie16", "poptrie18"] {
         let info = registry::find(name).unwrap();
         assert!(info.incremental);
@@ -44,7 +23,7 @@ fn check_registry<A: Address>(rib: &Rib<A>, keys: &[A], label: &str) {
                 .build(rib, &BuildOptions::scalar(force_scalar))
                 .unwrap();
             assert_eq!(fib.name(), name);
-            compare(
+            common::assert_lookups(
                 &*fib,
                 keys,
                 &want,
@@ -56,8 +35,8 @@ fn check_registry<A: Address>(rib: &Rib<A>, keys: &[A], label: &str) {
 
 #[test]
 fn real_tables_v4() {
-    for path in files("fib", "ipv4-") {
-        let rib = load_table::<u32>(&path).rib;
+    for path in common::data_files("fib", "ipv4-") {
+        let rib = common::load_table::<u32>(&path).rib;
         let mut keys = boundary_keys(&rib);
         let mut rng = SplitMix64::new(1);
         keys.extend((0..1 << 20).map(|_| rng.next() as u32));
@@ -67,19 +46,11 @@ fn real_tables_v4() {
 
 #[test]
 fn real_tables_v6() {
-    for path in files("fib", "ipv6-") {
-        let rib = load_table::<u128>(&path).rib;
+    for path in common::data_files("fib", "ipv6-") {
+        let rib = common::load_table::<u128>(&path).rib;
         let mut keys = boundary_keys(&rib);
-        let mut rng = SplitMix64::new(2);
-        let starts: Vec<u128> = rib.iter().map(|(p, _)| p.addr()).collect();
-        // Spider-paper matching keys (32 bits of a table prefix, 32 random bits, ::1),
-        // keys deep inside random prefixes, and uniform keys.
-        for _ in 0..1 << 18 {
-            let p = starts[rng.below(starts.len() as u64) as usize];
-            keys.push((p >> 96 << 96) | ((rng.next() as u128 & 0xffff_ffff) << 64) | 1);
-            keys.push(p | (rng.next_u128() >> (rng.below(128) as u32)));
-            keys.push(rng.next_u128());
-        }
+        // Spider-paper matching keys, keys deep inside random prefixes, and uniform keys.
+        keys.extend(common::v6_route_keys(&rib, 1 << 18, 2));
         check_registry(&rib, &keys, &path.display().to_string());
     }
 }
@@ -109,7 +80,7 @@ fn synthetic<A: Address>(seed: u64, routes: usize, hops: u64) -> Rib<A> {
 }
 
 fn check_configs<A: Address>(rib: &Rib<A>, keys: &[A], label: &str) {
-    let want = expected(rib, keys);
+    let want = common::reference(rib, keys);
     for s in [0, 1, 6, 12, 16, 18, 24] {
         for leaf_width in [None, Some(Width::U32)] {
             for force_scalar in [false, true] {
@@ -119,7 +90,7 @@ fn check_configs<A: Address>(rib: &Rib<A>, keys: &[A], label: &str) {
                     force_scalar,
                 };
                 let fib = Poptrie::build(rib, &cfg).unwrap();
-                compare(&fib, keys, &want, &format!("{label} {cfg:?}"));
+                common::assert_lookups(&fib, keys, &want, &format!("{label} {cfg:?}"));
             }
         }
     }
@@ -219,7 +190,7 @@ fn check_prefix<A: Address, F: Fib<A> + ?Sized>(
                 .or(A::from_u128(rng.next_u128()).and(A::hostmask(p.len()))),
         );
     }
-    let want = expected(rib, &keys);
+    let want = common::reference(rib, &keys);
     let mut out = vec![0; keys.len()];
     fib.lookup_batch(&keys, &mut out);
     for ((&k, &w), &o) in keys.iter().zip(&want).zip(&out) {
@@ -233,11 +204,11 @@ fn check_prefix<A: Address, F: Fib<A> + ?Sized>(
 }
 
 fn replay<A: Address>(base: &str, trace: &std::path::Path) {
-    let Some(base) = files("fib", base).into_iter().next() else {
+    let Some(base) = common::data_files("fib", base).into_iter().next() else {
         return;
     };
-    let mut table = load_table::<A>(&base);
-    let changes = load_updates::<A>(trace, &mut table.next_hops);
+    let mut table = common::load_table::<A>(&base);
+    let changes = common::load_updates::<A>(trace, &mut table.next_hops);
     let rib = table.rib;
     for (s, name) in [(16u64, "poptrie16"), (18, "poptrie18")] {
         let mut rib = rib.clone();
@@ -259,7 +230,7 @@ fn replay<A: Address>(base: &str, trace: &std::path::Path) {
             }
             if i % 5000 == 4999 {
                 let sample: Vec<A> = (0..20_000).map(|_| A::from_u128(rng.next_u128())).collect();
-                let want = expected(&rib, &sample);
+                let want = common::reference(&rib, &sample);
                 let mut out = vec![0; sample.len()];
                 fib.lookup_batch(&sample, &mut out);
                 assert_eq!(out, want, "{}: random keys after {i}", trace.display());
@@ -267,8 +238,8 @@ fn replay<A: Address>(base: &str, trace: &std::path::Path) {
         }
         // The end state equals the Rib at every boundary, and a fresh build.
         let keys = boundary_keys(&rib);
-        let want = expected(&rib, &keys);
-        compare(
+        let want = common::reference(&rib, &keys);
+        common::assert_lookups(
             &*fib,
             &keys,
             &want,
@@ -278,17 +249,17 @@ fn replay<A: Address>(base: &str, trace: &std::path::Path) {
             .unwrap()
             .build(&rib, &BuildOptions::default())
             .unwrap();
-        compare(&*fresh, &keys, &want, "fresh build");
+        common::assert_lookups(&*fresh, &keys, &want, "fresh build");
         assert!(fib.stats().get("updates").is_some());
     }
 }
 
 #[test]
 fn replay_update_traces() {
-    for trace in files("updates", "ipv4-") {
+    for trace in common::data_files("updates", "ipv4-") {
         replay::<u32>("ipv4-ris-rrc06", &trace);
     }
-    for trace in files("updates", "ipv6-") {
+    for trace in common::data_files("updates", "ipv6-") {
         replay::<u128>("ipv6-ris-rrc01-linx", &trace);
     }
 }
@@ -308,7 +279,7 @@ fn grow_and_drain<A: Address>(seed: u64) {
         check_prefix(&fib, &rib, &p, &mut rng);
     }
     let keys = boundary_keys(&rib);
-    compare(&fib, &keys, &expected(&rib, &keys), "grown");
+    common::assert_lookups(&fib, &keys, &common::reference(&rib, &keys), "grown");
     for &(p, _) in routes.iter().rev() {
         let c = Change::Withdraw(p);
         c.apply_to(&mut rib);
@@ -361,7 +332,7 @@ fn run_sequence<A: Address>(ops: &[((u128, u8), u32, bool)], s: u8) -> Result<()
         c.apply_to(&mut rib);
         fib.apply(&rib, &[c]).unwrap();
         let keys = boundary_keys(&rib);
-        let want = expected(&rib, &keys);
+        let want = common::reference(&rib, &keys);
         let mut out = vec![0; keys.len()];
         fib.lookup_batch(&keys, &mut out);
         prop_assert_eq!(&out, &want, "after {:?}", c);

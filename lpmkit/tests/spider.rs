@@ -1,65 +1,18 @@
 //! Spider against the reference `Rib`: every variant (16/8/1 ways and every degree of
 //! parallelism 1…16, AVX2 and scalar, lane-refilling, pipelined and the paper's loop, every
-//! element layout that holds the table), IPv4 and IPv6, on every real table in `../shared/data/fib/` and
-//! on synthetic ones.
+//! element layout that holds the table), IPv4 and IPv6, on every real table in
+//! `../shared/data/fib/` and on synthetic ones.
 //!
-//! Real tables are found at `<workspace>/../shared/data` or `$LPMKIT_DATA`; when absent the
-//! tests say so and skip them.
+//! Real tables are read from `../shared/data` by the shared harness (`common`): when
+//! absent the tests say so and skip them, unless `LPMKIT_REQUIRE_DATA` is set.
 
-use std::io::{BufRead, BufReader};
-use std::path::PathBuf;
+mod common;
 
 use lpmkit::rng::{mix64, SplitMix64};
 use lpmkit::schemes::spider::{ElementLayout, Spider, SpiderConfig};
-use lpmkit::{registry, Address, BuildOptions, Fib, Implementation, NextHop, NextHopTable};
+use lpmkit::{registry, Address, BuildOptions, Fib, Implementation, NextHop};
 use lpmkit::{Ipv4, Ipv6, Prefix, Rib};
 use proptest::prelude::*;
-
-// ---------------------------------------------------------------------------------------
-// Loading real tables (a minimal private reader until `lpmkit::io` lands).
-// ---------------------------------------------------------------------------------------
-
-fn data_dir() -> Option<PathBuf> {
-    let dir = std::env::var_os("LPMKIT_DATA")
-        .map(PathBuf::from)
-        .unwrap_or_else(|| PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../shared/data"));
-    dir.join("fib").is_dir().then_some(dir)
-}
-
-/// The next hop of a prefix in a table without next hops: a hash of the prefix mod `n`.
-fn hashed_next_hop<A: Address>(p: &Prefix<A>, n: u64) -> NextHop {
-    let a = p.addr().to_u128();
-    let h = mix64((a as u64) ^ mix64((a >> 64) as u64) ^ p.len() as u64);
-    NextHop::new(1 + (h % n) as u32).unwrap()
-}
-
-/// Reads `PREFIX/LEN [NEXTHOP]` lines from an `.xz` file; without a next-hop column the
-/// next hop is a hash of the prefix mod `hashed`.
-fn load<A: Address>(name: &str, hashed: u64) -> Option<Rib<A>> {
-    let Some(dir) = data_dir() else {
-        eprintln!("note: no data directory (set LPMKIT_DATA); skipping {name}");
-        return None;
-    };
-    let path = dir.join("fib").join(format!("{name}.txt.xz"));
-    let file = std::fs::File::open(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
-    let reader = BufReader::new(liblzma::read::XzDecoder::new(file));
-    let mut hops = NextHopTable::<String>::new();
-    let mut rib = Rib::new();
-    for (i, line) in reader.lines().enumerate() {
-        let line = line.unwrap_or_else(|e| panic!("{name}:{}: {e}", i + 1));
-        let mut cols = line.split_whitespace();
-        let Some(prefix) = cols.next() else { continue };
-        let p: Prefix<A> = prefix
-            .parse()
-            .unwrap_or_else(|e| panic!("{name}:{}: {e}", i + 1));
-        let nh = match cols.next() {
-            Some(tok) => hops.intern(tok.to_string()),
-            None => hashed_next_hop(&p, hashed),
-        };
-        rib.insert(p, nh);
-    }
-    Some(rib)
-}
 
 // ---------------------------------------------------------------------------------------
 // Keys.
@@ -99,37 +52,6 @@ fn random_keys<A: Address>(rib: &Rib<A>, n: usize, seed: u64) -> Vec<A> {
 // The harness.
 // ---------------------------------------------------------------------------------------
 
-/// Checks `lookup_batch` (on all keys) and `lookup` (on every 7th) against `want`.
-fn check<A: Address>(fib: &dyn Fib<A>, keys: &[A], want: &[u32], what: &str) {
-    let mut out = vec![u32::MAX; keys.len()];
-    fib.lookup_batch(keys, &mut out);
-    let bad = keys
-        .iter()
-        .zip(&out)
-        .zip(want)
-        .filter(|((_, o), w)| o != w)
-        .count();
-    if bad > 0 {
-        let ((k, o), w) = keys
-            .iter()
-            .zip(&out)
-            .zip(want)
-            .find(|((_, o), w)| o != w)
-            .unwrap();
-        panic!(
-            "{what}: {bad} mismatches of {}, first {k:x}: got {o}, want {w}",
-            keys.len()
-        );
-    }
-    for (k, w) in keys.iter().zip(want).step_by(7) {
-        assert_eq!(NextHop::raw(fib.lookup(*k)), *w, "{what}: lookup {k:x}");
-    }
-}
-
-fn expected<A: Address>(rib: &Rib<A>, keys: &[A]) -> Vec<u32> {
-    keys.iter().map(|&k| NextHop::raw(rib.lookup(k))).collect()
-}
-
 /// Every variant of Spider on `rib`: the registry rows, every degree of parallelism with
 /// AVX2 (when present) and scalar, the paper's loop, and every layout that fits.
 fn check_table<A: Address>(name: &str, rib: &Rib<A>, seed: u64)
@@ -139,7 +61,10 @@ where
     let t0 = std::time::Instant::now();
     let boundary = lpmkit::traffic::boundary_keys(rib);
     let random = random_keys(rib, 300_000, seed);
-    let (want_b, want_r) = (expected(rib, &boundary), expected(rib, &random));
+    let (want_b, want_r) = (
+        common::reference(rib, &boundary),
+        common::reference(rib, &random),
+    );
     // Registry rows, all keys.
     for info in registry::schemes_for(A::FAMILY).filter(|s| s.name.starts_with("spider")) {
         for force_scalar in [false, true] {
@@ -148,8 +73,8 @@ where
                 .unwrap();
             let what = format!("{name} {} {:?}", info.name, fib.implementation());
             assert_eq!(fib.name(), info.name);
-            check(fib.as_ref(), &boundary, &want_b, &what);
-            check(fib.as_ref(), &random, &want_r, &what);
+            common::assert_lookups(fib.as_ref(), &boundary, &want_b, &what);
+            common::assert_lookups(fib.as_ref(), &random, &want_r, &what);
         }
     }
     // Every degree of parallelism, scalar and AVX2, pipelined or not, on a sample.
@@ -169,7 +94,7 @@ where
                 ..SpiderConfig::w16()
             };
             let fib = Spider::build(rib, &cfg).unwrap();
-            check(&fib, keys, want, &format!("{name} {cfg:?}"));
+            common::assert_lookups(&fib, keys, want, &format!("{name} {cfg:?}"));
         }
     }
     // Every layout that holds the table, including the paper's element.
@@ -186,8 +111,8 @@ where
         match Spider::build(rib, &cfg) {
             Ok(fib) => {
                 let what = format!("{name} {layout} refill {refill:?}");
-                check(&fib, &boundary, &want_b, &what);
-                check(&fib, &random, &want_r, &what);
+                common::assert_lookups(&fib, &boundary, &want_b, &what);
+                common::assert_lookups(&fib, &random, &want_r, &what);
             }
             Err(e) => assert!(
                 ElementLayout::ALL.iter().position(|&l| l == layout)
@@ -211,7 +136,7 @@ where
     Spider<A>: Fib<A>,
 {
     let keys = random_keys(rib, 4096, 99);
-    let want = expected(rib, &keys);
+    let want = common::reference(rib, &keys);
     for layout in ElementLayout::ALL {
         for ways in [8, 16] {
             for refill in [Some(true), Some(false)] {
@@ -228,7 +153,7 @@ where
                     for start in [0, 1, 17, 1000] {
                         let what = format!("{name} {cfg:?} len {len} at {start}");
                         let range = start..start + len;
-                        check(&fib, &keys[range.clone()], &want[range], &what);
+                        common::assert_lookups(&fib, &keys[range.clone()], &want[range], &what);
                     }
                 }
             }
@@ -242,7 +167,7 @@ where
             for len in 0..=64 {
                 for start in [0, 1, 17, 1000] {
                     let what = format!("{name} {} ways {ways:?} len {len} at {start}", info.name);
-                    check(
+                    common::assert_lookups(
                         fib.as_ref(),
                         &keys[start..start + len],
                         &want[start..start + len],
@@ -258,9 +183,25 @@ where
 // Real tables.
 // ---------------------------------------------------------------------------------------
 
+/// The routes of the table `fib/{name}`, if the data is there.
+fn load<A: Address>(name: &str) -> Option<Rib<A>> {
+    common::fib_table::<A>(name).map(|t| t.rib)
+}
+
+/// The same prefixes with next hops hashed from the prefix, mod `n` (1…n).
+fn with_hashed_next_hops<A: Address>(rib: &Rib<A>, n: u64) -> Rib<A> {
+    rib.iter()
+        .map(|(p, _)| {
+            let a = p.addr().to_u128();
+            let h = mix64((a as u64) ^ mix64((a >> 64) as u64) ^ p.len() as u64);
+            (p, NextHop::new(1 + (h % n) as u32).unwrap())
+        })
+        .collect()
+}
+
 #[test]
 fn ipv4_bart_tier1() {
-    let Some(rib) = load::<Ipv4>("ipv4-bart-tier1-prefixes", 200) else {
+    let Some(rib) = load::<Ipv4>("ipv4-bart-tier1-prefixes.txt.xz") else {
         return;
     };
     check_table("ipv4-bart", &rib, 1);
@@ -269,7 +210,7 @@ fn ipv4_bart_tier1() {
 
 #[test]
 fn ipv4_rrc06() {
-    let Some(mut rib) = load::<Ipv4>("ipv4-ris-rrc06-2010-07-01-fib", 200) else {
+    let Some(mut rib) = load::<Ipv4>("ipv4-ris-rrc06-2010-07-01-fib.txt.xz") else {
         return;
     };
     check_table("ipv4-rrc06", &rib, 2);
@@ -284,7 +225,7 @@ fn ipv4_rrc06() {
 #[test]
 fn ipv4_originas_wider_layout() {
     // 51,788 next hops: more than the 16-bit value space holds beside the rows.
-    let Some(rib) = load::<Ipv4>("ipv4-routeviews-2015-11-01-originas", 200) else {
+    let Some(rib) = load::<Ipv4>("ipv4-routeviews-2015-11-01-originas.txt.xz") else {
         return;
     };
     let fib = Spider::build(&rib, &SpiderConfig::w16()).unwrap();
@@ -295,7 +236,7 @@ fn ipv4_originas_wider_layout() {
 
 #[test]
 fn ipv6_bart_tier1() {
-    let Some(rib) = load::<Ipv6>("ipv6-bart-tier1-prefixes", 200) else {
+    let Some(rib) = load::<Ipv6>("ipv6-bart-tier1-prefixes.txt.xz") else {
         return;
     };
     check_table("ipv6-bart", &rib, 5);
@@ -305,9 +246,10 @@ fn ipv6_bart_tier1() {
 #[test]
 fn ipv6_bart_tier1_many_next_hops_is_wide() {
     // The same prefixes with 70,000 next hops: only the wide element holds them.
-    let Some(rib) = load::<Ipv6>("ipv6-bart-tier1-prefixes", 70_000) else {
+    let Some(rib) = load::<Ipv6>("ipv6-bart-tier1-prefixes.txt.xz") else {
         return;
     };
+    let rib = with_hashed_next_hops(&rib, 70_000);
     let fib = Spider::build(&rib, &SpiderConfig::w16()).unwrap();
     assert_eq!(fib.layout(), ElementLayout::Wide32);
     check_table("ipv6-bart-70k-next-hops", &rib, 6);
@@ -316,7 +258,7 @@ fn ipv6_bart_tier1_many_next_hops_is_wide() {
 
 #[test]
 fn ipv6_linx() {
-    let Some(rib) = load::<Ipv6>("ipv6-ris-rrc01-linx-2017-01-12-fib", 200) else {
+    let Some(rib) = load::<Ipv6>("ipv6-ris-rrc01-linx-2017-01-12-fib.txt.xz") else {
         return;
     };
     assert!(rib.contains(&Prefix::DEFAULT), "this table has ::/0");
@@ -326,7 +268,7 @@ fn ipv6_linx() {
 
 #[test]
 fn ipv6_originas() {
-    let Some(rib) = load::<Ipv6>("ipv6-routeviews-2015-11-01-originas", 200) else {
+    let Some(rib) = load::<Ipv6>("ipv6-routeviews-2015-11-01-originas.txt.xz") else {
         return;
     };
     check_table("ipv6-originas", &rib, 8);
@@ -415,7 +357,7 @@ fn batch_rebuild_through_the_publisher() {
         let info = publisher.publish().unwrap();
         assert_eq!(info.generation, round + 1);
         let keys = random_keys(publisher.rib(), 50_000, round);
-        let want = expected(publisher.rib(), &keys);
+        let want = common::reference(publisher.rib(), &keys);
         let mut out = vec![0; keys.len()];
         assert_eq!(reader.lookup_batch(&keys, &mut out), round + 1);
         assert_eq!(out, want, "round {round}");
@@ -468,7 +410,7 @@ where
         // Rebuild (the batch-update model) and compare.
         let mut keys = lpmkit::traffic::boundary_keys(&rib);
         keys.extend(random_keys(&rib, 64, i as u64));
-        let want = expected(&rib, &keys);
+        let want = common::reference(&rib, &keys);
         for cfg in [
             SpiderConfig::w16(),
             SpiderConfig {

@@ -9,7 +9,6 @@
 mod common;
 
 use std::collections::HashMap;
-use std::path::PathBuf;
 
 use lpmkit::rng::mix64;
 use lpmkit::synth::{self, Shape, SynthConfig, SynthError};
@@ -96,11 +95,6 @@ fn assert_within(what: &str, got: f64, lo: f64, hi: f64) {
         (lo..=hi).contains(&got),
         "{what}: {got:.4}, expected {lo}..={hi}"
     );
-}
-
-/// The shared data directory (the rule of `common::data_dir`).
-fn data_dir() -> Option<PathBuf> {
-    common::data_dir()
 }
 
 // ---------------------------------------------------------------------------------------
@@ -240,7 +234,6 @@ fn default_v6_meets_the_calibration_targets() {
 
 #[test]
 fn length_mix_matches_the_real_tables() {
-    let Some(dir) = data_dir() else { return };
     fn compare<A: Address>(real: &Table<A>, synthetic: &Table<A>) {
         let h_real = real.rib.length_histogram();
         let h_syn = synthetic.rib.length_histogram();
@@ -253,21 +246,17 @@ fn length_mix_matches_the_real_tables() {
             );
         }
     }
-    let v4: Table<Ipv4> = lpmkit::io::read_table_as(
-        &dir.join("fib/ipv4-bart-tier1-prefixes.txt.xz"),
-        &Default::default(),
-    )
-    .expect("bart v4");
+    let Some(v4) = common::fib_table::<Ipv4>("ipv4-bart-tier1-prefixes.txt.xz") else {
+        return;
+    };
     let cfg = SynthConfig {
         routes: v4.rib.len(),
         ..SynthConfig::ipv4_default()
     };
     compare(&v4, &synth::generate::<Ipv4>(&cfg));
-    let v6: Table<Ipv6> = lpmkit::io::read_table_as(
-        &dir.join("fib/ipv6-bart-tier1-prefixes.txt.xz"),
-        &Default::default(),
-    )
-    .expect("bart v6");
+    let Some(v6) = common::fib_table::<Ipv6>("ipv6-bart-tier1-prefixes.txt.xz") else {
+        return;
+    };
     compare(&v6, &synth::default_v6());
 }
 

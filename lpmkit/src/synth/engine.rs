@@ -34,7 +34,7 @@
 //! once, so the table has exactly the requested number of routes.
 
 use super::math::Alias;
-use super::model::Region;
+use super::model::{Region, LEVELS};
 use crate::prefix::{Address, Prefix};
 use crate::rng::{mix64, SplitMix64};
 
@@ -115,9 +115,6 @@ impl<A: Address> PrefixSet<A> {
         self.len += 1;
     }
 }
-
-/// Number of weight levels of a sub-block.
-pub(crate) const LEVELS: usize = 64;
 
 /// What the engine needs to know besides the counts.
 pub(crate) struct Params<'a, A: Address> {

@@ -211,6 +211,9 @@ pub(crate) fn regions<A: Address>(seed: u64) -> Vec<Region<A>> {
 /// Sub-blocks per region: `2^SUB_BITS` (IPv4: the /16s of each /8).
 pub(crate) const SUB_BITS: u8 = 8;
 
+/// Number of weight levels of a sub-block.
+pub(crate) const LEVELS: usize = 64;
+
 /// Seeded sub-block weight levels, uniform in `0..LEVELS`; a level `q` means weight
 /// `2^(clustering·q/LEVELS)`, so a few sub-blocks of a region hold most of its small
 /// allocations, as a few /16s of a dense /8 hold hundreds of /24s in real tables while
@@ -219,7 +222,7 @@ pub(crate) fn sub_levels(seed: u64, regions: usize) -> Vec<u8> {
     (0..regions << SUB_BITS)
         .map(|i| {
             let r = crate::rng::mix64(seed ^ 0x7375_6262_6c6f_636b ^ (i as u64) << 20);
-            (((r >> 32) * super::engine::LEVELS as u64) >> 32) as u8
+            (((r >> 32) * LEVELS as u64) >> 32) as u8
         })
         .collect()
 }

@@ -1,20 +1,46 @@
-//! Shared helpers of the integration tests: the data directory, table loading and the
-//! differential check of a scheme against the reference `Rib`.
+//! The shared harness of the integration tests: the real-data rule (where the shared data
+//! is, and what a test does when it is not there), loading its tables and update traces
+//! through `lpmkit::io`, verification keys, the reference answers of the `Rib`, and the
+//! comparison of a scheme with them.
+//!
+//! Every test that reads `../shared/data` finds it through [`data_dir`], [`data_file`],
+//! [`data_files`] or [`fib_table`]: absent data skips the test with a note, or fails it
+//! when `LPMKIT_REQUIRE_DATA` is set (as in CI).
 #![allow(dead_code)]
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 use lpmkit::io::{self, TableOptions};
-use lpmkit::{Address, AnyTable, Fib, NextHop, Rib};
+use lpmkit::{Address, AnyTable, Change, Fib, NextHop, NextHopTable, Prefix, Rib, Table};
+
+// ---------------------------------------------------------------------------------------
+// The real data.
+
+/// Whether the real data must be present: `LPMKIT_REQUIRE_DATA` is set (as in CI).
+pub fn data_required() -> bool {
+    std::env::var_os("LPMKIT_REQUIRE_DATA").is_some()
+}
+
+/// Data the test wanted is not there: a failure if the data is required, else a note on
+/// stderr (the caller then skips).
+#[track_caller]
+fn absent(what: std::fmt::Arguments) {
+    if data_required() {
+        panic!("LPMKIT_REQUIRE_DATA is set but {what}");
+    }
+    eprintln!("note: {what}; skipping");
+}
 
 /// The real-data directory: `$LPMKIT_DATA`, else `../shared/data` beside the workspace.
-/// `None` (with a note on stderr) if it is absent — unless `LPMKIT_REQUIRE_DATA` is set
-/// (as in CI), where its absence fails the test.
+/// `None` (with a note on stderr) if it is absent or cannot be read (the files are
+/// compressed and the `compression` feature is off) — a failure instead when
+/// `LPMKIT_REQUIRE_DATA` is set.
+#[track_caller]
 pub fn data_dir() -> Option<PathBuf> {
     if cfg!(not(feature = "compression")) {
-        eprintln!(
-            "note: the data files are compressed and the `compression` feature is off; skipping"
-        );
+        absent(format_args!(
+            "the data files are compressed and the `compression` feature is off"
+        ));
         return None;
     }
     let dir = std::env::var_os("LPMKIT_DATA")
@@ -23,40 +49,94 @@ pub fn data_dir() -> Option<PathBuf> {
     if dir.join("fib").is_dir() {
         return Some(dir);
     }
-    if std::env::var_os("LPMKIT_REQUIRE_DATA").is_some() {
-        panic!(
-            "LPMKIT_REQUIRE_DATA is set but {} holds no fib/ directory",
-            dir.display()
-        );
-    }
-    eprintln!(
-        "note: real data not found at {} (set LPMKIT_DATA); skipping",
+    absent(format_args!(
+        "no real data at {} (no fib/ directory; set LPMKIT_DATA)",
         dir.display()
-    );
+    ));
     None
 }
 
-/// Every routing table in `fib/`, sorted by name.
-pub fn fib_tables() -> Vec<PathBuf> {
-    let Some(dir) = data_dir() else { return vec![] };
-    let mut v: Vec<PathBuf> = std::fs::read_dir(dir.join("fib"))
-        .expect("readable fib dir")
-        .map(|e| e.unwrap().path())
-        .filter(|p| p.is_file())
-        .collect();
+/// The file `rel` (e.g. `fib/ipv4-bart-tier1-prefixes.txt.xz`) under the data directory,
+/// if it is there (the rule of [`data_dir`] for the directory and for the file).
+#[track_caller]
+pub fn data_file(rel: &str) -> Option<PathBuf> {
+    let path = data_dir()?.join(rel);
+    if path.is_file() {
+        return Some(path);
+    }
+    absent(format_args!("{} is missing", path.display()));
+    None
+}
+
+/// The files of the data subdirectory `sub` (`fib`, `updates`) whose names start with
+/// `prefix`, sorted by name. Finding none is absent data (the rule of [`data_dir`]).
+#[track_caller]
+pub fn data_files(sub: &str, prefix: &str) -> Vec<PathBuf> {
+    let Some(dir) = data_dir() else {
+        return vec![];
+    };
+    let dir = dir.join(sub);
+    let mut v: Vec<PathBuf> = std::fs::read_dir(&dir)
+        .map(|rd| rd.filter_map(|e| e.ok().map(|e| e.path())).collect())
+        .unwrap_or_default();
+    v.retain(|p| {
+        p.is_file()
+            && p.file_name()
+                .and_then(|n| n.to_str())
+                .is_some_and(|n| n.starts_with(prefix))
+    });
     v.sort();
+    if v.is_empty() {
+        absent(format_args!("{} holds no {prefix}* files", dir.display()));
+    }
     v
 }
 
-/// A file under the data directory, if the data is present.
-pub fn data_file(rel: &str) -> Option<PathBuf> {
-    data_dir().map(|d| d.join(rel))
+/// Every routing table in `fib/`, sorted by name.
+#[track_caller]
+pub fn fib_tables() -> Vec<PathBuf> {
+    data_files("fib", "")
 }
 
-/// Loads a table with default options (200 assigned next hops for prefix-only files).
-pub fn load(path: &std::path::Path) -> AnyTable {
+/// The table `fib/{name}` read as family `A` (see [`load_table`]), if the data is there.
+#[track_caller]
+pub fn fib_table<A: Address>(name: &str) -> Option<Table<A>> {
+    data_file(&format!("fib/{name}")).map(|p| load_table(&p))
+}
+
+/// Loads a table of either family with default options (200 assigned next hops for
+/// prefix-only files).
+pub fn load(path: &Path) -> AnyTable {
     io::read_table(path, &TableOptions::default())
         .unwrap_or_else(|e| panic!("loading {}: {e}", path.display()))
+}
+
+/// Loads a table of family `A` with default options (prefix-only files get the io module's
+/// assigned next hops, 200 of them).
+pub fn load_table<A: Address>(path: &Path) -> Table<A> {
+    io::read_table_as::<A>(path, &TableOptions::default())
+        .unwrap_or_else(|e| panic!("loading {}: {e}", path.display()))
+}
+
+/// Reads an update trace, interning its next hops into `hops` (the table's).
+pub fn load_updates<A: Address>(path: &Path, hops: &mut NextHopTable<String>) -> Vec<Change<A>> {
+    io::read_updates::<A>(path, hops)
+        .unwrap_or_else(|e| panic!("loading {}: {e}", path.display()))
+        .into_iter()
+        .map(|u| u.change)
+        .collect()
+}
+
+// ---------------------------------------------------------------------------------------
+// Keys.
+
+/// The first and last address of `p`, each ±1 (within the address space).
+pub fn push_boundaries<A: Address>(p: &Prefix<A>, keys: &mut Vec<A>) {
+    for a in [p.first(), p.last()] {
+        keys.push(a);
+        keys.extend(a.checked_inc());
+        keys.extend(a.checked_dec());
+    }
 }
 
 /// Verification keys: `n` random ones (IPv6: half uniform, half built from table
@@ -79,6 +159,25 @@ pub fn keys_for<A: Address>(rib: &Rib<A>, n: usize, seed: u64) -> Vec<A> {
     keys.extend(lpmkit::traffic::boundary_keys(rib));
     keys
 }
+
+/// `3 × rounds` IPv6 keys around the routes of `rib`: per round a Spider-paper matching
+/// key (the first 32 bits of a route, 32 random bits, `::1`), a key deep inside a random
+/// route, and a uniform key.
+pub fn v6_route_keys(rib: &Rib<u128>, rounds: usize, seed: u64) -> Vec<u128> {
+    let mut rng = lpmkit::rng::SplitMix64::new(seed);
+    let starts: Vec<u128> = rib.iter().map(|(p, _)| p.addr()).collect();
+    let mut keys = Vec::with_capacity(3 * rounds);
+    for _ in 0..rounds {
+        let p = starts[rng.below(starts.len() as u64) as usize];
+        keys.push((p >> 96 << 96) | ((rng.next() as u128 & 0xffff_ffff) << 64) | 1);
+        keys.push(p | (rng.next_u128() >> (rng.below(128) as u32)));
+        keys.push(rng.next_u128());
+    }
+    keys
+}
+
+// ---------------------------------------------------------------------------------------
+// Answers and comparisons.
 
 /// The reference answers for `keys` (looked up in sorted order, which keeps the trie's
 /// upper levels cached).
@@ -138,4 +237,36 @@ pub fn assert_agrees<A: Address>(
         keys.len(),
         bad.join("\n")
     );
+}
+
+/// Compares `fib` with the expected answers: `lookup_batch` on all keys at once, `lookup`
+/// on every key, and `lookup_batch` on the first 0, 1, 15, 16, 17, 63, 64, 65, 129, 130
+/// and 200 keys (full blocks and every kind of tail); panics at the first mismatch.
+pub fn assert_lookups<A: Address, F: Fib<A> + ?Sized>(
+    fib: &F,
+    keys: &[A],
+    want: &[u32],
+    what: &str,
+) {
+    let mut out = vec![u32::MAX; keys.len()];
+    fib.lookup_batch(keys, &mut out);
+    let bad = out.iter().zip(want).filter(|(o, w)| o != w).count();
+    if let Some(i) = (0..keys.len()).find(|&i| out[i] != want[i]) {
+        panic!(
+            "{what}: lookup_batch: {bad} mismatches of {}, first {:x}: got {}, want {}",
+            keys.len(),
+            keys[i],
+            out[i],
+            want[i]
+        );
+    }
+    for (&k, &w) in keys.iter().zip(want) {
+        assert_eq!(NextHop::raw(fib.lookup(k)), w, "{what}: lookup {k:x}");
+    }
+    for n in [0, 1, 15, 16, 17, 63, 64, 65, 129, 130, 200] {
+        let n = n.min(keys.len());
+        let mut out = vec![u32::MAX; n];
+        fib.lookup_batch(&keys[..n], &mut out);
+        assert_eq!(&out[..], &want[..n], "{what}: lookup_batch of {n}");
+    }
 }

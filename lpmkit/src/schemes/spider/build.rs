@@ -23,10 +23,11 @@
 //! The ranges are stored compactly (`(A, u32)`: 8 bytes each for IPv4), because on a
 //! 900K-route table touching fresh memory is a good part of the build time.
 
+use super::codec::{Codec, Compact16, ElementLayout, Paper32, Wide32};
 use super::{
-    BuildInfo, Codec, Compact16, ElementLayout, Elements, Elems, LookupParams, Paper32, Spider,
-    SpiderConfig, Table, Wide32, CACHED_LEVEL_BYTES_V4, CACHED_LEVEL_BYTES_V6, DP_FIRST_ROW,
-    FIRST_STRIDE_ROW, MAX_WAYS, ROW, SCALAR_PASS_INVERSE_SHARE,
+    BuildInfo, Elements, Elems, LookupParams, Spider, SpiderConfig, Table, CACHED_LEVEL_BYTES_V4,
+    CACHED_LEVEL_BYTES_V6, DP_FIRST_ROW, FIRST_STRIDE_ROW, MAX_WAYS, ROW,
+    SCALAR_PASS_INVERSE_SHARE,
 };
 use crate::fib::BuildError;
 use crate::prefix::Address;

@@ -7,7 +7,8 @@
 //! `ways = 1` it is the paper's 1-way Spider and with more lanes it gives the scalar
 //! fallback the same memory-level parallelism as the vector code.
 
-use super::{Codec, Elements, DP_FIRST_ROW, MAX_WAYS, ROW};
+use super::codec::Codec;
+use super::{Elements, DP_FIRST_ROW, MAX_WAYS, ROW};
 use crate::prefix::Address;
 
 /// The element at `i`.

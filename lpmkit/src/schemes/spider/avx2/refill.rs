@@ -1,6 +1,6 @@
-//! The lane-refilling AVX2 kernel ([`SpiderConfig::refill`](super::SpiderConfig::refill)).
+//! The lane-refilling AVX2 kernel ([`SpiderConfig::refill`](super::super::SpiderConfig::refill)).
 //!
-//! The lockstep kernels of `avx2.rs` keep a block's lanes together until the deepest lane
+//! The lockstep kernels (`lockstep.rs`) keep a block's lanes together until the deepest lane
 //! is done: a lane that finishes at the direct pointing table (about 61% of random IPv4
 //! keys on the bart tier-1 table) still takes a gather and a prefetch slot, reading
 //! End-of-Lookup, at every level its block descends. This kernel gives every slot to a
@@ -16,16 +16,16 @@
 //!    element names a row are *left-packed* (a `movemask` of the lanes that go on indexes
 //!    a table of `permutevar8x32` permutations) into the chunk's pending list: key index,
 //!    the 32-bit word being read, and the index of the element to read next. If that
-//!    level is cold (see [`CACHED_LEVEL_BYTES_V4`](super::CACHED_LEVEL_BYTES_V4)) the
-//!    element is prefetched as it is packed.
+//!    level is cold (see [`CACHED_LEVEL_BYTES_V4`](super::super::CACHED_LEVEL_BYTES_V4))
+//!    the element is prefetched as it is packed.
 //! 2. **One pass per octet** over the pending list: eight (sixteen) pending lookups per
 //!    gather, results stored to `out` at their keys' own indices (a scalar scatter; a lane
 //!    that goes on writes a 0 that its final level overwrites), and the lanes that go on
 //!    are left-packed again, in place, with their next element prefetched if its level is
 //!    cold. IPv6 reloads the word every four octets with one gather from the keys.
 //!    A level few of whose elements name a row (under 1 in
-//!    [`SCALAR_PASS_INVERSE_SHARE`](super::SCALAR_PASS_INVERSE_SHARE), as the third octet
-//!    of every real IPv4 table: a pass is then nearly the lookups' last) is passed by a
+//!    [`SCALAR_PASS_INVERSE_SHARE`](super::super::SCALAR_PASS_INVERSE_SHARE), as the third
+//!    octet of every real IPv4 table: a pass is then nearly the lookups' last) is passed by a
 //!    scalar loop instead — one load per lookup, its next hop stored, and a branch, which
 //!    is predicted, to push the rare lookup that goes on — which measured 19% faster
 //!    overall on the bart IPv4 table (in one process, 434 against 365 Mlps).
@@ -42,8 +42,8 @@
 use core::arch::x86_64::*;
 use core::mem::MaybeUninit;
 
-use super::avx2::{octet_mask, Family, Simd};
-use super::{Elements, LookupParams, DP_FIRST_ROW, ROW};
+use super::ops::{octet_mask, Family, Simd};
+use crate::schemes::spider::{Elements, LookupParams, DP_FIRST_ROW, ROW};
 
 /// Keys per chunk: the pending list of a chunk (12 bytes per key) stays in L1, and a pass
 /// is long enough to hide the latency of the prefetches made in the pass before.
