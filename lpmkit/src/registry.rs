@@ -420,6 +420,38 @@ fn build_dxr_in_place(
     Ok(Box::new(InPlace::new(rib, fib)))
 }
 
+const LULEA_SETTINGS: &[(&str, &str)] = &[(
+    "pointer_width",
+    "pointer width, 16 or 32 (default: the narrowest that holds the table)",
+)];
+
+fn lulea_config(o: &BuildOptions) -> Result<schemes::lulea::LuleaConfig, BuildError> {
+    let s = Settings::new("lulea", o, LULEA_SETTINGS)?;
+    Ok(schemes::lulea::LuleaConfig {
+        pointer_width: s.width("pointer_width")?,
+        force_scalar: o.force_scalar,
+    })
+}
+
+fn build_lulea(rib: &Rib<Ipv4>, o: &BuildOptions) -> Result<Box<dyn Fib<Ipv4>>, BuildError> {
+    Ok(Box::new(schemes::lulea::Lulea::build(rib, &lulea_config(o)?)?))
+}
+
+fn build_lulea_incremental(
+    rib: &Rib<Ipv4>,
+    o: &BuildOptions,
+) -> Result<Box<dyn IncrementalFib<Ipv4>>, BuildError> {
+    Ok(Box::new(schemes::lulea::Lulea::build(rib, &lulea_config(o)?)?))
+}
+
+fn build_lulea_in_place(
+    rib: Rib<Ipv4>,
+    o: &BuildOptions,
+) -> Result<Box<dyn Updater<Ipv4>>, BuildError> {
+    let fib = schemes::lulea::Lulea::build(&rib, &lulea_config(o)?)?;
+    Ok(Box::new(InPlace::new(rib, fib)))
+}
+
 const SPIDER_SETTINGS: &[(&str, &str)] = &[
     ("ways", "lanes looked up together, 1..=16"),
     (
@@ -566,6 +598,22 @@ static FAMILIES: &[SchemeFamily] = &[
             build: build_dxr,
             incremental: Some(build_dxr_incremental),
             in_place: Some(build_dxr_in_place),
+        }),
+        v6: None,
+    },
+    SchemeFamily {
+        name: "lulea",
+        reference: "Degermark, Brodnik, Carlsson, Pink, SIGCOMM 1997, §4 (the OBMA paper's Lulea baseline)",
+        settings: LULEA_SETTINGS,
+        presets: &[Preset {
+            name: "lulea",
+            summary: "Lulea: 16-8-8 trie, 16-bit masks with codewords, base indices and a maptable; sparse/dense/very dense chunks",
+            settings: "",
+        }],
+        v4: Some(Builders {
+            build: build_lulea,
+            incremental: Some(build_lulea_incremental),
+            in_place: Some(build_lulea_in_place),
         }),
         v6: None,
     },
