@@ -9,6 +9,7 @@ pub mod dpdk;
 pub mod dxr;
 pub mod lulea;
 pub mod poptrie;
+pub mod sail;
 pub mod spider;
 
 pub use common::Width;
