@@ -108,7 +108,7 @@ use crate::sync::IntoInPlace;
 pub use writer::{LuleaWriter, RetiredPart};
 
 /// Keys per stage block of `lookup_batch`.
-const BLOCK: usize = 16;
+const BLOCK: usize = 32;
 
 /// Build options for [`Lulea`].
 #[derive(Clone, Debug, Default, PartialEq, Eq)]

@@ -58,7 +58,11 @@ impl<E: Entry> Pivots<E> {
             arrays.push(if i == 0 {
                 Arena::zeroed(1 << p)?
             } else {
-                Arena::new((ids as usize) << stride[i])?
+                // At least one chunk committed: batch lookups of resolved keys read
+                // entry 0 of the next level.
+                let a = Arena::new((ids as usize) << stride[i])?;
+                // SAFETY: not published yet.
+                unsafe { a.grow(1 << stride[i]) }.then_some(a)?
             });
         }
         Some(Pivots {
@@ -159,6 +163,79 @@ impl<E: Entry> Pivots<E> {
         }
         for (o, &a) in oc.into_remainder().iter_mut().zip(kc.remainder()) {
             *o = self.lookup_one(a);
+        }
+    }
+
+    /// IPv4 with pivots 16, 24, 32 (SAIL_L proper): a software pipeline over blocks of
+    /// `PIPE` keys, without data-dependent branches. While block `i`'s level-24 entries are
+    /// read (prefetched one block earlier) and its level-32 entries prefetched, block
+    /// `i + 1`'s level-16 entries are read and its level-24 entries prefetched; block
+    /// `i - 1`'s level-32 entries are read last. Keys resolved at an earlier level read
+    /// entry 0 of the next level (a cached, committed slot) and keep their answer, so
+    /// every lane does the same work and no branch depends on the table.
+    pub(crate) fn lookup_batch_v4(&self, keys: &[u32], out: &mut [u32]) {
+        debug_assert_eq!(self.pivots, [16, 24, 32]);
+        const PIPE: usize = 64;
+        let lim = self.lim;
+        let (t16, t24, t32) = (&self.arrays[0], &self.arrays[1], &self.arrays[2]);
+        let n = keys.len() / PIPE * PIPE;
+        let blocks = n / PIPE;
+        // Per block in flight: the next level's entry index (0 once resolved).
+        let mut i24 = [[0usize; PIPE]; 2];
+        let mut i32_ = [[0usize; PIPE]; 2];
+        let stage_a = |b: usize, i24: &mut [usize; PIPE], out: &mut [u32]| {
+            for j in 0..PIPE {
+                let a = keys[b * PIPE + j];
+                // SAFETY: `a >> 16 < 2^16`, committed.
+                let e = unsafe { E::load(t16, (a >> 16) as usize) };
+                out[b * PIPE + j] = e;
+                let c = (e >= lim) as usize;
+                let i = ((e.wrapping_sub(lim) as usize) << 8 | ((a >> 8) & 255) as usize) * c;
+                prefetch(t24.as_ptr().wrapping_add(i));
+                i24[j] = i;
+            }
+        };
+        let stage_b = |b: usize, i24: &[usize; PIPE], i32_: &mut [usize; PIPE], out: &mut [u32]| {
+            for j in 0..PIPE {
+                // SAFETY: a chunk index (as in `entry`), or entry 0, committed at creation.
+                let e = unsafe { E::load(t24, i24[j]) };
+                let o = &mut out[b * PIPE + j];
+                let go = i24[j] != 0 || *o >= lim;
+                *o = if go { e } else { *o };
+                let c = (go && e >= lim) as usize;
+                let i =
+                    ((e.wrapping_sub(lim) as usize) << 8 | (keys[b * PIPE + j] & 255) as usize) * c;
+                prefetch(t32.as_ptr().wrapping_add(i));
+                i32_[j] = i;
+            }
+        };
+        let stage_c = |b: usize, i32_: &[usize; PIPE], out: &mut [u32]| {
+            for j in 0..PIPE {
+                // SAFETY: as in `stage_b`.
+                let e = unsafe { E::load(t32, i32_[j]) };
+                let o = &mut out[b * PIPE + j];
+                *o = if *o >= lim { e } else { *o };
+            }
+        };
+        for b in 0..blocks + 2 {
+            if b >= 2 {
+                stage_c(b - 2, &i32_[b % 2], out);
+            }
+            if b >= 1 && b - 1 < blocks {
+                let (lo, hi) = i32_.split_at_mut(1);
+                let dst = if (b - 1) % 2 == 0 {
+                    &mut lo[0]
+                } else {
+                    &mut hi[0]
+                };
+                stage_b(b - 1, &i24[(b - 1) % 2], dst, out);
+            }
+            if b < blocks {
+                stage_a(b, &mut i24[b % 2], out);
+            }
+        }
+        for j in n..keys.len() {
+            out[j] = self.lookup_one(keys[j]);
         }
     }
 

@@ -107,6 +107,8 @@ impl SailLConfig {
 pub struct SailLTable<A: Address> {
     layout: ByWidth<Pivots<u16>, Pivots<u32>>,
     name: &'static str,
+    /// IPv4 with pivots 16, 24, 32: the pipelined kernel.
+    v4_fast: bool,
     _a: PhantomData<fn(A)>,
 }
 
@@ -144,7 +146,16 @@ impl<A: Address> Fib<A> for SailLTable<A> {
     fn lookup_batch(&self, addrs: &[A], out: &mut [u32]) {
         assert!(out.len() >= addrs.len(), "output shorter than input");
         let out = &mut out[..addrs.len()];
-        with_width!(&self.layout, t => t.lookup_batch(addrs, out))
+        with_width!(&self.layout, t => {
+            if self.v4_fast {
+                // SAFETY: `v4_fast` is set only for `A = u32` (checked at build), so the
+                // slice reinterpretation is a no-op cast.
+                let keys = unsafe { core::slice::from_raw_parts(addrs.as_ptr() as *const u32, addrs.len()) };
+                t.lookup_batch_v4(keys, out)
+            } else {
+                t.lookup_batch(addrs, out)
+            }
+        })
     }
     fn memory_bytes(&self) -> usize {
         with_width!(&self.layout, t => t.bytes())
@@ -229,6 +240,9 @@ fn build_l<A: Address>(
                 let table = SailLTable {
                     layout,
                     name,
+                    v4_fast: A::BITS == 32
+                        && core::mem::size_of::<A>() == 4
+                        && config.pivots == [16, 24, 32],
                     _a: PhantomData,
                 };
                 let writer = SailLWriter {
