@@ -421,6 +421,160 @@ fn build_dxr_in_place(
     Ok(Box::new(InPlace::new(rib, fib)))
 }
 
+const LULEA_SETTINGS: &[(&str, &str)] = &[(
+    "pointer_width",
+    "pointer width, 16 or 32 (default: the narrowest that holds the table)",
+)];
+
+fn lulea_config(o: &BuildOptions) -> Result<schemes::lulea::LuleaConfig, BuildError> {
+    let s = Settings::new("lulea", o, LULEA_SETTINGS)?;
+    Ok(schemes::lulea::LuleaConfig {
+        pointer_width: s.width("pointer_width")?,
+        force_scalar: o.force_scalar,
+    })
+}
+
+fn build_lulea(rib: &Rib<Ipv4>, o: &BuildOptions) -> Result<Box<dyn Fib<Ipv4>>, BuildError> {
+    Ok(Box::new(schemes::lulea::Lulea::build(
+        rib,
+        &lulea_config(o)?,
+    )?))
+}
+
+fn build_lulea_incremental(
+    rib: &Rib<Ipv4>,
+    o: &BuildOptions,
+) -> Result<Box<dyn IncrementalFib<Ipv4>>, BuildError> {
+    Ok(Box::new(schemes::lulea::Lulea::build(
+        rib,
+        &lulea_config(o)?,
+    )?))
+}
+
+fn build_lulea_in_place(
+    rib: Rib<Ipv4>,
+    o: &BuildOptions,
+) -> Result<Box<dyn Updater<Ipv4>>, BuildError> {
+    let fib = schemes::lulea::Lulea::build(&rib, &lulea_config(o)?)?;
+    Ok(Box::new(InPlace::new(rib, fib)))
+}
+
+const SAIL_SETTINGS: &[(&str, &str)] = &[
+    (
+        "variant",
+        "b (SAIL_B: bitmaps of every level 0..24), u (SAIL_U: pivot levels 16/24/32 with bitmaps), l (SAIL_L: pivot pushing, chunk-ID arrays)",
+    ),
+    (
+        "pivots",
+        "SAIL_L pivot levels, ':'-separated, ending at the address width (default 16:24:32; IPv6 16:24:...:128)",
+    ),
+    (
+        "width",
+        "entry width, 16 or 32 (default: the narrowest that holds the table)",
+    ),
+];
+
+/// The SAIL_L settings for family `A` (`sail-l`, `sail-m`).
+fn sail_l_config<A: Address>(
+    o: &BuildOptions,
+    name: &str,
+) -> Result<schemes::sail::SailLConfig, BuildError> {
+    let s = Settings::new(name, o, SAIL_SETTINGS)?;
+    let mut cfg = schemes::sail::SailLConfig::for_family::<A>();
+    if let Some(p) = s.get::<String>("pivots")? {
+        cfg.pivots = p
+            .split(':')
+            .map(|x| x.trim().parse::<u8>())
+            .collect::<Result<_, _>>()
+            .map_err(|_| BuildError::InvalidConfig {
+                scheme: name.into(),
+                reason: format!("pivots={p:?} is not a ':'-separated list of levels"),
+            })?;
+    }
+    cfg.entry_width = s.width("width")?;
+    Ok(cfg)
+}
+
+/// What a `sail` preset builds.
+enum SailBuilt {
+    Bitmap(schemes::sail::SailBitmap),
+    Pivot(schemes::sail::SailL<Ipv4>),
+}
+
+fn sail_v4(rib: &Rib<Ipv4>, o: &BuildOptions) -> Result<SailBuilt, BuildError> {
+    let s = Settings::new("sail", o, SAIL_SETTINGS)?;
+    let width = s.width("width")?;
+    let bitmap = |update_oriented| schemes::sail::SailBitmapConfig {
+        update_oriented,
+        entry_width: width,
+    };
+    Ok(
+        match s.get::<String>("variant")?.as_deref().unwrap_or("l") {
+            "b" => SailBuilt::Bitmap(schemes::sail::SailBitmap::build(rib, &bitmap(false))?),
+            "u" => SailBuilt::Bitmap(schemes::sail::SailBitmap::build(rib, &bitmap(true))?),
+            "l" => SailBuilt::Pivot(schemes::sail::SailL::build(
+                rib,
+                &sail_l_config::<Ipv4>(o, "sail-l")?,
+            )?),
+            v => {
+                return Err(BuildError::InvalidConfig {
+                    scheme: "sail".into(),
+                    reason: format!("variant={v:?} is not b, u or l"),
+                })
+            }
+        },
+    )
+}
+
+fn build_sail(rib: &Rib<Ipv4>, o: &BuildOptions) -> Result<Box<dyn Fib<Ipv4>>, BuildError> {
+    Ok(match sail_v4(rib, o)? {
+        SailBuilt::Bitmap(f) => Box::new(f),
+        SailBuilt::Pivot(f) => Box::new(f),
+    })
+}
+
+fn build_sail_incremental(
+    rib: &Rib<Ipv4>,
+    o: &BuildOptions,
+) -> Result<Box<dyn IncrementalFib<Ipv4>>, BuildError> {
+    Ok(match sail_v4(rib, o)? {
+        SailBuilt::Bitmap(f) => Box::new(f),
+        SailBuilt::Pivot(f) => Box::new(f),
+    })
+}
+
+fn build_sail_in_place(
+    rib: Rib<Ipv4>,
+    o: &BuildOptions,
+) -> Result<Box<dyn Updater<Ipv4>>, BuildError> {
+    Ok(match sail_v4(&rib, o)? {
+        SailBuilt::Bitmap(f) => Box::new(InPlace::new(rib, f)),
+        SailBuilt::Pivot(f) => Box::new(InPlace::new(rib, f)),
+    })
+}
+
+fn build_sail_m(rib: &Rib<Ipv6>, o: &BuildOptions) -> Result<Box<dyn Fib<Ipv6>>, BuildError> {
+    let cfg = sail_l_config::<Ipv6>(o, "sail-m")?;
+    Ok(Box::new(schemes::sail::SailL::build(rib, &cfg)?))
+}
+
+fn build_sail_m_incremental(
+    rib: &Rib<Ipv6>,
+    o: &BuildOptions,
+) -> Result<Box<dyn IncrementalFib<Ipv6>>, BuildError> {
+    let cfg = sail_l_config::<Ipv6>(o, "sail-m")?;
+    Ok(Box::new(schemes::sail::SailL::build(rib, &cfg)?))
+}
+
+fn build_sail_m_in_place(
+    rib: Rib<Ipv6>,
+    o: &BuildOptions,
+) -> Result<Box<dyn Updater<Ipv6>>, BuildError> {
+    let cfg = sail_l_config::<Ipv6>(o, "sail-m")?;
+    let fib = schemes::sail::SailL::build(&rib, &cfg)?;
+    Ok(Box::new(InPlace::new(rib, fib)))
+}
+
 const SPIDER_SETTINGS: &[(&str, &str)] = &[
     ("ways", "lanes looked up together, 1..=16"),
     (
@@ -572,6 +726,66 @@ static FAMILIES: &[SchemeFamily] = &[
             in_place: Some(build_dxr_in_place),
         }),
         v6: None,
+    },
+    SchemeFamily {
+        name: "lulea",
+        reference: "Degermark, Brodnik, Carlsson, Pink, SIGCOMM 1997, §4 (the OBMA paper's Lulea baseline)",
+        settings: LULEA_SETTINGS,
+        presets: &[Preset {
+            name: "lulea",
+            summary: "Lulea: 16-8-8 trie, 16-bit masks with codewords, base indices and a maptable; sparse/dense/very dense chunks",
+            settings: "",
+        }],
+        v4: Some(Builders {
+            build: build_lulea,
+            incremental: Some(build_lulea_incremental),
+            in_place: Some(build_lulea_in_place),
+        }),
+        v6: None,
+    },
+    SchemeFamily {
+        name: "sail",
+        reference: "Yang et al., SIGCOMM 2014, §3-4 (SAIL_B, SAIL_U, SAIL_L); the OBMA paper's SAIL baseline",
+        settings: SAIL_SETTINGS,
+        presets: &[
+            Preset {
+                name: "sail-b",
+                summary: "SAIL_B: bitmap and next-hop arrays for levels 0..24, chunks for 25..32 (pivot pushing at 24)",
+                settings: "variant=b",
+            },
+            Preset {
+                name: "sail-u",
+                summary: "SAIL_U: leaf pushing to pivot levels 16/24/32, bitmaps kept; updates touch at most 2^8 entries",
+                settings: "variant=u",
+            },
+            Preset {
+                name: "sail-l",
+                summary: "SAIL_L: pivot pushing to 16/24/32, next hops and chunk IDs in one array per level",
+                settings: "variant=l",
+            },
+        ],
+        v4: Some(Builders {
+            build: build_sail,
+            incremental: Some(build_sail_incremental),
+            in_place: Some(build_sail_in_place),
+        }),
+        v6: None,
+    },
+    SchemeFamily {
+        name: "sail-m",
+        reference: "Yang et al., SIGCOMM 2014 (SAIL for IPv6: SAIL_L with pivot levels 16, 24, ..., 128)",
+        settings: SAIL_SETTINGS,
+        presets: &[Preset {
+            name: "sail-m",
+            summary: "SAIL_L for IPv6: pivot pushing to levels 16, 24, ..., 128, chunk-ID arrays of 256",
+            settings: "",
+        }],
+        v4: None,
+        v6: Some(Builders {
+            build: build_sail_m,
+            incremental: Some(build_sail_m_incremental),
+            in_place: Some(build_sail_m_in_place),
+        }),
     },
     SchemeFamily {
         name: "spider",

@@ -16,7 +16,9 @@ use std::time::{Duration, Instant};
 use lpmkit::io::{self, TableOptions};
 use lpmkit::registry::{self, BuildOptions};
 use lpmkit::schemes::dxr::{Dxr, DxrConfig};
+use lpmkit::schemes::lulea::{Lulea, LuleaConfig};
 use lpmkit::schemes::poptrie::{Poptrie, PoptrieConfig};
+use lpmkit::schemes::sail::{SailBitmap, SailBitmapConfig, SailL, SailLConfig};
 use lpmkit::sync::{
     Generations, InPlace, LookupHandle, Publisher, PublisherConfig, TwinUpdater, Updater,
 };
@@ -287,6 +289,9 @@ fn ipv4_2014_linx_trace() {
     rebuild_scheme(&t, &changes, "spider16w", 1_000);
     incremental_scheme(&t, &changes, "d18r", 50, 0);
     incremental_scheme(&t, &changes, "poptrie18", 50, 0);
+    incremental_scheme(&t, &changes, "lulea", 50, 0);
+    incremental_scheme(&t, &changes, "sail-u", 50, 0);
+    incremental_scheme(&t, &changes, "sail-l", 50, 0);
 }
 
 #[test]
@@ -299,6 +304,9 @@ fn ipv4_2024_ris_trace() {
     };
     incremental_scheme(&t, &changes, "d18r", 50, 0);
     incremental_scheme(&t, &changes, "poptrie18", 50, 0);
+    incremental_scheme(&t, &changes[..10_000], "lulea", 50, 0);
+    incremental_scheme(&t, &changes, "sail-u", 50, 0);
+    incremental_scheme(&t, &changes, "sail-l", 50, 0);
 }
 
 #[test]
@@ -312,6 +320,7 @@ fn ipv6_2024_ris_trace() {
     rebuild_scheme(&t, &changes[..30_000], "spider16w", 1_000);
     rebuild_scheme(&t, &changes[..30_000], "dir24-8", 3_000);
     incremental_scheme(&t, &changes, "poptrie18", 50, 0);
+    incremental_scheme(&t, &changes, "sail-m", 50, 0);
 }
 
 #[test]
@@ -336,6 +345,9 @@ fn never_a_third_answer_under_a_hot_prefix() {
         .collect();
     incremental_scheme(&t, &changes, "d16r", 1, 2_000);
     incremental_scheme(&t, &changes, "poptrie16", 1, 2_000);
+    incremental_scheme(&t, &changes, "lulea", 1, 2_000);
+    incremental_scheme(&t, &changes, "sail-u", 1, 2_000);
+    incremental_scheme(&t, &changes, "sail-l", 1, 2_000);
     rebuild_scheme(&t, &changes[..60], "spider8w", 1);
 }
 
@@ -415,6 +427,24 @@ impl StalledLookup<u32> for lpmkit::schemes::dxr::DxrTable {
     }
 }
 
+impl StalledLookup<u32> for lpmkit::schemes::lulea::LuleaTable {
+    fn stalled_lookup(&self, key: u32, stall: impl FnOnce()) -> u32 {
+        lpmkit::schemes::lulea::LuleaTable::stalled_lookup(self, key, stall)
+    }
+}
+
+impl<A: Address> StalledLookup<A> for lpmkit::schemes::sail::SailLTable<A> {
+    fn stalled_lookup(&self, key: A, stall: impl FnOnce()) -> u32 {
+        lpmkit::schemes::sail::SailLTable::stalled_lookup(self, key, stall)
+    }
+}
+
+impl StalledLookup<u32> for lpmkit::schemes::sail::SailBitmapTable {
+    fn stalled_lookup(&self, key: u32, stall: impl FnOnce()) -> u32 {
+        lpmkit::schemes::sail::SailBitmapTable::stalled_lookup(self, key, stall)
+    }
+}
+
 impl<A: Address> StalledLookup<A> for lpmkit::schemes::poptrie::PoptrieTable<A> {
     fn stalled_lookup(&self, key: A, stall: impl FnOnce()) -> u32 {
         lpmkit::schemes::poptrie::PoptrieTable::stalled_lookup(self, key, stall)
@@ -454,6 +484,16 @@ fn a_stalled_reader_neither_sees_freed_memory_nor_stops_the_writer() {
     stalled_reader("d18r", t.rib.clone(), dxr, key, &work);
     let pop = Poptrie::build(&t.rib, &PoptrieConfig::poptrie18()).unwrap();
     stalled_reader("poptrie18", t.rib.clone(), pop, key, &work);
+    let lulea = Lulea::build(&t.rib, &LuleaConfig::default()).unwrap();
+    stalled_reader("lulea", t.rib.clone(), lulea, key, &work[..3_000]);
+    let sail = SailL::build(&t.rib, &SailLConfig::sail_l()).unwrap();
+    stalled_reader("sail-l", t.rib.clone(), sail, key, &work);
+    // SAIL_U rewrites entries of levels 16 and 24 in place and retires only chunks
+    // (routes longer than /24): churn under a /24.
+    let hot24: Prefix<u32> = "193.0.1.0/24".parse().unwrap();
+    let work24 = churn(hot24, &changes);
+    let sail = SailBitmap::build(&t.rib, &SailBitmapConfig::sail_u()).unwrap();
+    stalled_reader("sail-u", t.rib.clone(), sail, hot24.first() + 0x12, &work24);
 
     let Some((t6, changes6)) = load::<u128>(
         "ipv6-ris-rrc01-linx-2017-01-12-fib.txt.xz",
@@ -466,6 +506,8 @@ fn a_stalled_reader_neither_sees_freed_memory_nor_stops_the_writer() {
     let work = churn(hot, &changes6);
     let pop = Poptrie::build(&t6.rib, &PoptrieConfig::poptrie18()).unwrap();
     stalled_reader("poptrie18 v6", t6.rib.clone(), pop, key, &work);
+    let sail = SailL::build(&t6.rib, &SailLConfig::sail_m()).unwrap();
+    stalled_reader("sail-m", t6.rib.clone(), sail, key, &work);
 }
 
 #[test]

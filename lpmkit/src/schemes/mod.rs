@@ -7,7 +7,9 @@ pub mod dir24_8;
 #[cfg(all(feature = "dpdk", target_os = "linux"))]
 pub mod dpdk;
 pub mod dxr;
+pub mod lulea;
 pub mod poptrie;
+pub mod sail;
 pub mod spider;
 
 pub use common::Width;
