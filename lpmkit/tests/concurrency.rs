@@ -292,6 +292,7 @@ fn ipv4_2014_linx_trace() {
     incremental_scheme(&t, &changes, "lulea", 50, 0);
     incremental_scheme(&t, &changes, "sail-u", 50, 0);
     incremental_scheme(&t, &changes, "sail-l", 50, 0);
+    incremental_scheme(&t, &changes[..5_000], "sail-b", 50, 0);
 }
 
 #[test]
