@@ -4,6 +4,9 @@
 //! IPv4 and IPv6 tables. See `lpmkit --help` and `lpmkit <command> --help`.
 
 mod bench;
+#[cfg(feature = "netlink")]
+mod follow;
+mod forward;
 mod info;
 mod input;
 mod lookup;
@@ -47,6 +50,13 @@ enum Command {
     /// Replay an update trace: update rate, publication latency, and the lookup rate of
     /// reader threads while the writer applies the updates.
     Updates(updates::UpdatesArgs),
+    /// Keep schemes in sync with a Linux kernel routing table over rtnetlink: changes,
+    /// publication latency, checks against the kernel's own answers (feature `netlink`).
+    #[cfg(feature = "netlink")]
+    Follow(follow::FollowArgs),
+    /// Forwarding benchmark in the spirit of Spider's `lptest`: Ethernet/IP frames in
+    /// memory rings, run-to-completion workers, batch-size sweep.
+    Forward(forward::ForwardArgs),
     /// List the registered schemes.
     Schemes,
 }
@@ -74,6 +84,9 @@ fn main() -> ExitCode {
         Some(Command::Verify(a)) => verify::run(a),
         Some(Command::Bench(a)) => bench::run(a),
         Some(Command::Updates(a)) => updates::run(a),
+        #[cfg(feature = "netlink")]
+        Some(Command::Follow(a)) => follow::run(a),
+        Some(Command::Forward(a)) => forward::run(a),
         Some(Command::Schemes) => {
             print!("{}", SCHEMES_HELP.as_str());
             Ok(ExitCode::SUCCESS)

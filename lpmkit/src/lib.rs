@@ -49,6 +49,7 @@
 //! * `serde`: `Serialize`/`Deserialize` for [`Prefix`] (its text form), [`NextHop`],
 //!   [`NextHopTable`], [`Rib`] and [`Table`] (checked when read back).
 //! * `ipnet`: `From` conversions between [`Prefix`] and `ipnet::Ipv4Net`/`Ipv6Net`.
+//! * `netlink` (Linux): follow a kernel routing table over rtnetlink (`netlink`).
 
 #![warn(missing_docs)]
 
@@ -56,6 +57,8 @@ pub mod fib;
 mod interop;
 pub mod io;
 pub(crate) mod mem;
+#[cfg(all(feature = "netlink", target_os = "linux"))]
+pub mod netlink;
 pub mod nexthop;
 pub mod prefix;
 pub mod registry;

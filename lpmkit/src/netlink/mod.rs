@@ -1,0 +1,45 @@
+//! Follow the Linux kernel's routing tables over rtnetlink (feature `netlink`, Linux).
+//!
+//! The Spider paper's `lptest` forwarder (Ueno et al., IEEE Access 2020, §V-C) keeps its
+//! table in sync with the kernel over NETLINK, so that routes are managed with iproute2
+//! and applied by batch rebuild (§III-C). This module is that wiring for any lpmkit
+//! scheme:
+//!
+//! * [`KernelSync`] dumps one routing table (`main` or any id, in this or a named network
+//!   namespace) into a [`Rib`](crate::Rib), subscribes to its changes, and turns route
+//!   notifications into [`Change`](crate::Change)s for the update machinery of
+//!   [`sync`](crate::sync): a [`Publisher`](crate::sync::Publisher) (batch rebuild:
+//!   Spider, DIR-24-8) or an [`InPlace`](crate::sync::InPlace) updater (DXR, Poptrie).
+//!   Lost notifications (`ENOBUFS`) trigger a full re-dump and a diff, never a silent
+//!   drift.
+//! * Next-hop values are [`RouteTarget`]s: gateway and output interface, a multipath
+//!   group as one value, nexthop objects by id, `blackhole`/`unreachable`/`prohibit`/
+//!   `throw` and the local types as themselves. A prefix may hold several kernel routes
+//!   (metrics); [`KernelRoutes`] keeps them all and follows the best.
+//! * Routes lpmkit cannot represent (IPv4 TOS routes, IPv6 source-specific routes,
+//!   lightweight-tunnel encapsulations, unknown types) are counted by
+//!   [`Unrepresentable`] reason, never dropped silently.
+//! * [`RouteQuery`] asks the kernel for its own answer (`RTM_GETROUTE`, what `ip route
+//!   get` prints) and [`compare`] checks a lookup against it; [`RouteWriter`] sends
+//!   `replace`/`del` requests (churn generators, tests).
+//!
+//! What is deliberately left out: policy rules (one table is followed; lookups the rules
+//! send to another table are [`Verdict::Skip`] in comparisons), the route cache, and
+//! link state (a route over an interface that goes down stays in the FIB, as in the
+//! kernel's table).
+
+mod follow;
+mod query;
+mod route;
+mod socket;
+mod state;
+mod sync;
+mod writer;
+
+pub use follow::{Follower, Visible};
+pub use query::{compare, KernelAnswer, RouteQuery, Verdict};
+pub use route::{KernelRoute, Path, RouteTarget, Unrepresentable};
+pub use socket::in_netns;
+pub use state::{diff, KernelRoutes, RouteOp};
+pub use sync::{KernelSync, Origin, Received, SyncOptions, SyncStats, RT_TABLE_MAIN};
+pub use writer::{ifindex, RouteEdit, RouteWriter};

@@ -1,0 +1,280 @@
+//! Kernel routes as lpmkit sees them: what a route message says, and the next-hop value
+//! ([`RouteTarget`]) a route's prefix maps to.
+
+use core::fmt;
+use std::net::IpAddr;
+
+use netlink_packet_route::route::{
+    RouteAddress, RouteAttribute, RouteFlags, RouteMessage, RouteNextHop, RouteType,
+};
+use netlink_packet_route::AddressFamily;
+
+use crate::prefix::{Address, Family, Prefix};
+
+/// One path of a unicast route: a gateway (or none, for a directly connected prefix) on
+/// an output interface.
+#[derive(Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct Path {
+    /// The gateway (`via`); `None` for a route straight out of the interface.
+    pub gateway: Option<IpAddr>,
+    /// The output interface's index (`dev`); 0 if the kernel named none.
+    pub ifindex: u32,
+    /// The multipath weight (`weight`, 1 for a single path).
+    pub weight: u16,
+}
+
+impl fmt::Display for Path {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self.gateway {
+            Some(g) => write!(f, "via {g} dev #{}", self.ifindex)?,
+            None => write!(f, "dev #{}", self.ifindex)?,
+        }
+        if self.weight != 1 {
+            write!(f, " weight {}", self.weight)?;
+        }
+        Ok(())
+    }
+}
+
+/// What a kernel route does with a packet: the value lpmkit interns as the route's
+/// next hop (one [`NextHop`](crate::NextHop) id per distinct target).
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub enum RouteTarget {
+    /// A unicast route: one path, or a multipath group (paths sorted, so that the same
+    /// group is one value whatever order the kernel listed it in).
+    Unicast(Vec<Path>),
+    /// A unicast route through a nexthop object (`ip route … nhid N`).
+    NexthopObject(u32),
+    /// `blackhole`: drop silently.
+    Blackhole,
+    /// `unreachable`: drop, ICMP host unreachable.
+    Unreachable,
+    /// `prohibit`: drop, ICMP administratively prohibited.
+    Prohibit,
+    /// `throw`: the lookup goes on in the next table of the policy rules.
+    Throw,
+    /// `local`: delivered to this host.
+    Local,
+    /// `broadcast`.
+    Broadcast,
+    /// `anycast`.
+    Anycast,
+    /// `multicast`.
+    Multicast,
+}
+
+impl RouteTarget {
+    /// One gateway on one interface.
+    pub fn via(gateway: IpAddr, ifindex: u32) -> Self {
+        RouteTarget::Unicast(vec![Path {
+            gateway: Some(gateway),
+            ifindex,
+            weight: 1,
+        }])
+    }
+
+    /// True for the routes that forward (unicast, possibly multipath).
+    pub fn forwards(&self) -> bool {
+        matches!(
+            self,
+            RouteTarget::Unicast(_) | RouteTarget::NexthopObject(_)
+        )
+    }
+}
+
+impl fmt::Display for RouteTarget {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            RouteTarget::Unicast(paths) if paths.len() == 1 => write!(f, "{}", paths[0]),
+            RouteTarget::Unicast(paths) => {
+                f.write_str("multipath[")?;
+                for (i, p) in paths.iter().enumerate() {
+                    if i > 0 {
+                        f.write_str(", ")?;
+                    }
+                    write!(f, "{p}")?;
+                }
+                f.write_str("]")
+            }
+            RouteTarget::NexthopObject(id) => write!(f, "nhid {id}"),
+            RouteTarget::Blackhole => f.write_str("blackhole"),
+            RouteTarget::Unreachable => f.write_str("unreachable"),
+            RouteTarget::Prohibit => f.write_str("prohibit"),
+            RouteTarget::Throw => f.write_str("throw"),
+            RouteTarget::Local => f.write_str("local"),
+            RouteTarget::Broadcast => f.write_str("broadcast"),
+            RouteTarget::Anycast => f.write_str("anycast"),
+            RouteTarget::Multicast => f.write_str("multicast"),
+        }
+    }
+}
+
+/// Why a kernel route has no place in a one-table, destination-only FIB. Such routes are
+/// counted ([`KernelRoutes::unrepresentable`](super::KernelRoutes::unrepresentable)),
+/// never silently dropped.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+#[non_exhaustive]
+pub enum Unrepresentable {
+    /// An IPv4 route that applies to one TOS value only (`ip route add … tos N`).
+    Tos,
+    /// An IPv6 source-specific route (`ip -6 route add … from SRC`).
+    SourceSpecific,
+    /// A route with a lightweight-tunnel encapsulation (MPLS, seg6, …).
+    Encapsulation,
+    /// A route type lpmkit does not model (`nat`, `xresolve`, unknown).
+    RouteType,
+    /// An address the family cannot hold (an MPLS `via`, for instance).
+    Address,
+}
+
+impl Unrepresentable {
+    /// A short name for reports.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Unrepresentable::Tos => "tos-specific",
+            Unrepresentable::SourceSpecific => "source-specific",
+            Unrepresentable::Encapsulation => "encapsulation",
+            Unrepresentable::RouteType => "route type",
+            Unrepresentable::Address => "address",
+        }
+    }
+}
+
+impl fmt::Display for Unrepresentable {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// One route message of the followed table, decoded.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct KernelRoute<A: Address> {
+    /// The destination prefix.
+    pub prefix: Prefix<A>,
+    /// The route's metric (`metric`/`priority`; 0 if the kernel sent none).
+    pub metric: u32,
+    /// IPv4 TOS (routes with TOS ≠ 0 are unrepresentable).
+    pub tos: u8,
+    /// IPv6 source prefix length (≠ 0: unrepresentable).
+    pub src_len: u8,
+    /// What the route does, or why lpmkit cannot represent it.
+    pub target: Result<RouteTarget, Unrepresentable>,
+}
+
+/// The routing table a message belongs to (`RTA_TABLE`, else the header's 8-bit field).
+pub(crate) fn table_of(msg: &RouteMessage) -> u32 {
+    msg.attributes
+        .iter()
+        .find_map(|a| match a {
+            RouteAttribute::Table(t) => Some(*t),
+            _ => None,
+        })
+        .unwrap_or(msg.header.table as u32)
+}
+
+fn ip_of(addr: &RouteAddress) -> Option<IpAddr> {
+    match addr {
+        RouteAddress::Inet(a) => Some(IpAddr::V4(*a)),
+        RouteAddress::Inet6(a) => Some(IpAddr::V6(*a)),
+        _ => None,
+    }
+}
+
+/// The family of a route message, if it is IPv4 or IPv6.
+pub(crate) fn family_of(msg: &RouteMessage) -> Option<Family> {
+    match msg.header.address_family {
+        AddressFamily::Inet => Some(Family::V4),
+        AddressFamily::Inet6 => Some(Family::V6),
+        _ => None,
+    }
+}
+
+fn path_of(attrs: &[RouteAttribute], ifindex: u32, weight: u16) -> Result<Path, Unrepresentable> {
+    let mut gateway = None;
+    for a in attrs {
+        match a {
+            RouteAttribute::Gateway(g) => {
+                gateway = Some(ip_of(g).ok_or(Unrepresentable::Address)?);
+            }
+            RouteAttribute::Via(_) => return Err(Unrepresentable::Address),
+            RouteAttribute::Encap(_) | RouteAttribute::EncapType(_) => {
+                return Err(Unrepresentable::Encapsulation)
+            }
+            _ => {}
+        }
+    }
+    Ok(Path {
+        gateway,
+        ifindex,
+        weight,
+    })
+}
+
+fn multipath(hops: &[RouteNextHop]) -> Result<RouteTarget, Unrepresentable> {
+    let mut paths = hops
+        .iter()
+        .map(|h| path_of(&h.attributes, h.interface_index, h.hops as u16 + 1))
+        .collect::<Result<Vec<_>, _>>()?;
+    paths.sort();
+    Ok(RouteTarget::Unicast(paths))
+}
+
+/// Decodes a route message of family `A` (`None` for cache entries and other families).
+pub(crate) fn decode<A: Address>(msg: &RouteMessage) -> Option<KernelRoute<A>> {
+    if family_of(msg) != Some(A::FAMILY) || msg.header.flags.contains(RouteFlags::Cloned) {
+        return None;
+    }
+    let len = msg.header.destination_prefix_length;
+    let mut dst = None;
+    let mut metric = 0;
+    let mut oif = 0;
+    let mut nhid = None;
+    let mut multi = None;
+    for a in &msg.attributes {
+        match a {
+            RouteAttribute::Destination(d) => dst = Some(ip_of(d)),
+            RouteAttribute::Priority(p) => metric = *p,
+            RouteAttribute::Oif(i) => oif = *i,
+            RouteAttribute::NhId(id) => nhid = Some(*id),
+            RouteAttribute::MultiPath(hops) => multi = Some(hops),
+            _ => {}
+        }
+    }
+    let addr = match dst {
+        None => A::ZERO,
+        Some(ip) => ip.and_then(A::from_ip)?,
+    };
+    let prefix = Prefix::new(addr, len).ok()?;
+    let target = if msg.header.tos != 0 {
+        Err(Unrepresentable::Tos)
+    } else if msg.header.source_prefix_length != 0 {
+        Err(Unrepresentable::SourceSpecific)
+    } else {
+        match msg.header.kind {
+            RouteType::Unicast => match (nhid, multi) {
+                (Some(id), _) => Ok(RouteTarget::NexthopObject(id)),
+                (None, Some(hops)) => multipath(hops),
+                (None, None) => {
+                    path_of(&msg.attributes, oif, 1).map(|p| RouteTarget::Unicast(vec![p]))
+                }
+            },
+            RouteType::BlackHole => Ok(RouteTarget::Blackhole),
+            RouteType::Unreachable => Ok(RouteTarget::Unreachable),
+            RouteType::Prohibit => Ok(RouteTarget::Prohibit),
+            RouteType::Throw => Ok(RouteTarget::Throw),
+            RouteType::Local => Ok(RouteTarget::Local),
+            RouteType::Broadcast => Ok(RouteTarget::Broadcast),
+            RouteType::Anycast => Ok(RouteTarget::Anycast),
+            RouteType::Multicast => Ok(RouteTarget::Multicast),
+            _ => Err(Unrepresentable::RouteType),
+        }
+    };
+    Some(KernelRoute {
+        prefix,
+        metric,
+        tos: msg.header.tos,
+        src_len: msg.header.source_prefix_length,
+        target,
+    })
+}

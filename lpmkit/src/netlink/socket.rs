@@ -1,0 +1,249 @@
+//! An rtnetlink socket in a chosen network namespace: requests, dumps, datagrams.
+
+use std::io;
+use std::os::fd::AsRawFd;
+use std::time::Duration;
+
+use netlink_packet_core::{
+    NetlinkHeader, NetlinkMessage, NetlinkPayload, NLM_F_DUMP, NLM_F_DUMP_INTR, NLM_F_REQUEST,
+};
+use netlink_packet_route::route::RouteMessage;
+use netlink_packet_route::{AddressFamily, RouteNetlinkMessage};
+use netlink_sys::{protocols::NETLINK_ROUTE, Socket, SocketAddr};
+
+use crate::prefix::Family;
+
+/// rtnetlink multicast groups (`RTNLGRP_IPV4_ROUTE`, `RTNLGRP_IPV6_ROUTE`).
+pub(crate) fn route_group(family: Family) -> u32 {
+    match family {
+        Family::V4 => 7,
+        Family::V6 => 11,
+    }
+}
+
+pub(crate) fn address_family(family: Family) -> AddressFamily {
+    match family {
+        Family::V4 => AddressFamily::Inet,
+        Family::V6 => AddressFamily::Inet6,
+    }
+}
+
+/// Runs `f` in network namespace `netns` (a name under `/run/netns`, as `ip netns` makes
+/// them, or a path such as `/proc/PID/ns/net`); `None` runs it here. Sockets made inside
+/// stay in that namespace; the calling thread's namespace never changes (a helper thread
+/// enters it).
+pub fn in_netns<T: Send>(
+    netns: Option<&str>,
+    f: impl FnOnce() -> io::Result<T> + Send,
+) -> io::Result<T> {
+    let Some(name) = netns else {
+        return f();
+    };
+    let path = if name.contains('/') {
+        name.to_string()
+    } else {
+        format!("/run/netns/{name}")
+    };
+    let file = std::fs::File::open(&path)
+        .map_err(|e| io::Error::new(e.kind(), format!("network namespace {path}: {e}")))?;
+    std::thread::scope(|s| {
+        s.spawn(move || {
+            // SAFETY: setns on this helper thread only, with a namespace file we hold open.
+            if unsafe { libc::setns(file.as_raw_fd(), libc::CLONE_NEWNET) } != 0 {
+                let e = io::Error::last_os_error();
+                return Err(io::Error::new(
+                    e.kind(),
+                    format!("cannot enter network namespace {path}: {e}"),
+                ));
+            }
+            f()
+        })
+        .join()
+        .unwrap_or_else(|_| Err(io::Error::other("namespace helper thread panicked")))
+    })
+}
+
+/// An rtnetlink socket and its receive buffer.
+pub(crate) struct RtSocket {
+    pub(crate) sock: Socket,
+    seq: u32,
+    buf: Vec<u8>,
+}
+
+/// One decoded datagram's messages.
+pub(crate) type Messages = Vec<NetlinkMessage<RouteNetlinkMessage>>;
+
+impl RtSocket {
+    /// A socket in `netns` (see [`in_netns`]), subscribed to `groups`, with a receive
+    /// buffer of `rcvbuf` bytes (0: the system default).
+    pub(crate) fn open(netns: Option<&str>, groups: &[u32], rcvbuf: usize) -> io::Result<Self> {
+        let sock = in_netns(netns, || {
+            let mut s = Socket::new(NETLINK_ROUTE)?;
+            s.bind_auto()?;
+            s.connect(&SocketAddr::new(0, 0))?;
+            Ok(s)
+        })?;
+        for &g in groups {
+            sock.add_membership(g)?;
+        }
+        if rcvbuf > 0 {
+            set_rcvbuf(&sock, rcvbuf)?;
+        }
+        Ok(RtSocket {
+            sock,
+            seq: 0,
+            buf: vec![0; 1 << 18],
+        })
+    }
+
+    /// The socket's port id (the `nlmsg_pid` of the requests it sends).
+    pub(crate) fn port(&self) -> u32 {
+        let mut addr = SocketAddr::new(0, 0);
+        self.sock
+            .get_address(&mut addr)
+            .map_or(0, |_| addr.port_number())
+    }
+
+    /// Sends one request; returns its sequence number.
+    pub(crate) fn send(&mut self, msg: RouteNetlinkMessage, flags: u16) -> io::Result<u32> {
+        self.seq = self.seq.wrapping_add(1);
+        self.send_seq(msg, flags, self.seq)?;
+        Ok(self.seq)
+    }
+
+    /// Sends one request with a sequence number of the caller's.
+    pub(crate) fn send_seq(
+        &mut self,
+        msg: RouteNetlinkMessage,
+        flags: u16,
+        seq: u32,
+    ) -> io::Result<()> {
+        let mut header = NetlinkHeader::default();
+        header.flags = NLM_F_REQUEST | flags;
+        header.sequence_number = seq;
+        let mut packet = NetlinkMessage::new(header, NetlinkPayload::from(msg));
+        packet.finalize();
+        let mut out = vec![0; packet.buffer_len()];
+        packet.serialize(&mut out);
+        self.sock.send(&out, 0)?;
+        Ok(())
+    }
+
+    /// Waits up to `timeout` (`None`: forever) for something to read; true if there is.
+    pub(crate) fn wait(&self, timeout: Option<Duration>) -> io::Result<bool> {
+        let mut pfd = libc::pollfd {
+            fd: self.sock.as_raw_fd(),
+            events: libc::POLLIN,
+            revents: 0,
+        };
+        let ms = timeout.map_or(-1, |t| t.as_millis().min(i32::MAX as u128) as i32);
+        loop {
+            // SAFETY: one valid pollfd.
+            let r = unsafe { libc::poll(&mut pfd, 1, ms) };
+            if r >= 0 {
+                return Ok(r > 0);
+            }
+            let e = io::Error::last_os_error();
+            if e.kind() != io::ErrorKind::Interrupted {
+                return Err(e);
+            }
+        }
+    }
+
+    /// Reads one datagram (`Ok(None)` if `nonblocking` and nothing is there) and decodes
+    /// its messages. Messages that do not decode are skipped and counted in `bad`.
+    pub(crate) fn recv(
+        &mut self,
+        nonblocking: bool,
+        bad: &mut usize,
+    ) -> io::Result<Option<Messages>> {
+        let flags = if nonblocking { libc::MSG_DONTWAIT } else { 0 };
+        let n = loop {
+            match self.sock.recv(&mut &mut self.buf[..], flags) {
+                Ok(n) => break n,
+                Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
+                Err(e) if e.kind() == io::ErrorKind::WouldBlock => return Ok(None),
+                Err(e) => return Err(e),
+            }
+        };
+        if n > self.buf.len() {
+            // Truncated: grow and let the caller treat it as a lost message.
+            self.buf.resize(n.next_power_of_two(), 0);
+            return Err(io::Error::from_raw_os_error(libc::ENOBUFS));
+        }
+        let mut out = Vec::new();
+        let mut off = 0;
+        while off + 16 <= n {
+            let len = u32::from_ne_bytes(self.buf[off..off + 4].try_into().unwrap()) as usize;
+            if len < 16 || off + len > n {
+                *bad += 1;
+                break;
+            }
+            match NetlinkMessage::<RouteNetlinkMessage>::deserialize(&self.buf[off..off + len]) {
+                Ok(m) => out.push(m),
+                Err(_) => *bad += 1,
+            }
+            off += (len + 3) & !3;
+        }
+        Ok(Some(out))
+    }
+
+    /// Dumps every route of `family` (all tables); retries when the kernel says the dump
+    /// was interrupted by a change (`NLM_F_DUMP_INTR`).
+    pub(crate) fn dump_routes(&mut self, family: Family) -> io::Result<Vec<RouteMessage>> {
+        let mut bad = 0;
+        for _ in 0..16 {
+            let mut req = RouteMessage::default();
+            req.header.address_family = address_family(family);
+            let seq = self.send(RouteNetlinkMessage::GetRoute(req), NLM_F_DUMP)?;
+            let mut routes = Vec::new();
+            let mut interrupted = false;
+            'dump: loop {
+                let Some(msgs) = self.recv(false, &mut bad)? else {
+                    continue;
+                };
+                for m in msgs {
+                    if m.header.sequence_number != seq {
+                        continue;
+                    }
+                    interrupted |= m.header.flags & NLM_F_DUMP_INTR != 0;
+                    match m.payload {
+                        NetlinkPayload::Done(_) => break 'dump,
+                        NetlinkPayload::Error(e) if e.code.is_some() => return Err(e.to_io()),
+                        NetlinkPayload::InnerMessage(RouteNetlinkMessage::NewRoute(r)) => {
+                            routes.push(r)
+                        }
+                        _ => {}
+                    }
+                }
+            }
+            if !interrupted {
+                return Ok(routes);
+            }
+        }
+        Err(io::Error::other(
+            "the route dump was interrupted by changes 16 times in a row",
+        ))
+    }
+}
+
+/// Sets the receive buffer: `SO_RCVBUFFORCE` (root may pass `rmem_max`), else `SO_RCVBUF`.
+fn set_rcvbuf(sock: &Socket, bytes: usize) -> io::Result<()> {
+    let v = bytes.min(i32::MAX as usize) as libc::c_int;
+    for opt in [libc::SO_RCVBUFFORCE, libc::SO_RCVBUF] {
+        // SAFETY: a c_int option value of the right size.
+        let r = unsafe {
+            libc::setsockopt(
+                sock.as_raw_fd(),
+                libc::SOL_SOCKET,
+                opt,
+                (&v as *const libc::c_int).cast(),
+                core::mem::size_of::<libc::c_int>() as libc::socklen_t,
+            )
+        };
+        if r == 0 {
+            return Ok(());
+        }
+    }
+    Err(io::Error::last_os_error())
+}
