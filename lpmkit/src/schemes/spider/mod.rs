@@ -169,7 +169,6 @@ use crate::fib::{BuildError, Fib, Implementation, StatValue, Stats};
 use crate::mem::{Plain, TableBuf};
 use crate::nexthop::NextHop;
 use crate::prefix::{Address, Ipv4, Ipv6};
-use crate::registry::BuildOptions;
 use crate::rib::Rib;
 use crate::simd::Avx2;
 use codec::{Compact16, Paper32, Wide32};
@@ -485,6 +484,19 @@ pub struct Spider<A: Address> {
     _family: PhantomData<fn(A) -> A>,
 }
 
+impl<A: Address> core::fmt::Debug for Spider<A> {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        f.debug_struct("Spider")
+            .field("name", &self.name)
+            .field("layout", &self.layout())
+            .field("ways", &self.ways())
+            .field("rows", &self.rows())
+            .field("avx2", &self.avx2.is_some())
+            .field("routes", &self.info.routes)
+            .finish_non_exhaustive()
+    }
+}
+
 impl<A: Address> Spider<A> {
     /// Builds the table from `rib`.
     ///
@@ -671,47 +683,10 @@ impl<A: Address> Spider<A> {
     }
 }
 
-fn config_from(options: &BuildOptions, default_ways: usize, scalar: bool) -> SpiderConfig {
-    SpiderConfig {
-        ways: options.ways.unwrap_or(default_ways),
-        force_scalar: scalar || options.force_scalar,
-        ..SpiderConfig::w16()
-    }
-}
-
-/// The registry builders and the [`Fib`] implementation of one family; `$kernel` is the
+/// The [`Fib`] implementation of one family; `$kernel` is the
 /// family's AVX2 entry point (Algorithm 1 for IPv4, Algorithm 2 for IPv6).
 macro_rules! impl_family {
     ($A:ty, $kernel:ident) => {
-        impl Spider<$A> {
-            /// The registry's builder: `options.ways` (default 16) and `options.force_scalar`.
-            pub fn build_boxed_w16(
-                rib: &Rib<$A>,
-                options: &BuildOptions,
-            ) -> Result<Box<dyn Fib<$A>>, BuildError> {
-                Ok(Box::new(Self::build(
-                    rib,
-                    &config_from(options, 16, false),
-                )?))
-            }
-
-            /// The registry's builder: `options.ways` (default 8) and `options.force_scalar`.
-            pub fn build_boxed_w8(
-                rib: &Rib<$A>,
-                options: &BuildOptions,
-            ) -> Result<Box<dyn Fib<$A>>, BuildError> {
-                Ok(Box::new(Self::build(rib, &config_from(options, 8, false))?))
-            }
-
-            /// The registry's builder: always scalar, `options.ways` (default 1) in lockstep.
-            pub fn build_boxed_w1(
-                rib: &Rib<$A>,
-                options: &BuildOptions,
-            ) -> Result<Box<dyn Fib<$A>>, BuildError> {
-                Ok(Box::new(Self::build(rib, &config_from(options, 1, true))?))
-            }
-        }
-
         impl Fib<$A> for Spider<$A> {
             fn name(&self) -> &str {
                 &self.name

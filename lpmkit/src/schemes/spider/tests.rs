@@ -4,6 +4,7 @@ use super::codec::Codec;
 use super::*;
 use crate::prefix::Prefix;
 use crate::rng::SplitMix64;
+use crate::BuildOptions;
 
 fn nh(v: u32) -> NextHop {
     NextHop::new(v).unwrap()
