@@ -352,7 +352,7 @@ fn replay_rebuild<A: Address>(
     let builds: Vec<f64> = log.iter().map(|p| p.build_ms).collect();
     let mean_build = builds.iter().sum::<f64>() / builds.len().max(1) as f64;
     let max_build = builds.iter().copied().fold(0.0, f64::max);
-    let ok = agrees(&reader.load().fib, publisher.rib(), keys, changes);
+    let ok = agrees(&publisher.current().fib, publisher.rib(), keys, changes);
     println!(
         "{:<12} rebuild+publish (hold {} ms{}): {} changes in {:.3} s = {:.0} updates/s; {} publications, build mean {:.1} ms max {:.1} ms; {} reader(s): {:.1} Mlps during updates vs {:.1} idle; final table {} the trie",
         info.name,

@@ -342,7 +342,7 @@ fn batch_rebuild_through_the_publisher() {
         hold_time: std::time::Duration::from_secs(3600),
     };
     let mut publisher = Publisher::new(base, build, config).unwrap();
-    let reader = publisher.reader();
+    let mut reader = publisher.reader();
     let mut rng = SplitMix64::new(5);
     for round in 0..5 {
         for _ in 0..200 {

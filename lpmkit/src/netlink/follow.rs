@@ -119,7 +119,7 @@ impl<A: Address> Follower<A> {
     /// Bytes of the table readers see.
     pub fn memory_bytes(&self) -> usize {
         match &self.model {
-            Model::Rebuild { publisher, .. } => publisher.reader().load().fib.memory_bytes(),
+            Model::Rebuild { publisher, .. } => publisher.current().fib.memory_bytes(),
             Model::InPlace(u) => u.memory_bytes(),
         }
     }

@@ -162,6 +162,21 @@ impl ReaderSlot {
         self.announced.set(e);
     }
 
+    /// Pins: like going online in [`quiescent`](Self::quiescent), always (one load, one
+    /// store and a full fence). For readers that hold something only for one batch and
+    /// say so with [`offline`](Self::offline) when it ends, so that an idle reader holds
+    /// nothing (the pin-per-batch discipline of `crossbeam-epoch`, used where what a
+    /// reader holds is a whole table).
+    #[inline]
+    pub fn pin(&self) {
+        let e = self.domain.global.0.load(Ordering::Acquire);
+        self.slot.epoch.store(e, Ordering::Relaxed);
+        // As for going online in `quiescent`: either the writer's scan sees this
+        // announcement, or this reader's loads after the fence see the writer's unlink.
+        fence(Ordering::SeqCst);
+        self.announced.set(e);
+    }
+
     /// Announces that this reader holds nothing until its next
     /// [`quiescent`](Self::quiescent): an idle reader thread does not hold back
     /// reclamation.

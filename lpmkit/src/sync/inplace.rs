@@ -6,6 +6,7 @@ use std::sync::atomic::{AtomicPtr, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Instant;
 
+use super::cell::RawBox;
 use super::epoch::{Domain, ReaderSlot, Reclaimer, ADVANCE_INTERVAL};
 use super::{apply_logged, undo_all, ApplyInfo, Generations, LookupHandle, Updater};
 use crate::fib::{BuildError, Change, Fib, InPlaceWriter, Patched};
@@ -20,7 +21,7 @@ struct Shared<T> {
     table: AtomicPtr<T>,
     /// Replaced tables whose grace period had not passed when the writer went away;
     /// freed with the last reader.
-    orphans: Mutex<Vec<Box<T>>>,
+    orphans: Mutex<Vec<RawBox<T>>>,
     /// Generation counters, stored at every `apply`: on a line of their own, away from the
     /// table pointer every batch loads.
     gens: GenerationCounters,
@@ -86,10 +87,10 @@ pub struct InPlace<A: Address, W: InPlaceWriter<A>> {
     /// Blocks retired by patches of the current table.
     retired: Reclaimer<W::Retired>,
     /// Tables replaced by patches.
-    retired_tables: Reclaimer<Box<W::Table>>,
+    retired_tables: Reclaimer<RawBox<W::Table>>,
     /// Scratch: what the current `apply` retires.
     scratch: Vec<W::Retired>,
-    scratch_tables: Vec<Box<W::Table>>,
+    scratch_tables: Vec<RawBox<W::Table>>,
     generation: u64,
     /// When the epoch last moved on.
     last_advance: Instant,
@@ -257,7 +258,7 @@ impl<A: Address, W: InPlaceWriter<A>> InPlace<A, W> {
                 let old = self.shared.table.swap(Box::into_raw(new), Ordering::AcqRel);
                 // SAFETY: `old` came from `Box::into_raw`; readers may still be in it, so
                 // it waits for its grace period before it is dropped.
-                self.scratch_tables.push(unsafe { Box::from_raw(old) });
+                self.scratch_tables.push(unsafe { RawBox::from_raw(old) });
                 // Blocks retired from the old table go with it.
                 self.scratch.clear();
                 self.retired.clear();
@@ -309,7 +310,7 @@ impl<A: Address, W: InPlaceWriter<A>> InPlace<A, W> {
             + self
                 .retired_tables
                 .iter()
-                .map(|t| t.memory_bytes())
+                .map(|t| t.get().memory_bytes())
                 .sum::<usize>()
     }
 }

@@ -6,9 +6,10 @@
 //! * **Batch rebuild** ([`Publisher`]): for schemes whose structure is rebuilt rather than
 //!   patched (DIR-24-8, Spider), as the Spider paper's §III-C describes. Changes go to the
 //!   [`Rib`]; after a *hold time* (or on demand) the scheme is rebuilt on the writer's
-//!   thread and replaces the old table with **one atomic pointer swap**
-//!   ([`arc_swap::ArcSwap`]). A [`Reader`] loads the current table once per batch, so a
-//!   batch sees the old table or the new one, never a mixture. The full-table build time
+//!   thread and replaces the old table with **one atomic pointer swap**. A [`Reader`]
+//!   pins the current table for one batch (an epoch announcement, [`epoch`]), so a batch
+//!   sees the old table or the new one, never a mixture; the old table is freed once no
+//!   batch that began before the swap is still running. The full-table build time
 //!   is the update latency of this model, which is why build speed is a headline figure.
 //! * **In place, one instance** ([`InPlace`]): for incremental schemes
 //!   ([`InPlaceWriter`]: DXR, Poptrie). One writer patches the live structure: each
@@ -34,7 +35,7 @@
 //! let build = |rib: &Rib<Ipv4>| Dir24_8::build(rib, &Dir24_8Config::default());
 //! let config = PublisherConfig { hold_time: Duration::ZERO };
 //! let mut publisher = Publisher::new(Rib::new(), build, config)?;
-//! let reader = publisher.reader();               // clone and send to lookup threads
+//! let mut reader = publisher.reader();           // clone and send to lookup threads
 //!
 //! let nh = NextHop::new(7).unwrap();
 //! publisher.apply(Change::Announce("10.0.0.0/8".parse()?, nh))?;
@@ -46,11 +47,13 @@
 //! [`InPlaceWriter`]: crate::fib::InPlaceWriter
 //! [`IncrementalFib`]: crate::fib::IncrementalFib
 
+mod cell;
 pub mod epoch;
 mod inplace;
 mod publisher;
 mod twin;
 
+pub use cell::Pinned;
 pub use inplace::{InPlace, InPlaceReader, IntoInPlace};
 pub use publisher::{
     PublishInfo, Published, Publisher, PublisherConfig, Reader, WriterGone, WriterHandle,

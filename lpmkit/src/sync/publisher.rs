@@ -4,12 +4,10 @@
 use std::marker::PhantomData;
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::sync::mpsc;
-use std::sync::Arc;
 use std::thread;
 use std::time::{Duration, Instant};
 
-use arc_swap::{ArcSwap, Guard};
-
+use super::cell::{CellReader, CellSource, CellWriter, Pinned};
 use super::{Generations, LookupHandle};
 use crate::fib::{BuildError, Change, Fib};
 use crate::prefix::Address;
@@ -61,16 +59,21 @@ pub struct PublishInfo {
 }
 
 /// A lock-free handle for lookup threads of a [`Publisher`] or a
-/// [`TwinUpdater`](super::TwinUpdater): clone it freely, one per thread.
+/// [`TwinUpdater`](super::TwinUpdater): `Send`, not `Sync`; clone it, one per thread.
+///
+/// Each batch *pins* the current table (one load, two stores and a fence per batch, no
+/// lock, no wait) and unpins it when done; a replaced table is freed, or reused by the
+/// twin writer, only once no batch that began before its replacement is still running.
+/// An idle reader holds nothing.
 pub struct Reader<A: Address, F> {
-    shared: Arc<ArcSwap<Published<F>>>,
+    cell: CellReader<Published<F>>,
     _family: PhantomData<fn(A)>,
 }
 
 impl<A: Address, F> Reader<A, F> {
-    pub(super) fn of(shared: &Arc<ArcSwap<Published<F>>>) -> Self {
+    pub(super) fn of(cell: CellReader<Published<F>>) -> Self {
         Reader {
-            shared: Arc::clone(shared),
+            cell,
             _family: PhantomData,
         }
     }
@@ -78,31 +81,30 @@ impl<A: Address, F> Reader<A, F> {
 
 impl<A: Address, F> Clone for Reader<A, F> {
     fn clone(&self) -> Self {
-        Reader::of(&self.shared)
+        Reader::of(self.cell.clone())
     }
 }
 
 impl<A: Address, F> core::fmt::Debug for Reader<A, F> {
     fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
-        f.debug_struct("Reader")
-            .field("generation", &self.shared.load().generation)
-            .finish()
+        f.debug_struct("Reader").finish_non_exhaustive()
     }
 }
 
 impl<A: Address, F: Fib<A>> Reader<A, F> {
-    /// The current table. Hold the guard for the duration of a batch, not longer: an old
-    /// table is freed only when its last guard is dropped.
+    /// The current table, pinned until the guard drops. Hold it for one batch, not
+    /// longer: the table it names is not freed (and a twin writer waits, boundedly, to
+    /// reuse it) while it is held.
     #[inline]
-    pub fn load(&self) -> Guard<Arc<Published<F>>> {
-        self.shared.load()
+    pub fn load(&mut self) -> Pinned<'_, Published<F>> {
+        self.cell.pin()
     }
 
-    /// Looks up a batch in the current table (one load for the whole batch); returns the
+    /// Looks up a batch in the current table (one pin for the whole batch); returns the
     /// table's generation.
     #[inline]
-    pub fn lookup_batch(&self, addrs: &[A], out: &mut [u32]) -> u64 {
-        let g = self.shared.load();
+    pub fn lookup_batch(&mut self, addrs: &[A], out: &mut [u32]) -> u64 {
+        let g = self.cell.pin();
         g.fib.lookup_batch(addrs, out);
         g.generation
     }
@@ -136,7 +138,7 @@ pub struct Publisher<A: Address, F, B> {
     rib: Rib<A>,
     build: B,
     config: PublisherConfig,
-    shared: Arc<ArcSwap<Published<F>>>,
+    cell: CellWriter<Published<F>>,
     generation: u64,
     pending: usize,
     pending_since: Option<Instant>,
@@ -166,7 +168,7 @@ where
             rib,
             build,
             config,
-            shared: Arc::new(ArcSwap::from_pointee(Published { generation: 0, fib })),
+            cell: CellWriter::new(Box::new(Published { generation: 0, fib })),
             generation: 0,
             pending: 0,
             pending_since: None,
@@ -175,7 +177,12 @@ where
 
     /// A handle for lookup threads.
     pub fn reader(&self) -> Reader<A, F> {
-        Reader::of(&self.shared)
+        Reader::of(self.cell.reader())
+    }
+
+    /// The table readers see now.
+    pub fn current(&self) -> &Published<F> {
+        self.cell.current()
     }
 
     /// The authoritative routes (including unpublished changes).
@@ -202,8 +209,10 @@ where
         }
     }
 
-    /// Publishes if changes are pending and the hold time has run out.
+    /// Publishes if changes are pending and the hold time has run out (and frees the
+    /// tables replaced earlier that no reader holds any more).
     pub fn poll(&mut self) -> Result<Option<PublishInfo>, BuildError> {
+        self.cell.collect();
         match self.pending_since {
             Some(t) if t.elapsed() >= self.config.hold_time => self.publish().map(Some),
             _ => Ok(None),
@@ -223,10 +232,12 @@ where
         let fib = (self.build)(&self.rib)?;
         let build_ms = t0.elapsed().as_secs_f64() * 1e3;
         self.generation += 1;
-        self.shared.store(Arc::new(Published {
+        let old = self.cell.replace(Box::new(Published {
             generation: self.generation,
             fib,
         }));
+        self.cell.retire(old);
+        self.cell.collect();
         let info = PublishInfo {
             generation: self.generation,
             changes: self.pending,
@@ -257,6 +268,9 @@ fn panic_message(payload: &(dyn std::any::Any + Send)) -> String {
         .unwrap_or_else(|| "(no message)".to_string())
 }
 
+/// How soon a spawned writer looks again for replaced tables it can free.
+const RECLAIM_POLL: Duration = Duration::from_millis(1);
+
 /// Messages to a spawned writer thread.
 enum Command<A: Address> {
     Change(Change<A>),
@@ -279,7 +293,7 @@ impl std::error::Error for WriterGone {}
 /// A writer running on its own thread; see [`Publisher::spawn`].
 pub struct WriterHandle<A: Address, F> {
     tx: Option<mpsc::Sender<Command<A>>>,
-    reader: Reader<A, F>,
+    readers: CellSource<Published<F>>,
     thread: Option<thread::JoinHandle<Vec<PublishInfo>>>,
 }
 
@@ -305,13 +319,18 @@ where
     /// [`flush`](WriterHandle::flush), never in a loop on its own.
     pub fn spawn(mut self) -> WriterHandle<A, F> {
         let (tx, rx) = mpsc::channel::<Command<A>>();
-        let reader = self.reader();
+        let readers = self.cell.source();
         let thread = thread::spawn(move || {
             let mut log = Vec::new();
             // After a failed build, wait for news before building again.
             let mut failed = false;
             loop {
-                let deadline = if failed { None } else { self.deadline() };
+                let mut deadline = if failed { None } else { self.deadline() };
+                // A replaced table waits for readers' batches to end: look again soon.
+                if self.cell.waiting().next().is_some() {
+                    let soon = Instant::now() + RECLAIM_POLL;
+                    deadline = Some(deadline.map_or(soon, |d| d.min(soon)));
+                }
                 let msg = match deadline {
                     None => rx.recv().map_err(|_| mpsc::RecvTimeoutError::Disconnected),
                     Some(d) => rx.recv_timeout(d.saturating_duration_since(Instant::now())),
@@ -330,7 +349,7 @@ where
                         let _ = reply.send(r);
                         continue;
                     }
-                    Err(mpsc::RecvTimeoutError::Timeout) => {}
+                    Err(mpsc::RecvTimeoutError::Timeout) => self.cell.collect(),
                     Err(mpsc::RecvTimeoutError::Disconnected) => {
                         if self.pending > 0 {
                             if let Ok(info) = self.publish_caught() {
@@ -350,7 +369,7 @@ where
         });
         WriterHandle {
             tx: Some(tx),
-            reader,
+            readers,
             thread: Some(thread),
         }
     }
@@ -381,7 +400,7 @@ impl<A: Address, F: Fib<A>> WriterHandle<A, F> {
 
     /// A handle for lookup threads.
     pub fn reader(&self) -> Reader<A, F> {
-        self.reader.clone()
+        Reader::of(self.readers.reader())
     }
 
     /// Stops the writer (publishing pending changes first) and returns its publication
@@ -410,6 +429,7 @@ mod tests {
     use crate::nexthop::NextHop;
     use crate::prefix::{Ipv4, Prefix};
     use std::sync::atomic::{AtomicUsize, Ordering};
+    use std::sync::Arc;
 
     fn nh(v: u32) -> NextHop {
         NextHop::new(v).unwrap()
@@ -422,7 +442,7 @@ mod tests {
         };
         let mut p =
             Publisher::new(Rib::<Ipv4>::new(), |r: &Rib<Ipv4>| Ok(r.clone()), config).unwrap();
-        let reader = p.reader();
+        let mut reader = p.reader();
         for i in 0..10u32 {
             let pre = Prefix::new(i << 24, 8).unwrap();
             assert_eq!(p.apply(Change::Announce(pre, nh(i + 1))).unwrap(), None);
@@ -467,7 +487,7 @@ mod tests {
         };
         let p = Publisher::new(Rib::<Ipv4>::new(), |r: &Rib<Ipv4>| Ok(r.clone()), config).unwrap();
         let w = p.spawn();
-        let reader = w.reader();
+        let mut reader = w.reader();
         w.send(Change::Announce(Prefix::DEFAULT, nh(3))).unwrap();
         let info = w.flush().unwrap().unwrap();
         assert!(info.generation >= 1);

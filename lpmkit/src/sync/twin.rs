@@ -1,12 +1,9 @@
 //! Left-right twins: [`TwinUpdater`], the fallback for incremental schemes that cannot
 //! patch one instance under readers, and the comparison for those that can.
 
-use std::sync::Arc;
-use std::thread;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
-use arc_swap::ArcSwap;
-
+use super::cell::CellWriter;
 use super::publisher::{Published, Reader};
 use super::{undo_all, ApplyInfo, LookupHandle, Updater};
 use crate::fib::{BuildError, Change, IncrementalFib};
@@ -17,7 +14,7 @@ use crate::rib::Rib;
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct TwinConfig {
     /// How long `apply` waits for readers to leave the instance it just unpublished.
-    /// Past it the writer gives that instance up (the last reader frees it) and builds
+    /// Past it the writer gives that instance up (it is freed once no reader holds it) and builds
     /// the next spare from the `Rib` instead of patching: a reader that holds a guard for
     /// long — even one on the writer's own thread — costs a rebuild, never a deadlock.
     pub max_wait: Duration,
@@ -51,7 +48,7 @@ impl Default for TwinConfig {
 ///
 /// let build = |rib: &Rib<Ipv4>| Dxr::build(rib, &DxrConfig::d18r());
 /// let mut updater = TwinUpdater::new(Rib::new(), build)?;
-/// let reader = updater.reader();                 // clone and send to lookup threads
+/// let mut reader = updater.reader();             // clone and send to lookup threads
 /// let nh = NextHop::new(3).unwrap();
 /// updater.apply(&[Change::Announce("10.0.0.0/8".parse()?, nh)])?;
 /// assert_eq!(reader.load().lookup(0x0a00_0001), Some(nh));
@@ -61,10 +58,10 @@ pub struct TwinUpdater<A: Address, F, B> {
     rib: Rib<A>,
     build: B,
     config: TwinConfig,
-    shared: Arc<ArcSwap<Published<F>>>,
+    cell: CellWriter<Published<F>>,
     /// The instance readers cannot see, equal to the visible one; `None` until rebuilt
     /// (after a failed patch, or when readers held the last one too long).
-    spare: Option<Arc<Published<F>>>,
+    spare: Option<Box<Published<F>>>,
     generation: u64,
 }
 
@@ -98,11 +95,11 @@ where
             rib,
             build,
             config,
-            shared: Arc::new(ArcSwap::from_pointee(Published {
+            cell: CellWriter::new(Box::new(Published {
                 generation: 0,
                 fib: visible,
             })),
-            spare: Some(Arc::new(Published {
+            spare: Some(Box::new(Published {
                 generation: 0,
                 fib: spare,
             })),
@@ -112,7 +109,7 @@ where
 
     /// A handle for lookup threads.
     pub fn reader(&self) -> Reader<A, F> {
-        Reader::of(&self.shared)
+        Reader::of(self.cell.reader())
     }
 
     /// The authoritative routes.
@@ -137,22 +134,19 @@ where
         if effective.is_empty() && self.spare.is_some() {
             return Ok(info);
         }
-        let next = match self.spare.take() {
-            Some(mut spare) => {
-                let s = Arc::get_mut(&mut spare).expect("the spare instance is never shared");
-                match self.patch(&mut s.fib, &effective, &mut info) {
-                    Ok(()) => spare,
-                    Err(e) => {
-                        undo_all(&mut self.rib, undo);
-                        // The spare is half patched: dropped, rebuilt at the next apply.
-                        return Err(e);
-                    }
+        let mut next = match self.spare.take() {
+            Some(mut spare) => match self.patch(&mut spare.fib, &effective, &mut info) {
+                Ok(()) => spare,
+                Err(e) => {
+                    undo_all(&mut self.rib, undo);
+                    // The spare is half patched: dropped, rebuilt at the next apply.
+                    return Err(e);
                 }
-            }
+            },
             None => match (self.build)(&self.rib) {
                 Ok(fib) => {
                     info.full_rebuild = true;
-                    Arc::new(Published { generation: 0, fib })
+                    Box::new(Published { generation: 0, fib })
                 }
                 Err(e) => {
                     undo_all(&mut self.rib, undo);
@@ -162,38 +156,24 @@ where
         };
         self.generation += 1;
         info.generation = self.generation;
-        let mut next = next;
-        Arc::get_mut(&mut next)
-            .expect("not yet published")
-            .generation = self.generation;
-        // `swap` turns every reader's claim on the old instance into a reference count,
-        // so it is ours alone once the count drops to one — or never, if a reader keeps
-        // its guard: then it is left to that reader and the spare is rebuilt later.
-        let mut old = self.shared.swap(next);
-        let t0 = Instant::now();
-        let mut spins = 0u32;
-        let caught_up = loop {
-            if Arc::get_mut(&mut old).is_some() {
-                break true;
-            }
-            if t0.elapsed() >= self.config.max_wait {
-                break false;
-            }
-            spins += 1;
-            if spins < 64 {
-                std::hint::spin_loop();
-            } else {
-                thread::yield_now();
-            }
-        };
+        next.generation = self.generation;
+        // One pointer store publishes it; the old instance is ours again once every batch
+        // that pinned it has ended — or, if a reader holds it past `max_wait`, it is left
+        // to be freed after that reader and the spare is rebuilt at the next apply.
+        let old = self.cell.replace(next);
+        let t0 = std::time::Instant::now();
+        let taken = self.cell.take_back(old, self.config.max_wait);
         info.wait_us = t0.elapsed().as_secs_f64() * 1e6;
-        if caught_up {
-            let o = Arc::get_mut(&mut old).expect("checked above");
-            let mut ignored = ApplyInfo::default();
-            if self.patch(&mut o.fib, &effective, &mut ignored).is_ok() {
-                self.spare = Some(old);
+        match taken {
+            Ok(mut old) => {
+                let mut ignored = ApplyInfo::default();
+                if self.patch(&mut old.fib, &effective, &mut ignored).is_ok() {
+                    self.spare = Some(old);
+                }
             }
+            Err(old) => self.cell.retire(old),
         }
+        self.cell.collect();
         Ok(info)
     }
 
@@ -240,8 +220,9 @@ where
     }
 
     fn memory_bytes(&self) -> usize {
-        let visible = self.shared.load().fib.memory_bytes();
-        visible + self.spare.as_ref().map_or(0, |s| s.fib.memory_bytes())
+        let visible = self.cell.current().fib.memory_bytes();
+        let waiting: usize = self.cell.waiting().map(|t| t.fib.memory_bytes()).sum();
+        visible + waiting + self.spare.as_ref().map_or(0, |s| s.fib.memory_bytes())
     }
 
     fn model(&self) -> &'static str {
@@ -256,6 +237,7 @@ mod tests {
     use crate::nexthop::NextHop;
     use crate::prefix::{Ipv4, Prefix};
     use std::sync::mpsc;
+    use std::thread;
 
     fn nh(v: u32) -> NextHop {
         NextHop::new(v).unwrap()
@@ -311,12 +293,12 @@ mod tests {
     #[test]
     fn twin_updates_both_instances() {
         let mut t = TwinUpdater::new(Rib::new(), build).unwrap();
-        let reader = t.reader();
+        let mut reader = t.reader();
         let p = Prefix::new(10 << 24, 8).unwrap();
         // A reader holds generation 0 for a while; the writer publishes generation 1 at
         // once, then waits for the reader before patching the old instance.
         let (tx, rx) = mpsc::channel();
-        let r2 = reader.clone();
+        let mut r2 = reader.clone();
         let holder = thread::spawn(move || {
             let held = r2.load();
             tx.send(()).unwrap();
@@ -355,7 +337,7 @@ mod tests {
     #[test]
     fn a_failed_apply_changes_nothing() {
         let mut t = TwinUpdater::new(Rib::new(), build).unwrap();
-        let reader = t.reader();
+        let mut reader = t.reader();
         let a = Prefix::new(10 << 24, 8).unwrap();
         let b = Prefix::new(11 << 24, 8).unwrap();
         let c = Prefix::new(12 << 24, 8).unwrap();
@@ -385,7 +367,7 @@ mod tests {
             max_wait: Duration::from_millis(5),
         };
         let mut t = TwinUpdater::with_config(Rib::new(), build, config).unwrap();
-        let reader = t.reader();
+        let mut reader = t.reader();
         let held = reader.load();
         for i in 0..3u32 {
             let p = Prefix::new((10 + i) << 24, 8).unwrap();
