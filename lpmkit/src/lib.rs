@@ -63,7 +63,12 @@ pub mod nexthop;
 pub mod prefix;
 pub mod registry;
 pub mod rib;
+// The tests' random numbers; public only to lpmkit's own integration tests.
+#[cfg(feature = "test-hooks")]
+#[doc(hidden)]
 pub mod rng;
+#[cfg(not(feature = "test-hooks"))]
+pub(crate) mod rng;
 pub mod schemes;
 pub mod simd;
 pub mod sync;

@@ -550,6 +550,7 @@ impl Dxr {
 
     /// The next hop found by the paper's search loop (the loop whose steps
     /// [`search_steps_histogram`](Self::search_steps_histogram) counts); for tests.
+    #[cfg(any(test, feature = "test-hooks"))]
     #[doc(hidden)]
     pub fn lookup_paper_loop(&self, key: u32) -> Option<NextHop> {
         NextHop::new(self.table.map(self.table.lookup_counting(key).0))
@@ -557,6 +558,7 @@ impl Dxr {
 
     /// `lookup_batch` on the scalar path whatever the CPU (the twin of the AVX2 path);
     /// for tests and benchmarks.
+    #[cfg(any(test, feature = "test-hooks"))]
     #[doc(hidden)]
     pub fn lookup_batch_scalar(&self, addrs: &[Ipv4], out: &mut [u32]) {
         assert!(out.len() >= addrs.len(), "output shorter than input");
@@ -571,6 +573,7 @@ impl Dxr {
     /// Checks the internal invariants (lookup-table entries inside the range table, sorted
     /// chunks, counters, free space); for tests. Returns a description of the first
     /// problem.
+    #[cfg(any(test, feature = "test-hooks"))]
     #[doc(hidden)]
     pub fn check_invariants(&self) -> Result<(), String> {
         update::check_invariants(&self.table, &self.writer)
@@ -623,6 +626,7 @@ impl DxrTable {
     /// the chunk it names (`stall` runs in between): what a reader descheduled inside a
     /// lookup does. For the concurrency tests: the chunk it searches must still be intact,
     /// however many updates ran meanwhile.
+    #[cfg(any(test, feature = "test-hooks"))]
     #[doc(hidden)]
     pub fn stalled_lookup(&self, key: u32, stall: impl FnOnce()) -> u32 {
         let e = self.entry_of(key);

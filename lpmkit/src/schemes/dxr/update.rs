@@ -29,9 +29,7 @@
 use core::sync::atomic::Ordering;
 use std::time::Instant;
 
-use super::layout::{
-    encode_chunk, for_each_chunk, full_entry, is_short, position_limit, round_up, Counts,
-};
+use super::layout::{encode_chunk, for_each_chunk, full_entry, is_short, position_limit, round_up};
 use super::writer::{Control, RetiredRange};
 use super::{Dxr, DxrTable, PAD_WORDS};
 use crate::fib::{BuildError, Change, InPlaceWriter, IncrementalFib, Patched, UpdateStats};
@@ -441,6 +439,7 @@ impl Patch<'_> {
 }
 
 /// Checks the structure's invariants (see [`Dxr::check_invariants`]).
+#[cfg(any(test, feature = "test-hooks"))]
 pub(super) fn check_invariants(t: &DxrTable, ctl: &Control) -> Result<(), String> {
     let sp = &ctl.space;
     if t.rt.committed() < sp.top() + PAD_WORDS {
@@ -451,7 +450,7 @@ pub(super) fn check_invariants(t: &DxrTable, ctl: &Control) -> Result<(), String
         ));
     }
     let mut blocks: Vec<(usize, usize, usize)> = Vec::new();
-    let mut counts = Counts::default();
+    let mut counts = super::layout::Counts::default();
     let nh_len = t.fill.nh_len.load(Ordering::Relaxed);
     for c in 0..1usize << t.k {
         let e = t.lt(c);

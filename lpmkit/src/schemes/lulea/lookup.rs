@@ -105,6 +105,7 @@ impl<P: Word> Levels<P> {
     }
 
     /// [`lookup_one`](Self::lookup_one) with `stall` run after the root was read.
+    #[cfg(any(test, feature = "test-hooks"))]
     pub(crate) fn lookup_stalled(&self, a: u32, stall: impl FnOnce()) -> u32 {
         let o = self.root();
         stall();

@@ -199,6 +199,7 @@ impl LuleaTable {
     /// A lookup of `key` that stalls after reading the root word (`stall` runs in
     /// between): what a reader descheduled inside a lookup does. For the concurrency
     /// tests.
+    #[cfg(any(test, feature = "test-hooks"))]
     #[doc(hidden)]
     pub fn stalled_lookup(&self, key: u32, stall: impl FnOnce()) -> u32 {
         with_width!(&self.layout, t => t.lookup_stalled(key, stall))
@@ -338,6 +339,7 @@ impl Lulea {
     }
 
     /// `lookup_batch` with the scalar sparse-chunk search (the SWAR twin); for tests.
+    #[cfg(any(test, feature = "test-hooks"))]
     #[doc(hidden)]
     pub fn lookup_batch_scalar(&self, addrs: &[Ipv4], out: &mut [u32]) {
         with_width!(&self.table.layout, t => {

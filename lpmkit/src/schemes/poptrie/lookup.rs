@@ -57,6 +57,7 @@ impl<L: Word> Trie<L> {
     }
 
     /// [`lookup_one`](Self::lookup_one) with `stall` run after the first node is read.
+    #[cfg(any(test, feature = "test-hooks"))]
     pub(super) fn lookup_stalled<A: Key>(&self, a: A, stall: impl FnOnce()) -> u32 {
         let s = self.s as u32;
         let e = self.dir_entry(a.top(s));

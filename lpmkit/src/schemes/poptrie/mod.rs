@@ -336,6 +336,7 @@ impl<A: Address> PoptrieTable<A> {
     /// node (`stall` runs in between), then walks on from that node: what a reader
     /// descheduled inside a lookup does. For the concurrency tests: what it walks must
     /// still be intact, however many updates ran meanwhile.
+    #[cfg(any(test, feature = "test-hooks"))]
     #[doc(hidden)]
     pub fn stalled_lookup(&self, key: A, stall: impl FnOnce()) -> u32 {
         with_width!(&self.layout, t => t.lookup_stalled(key, stall))

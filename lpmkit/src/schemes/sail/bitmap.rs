@@ -197,6 +197,7 @@ impl<E: Entry> Bitmaps<E> {
     }
 
     /// [`lookup_one`](Self::lookup_one) with `stall` run after the first entry was read.
+    #[cfg(any(test, feature = "test-hooks"))]
     pub(crate) fn lookup_stalled(&self, a: u32, stall: impl FnOnce()) -> u32 {
         let mut stall = Some(stall);
         for k in (0..self.shape.levels.len()).rev() {

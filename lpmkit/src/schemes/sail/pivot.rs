@@ -102,6 +102,7 @@ impl<E: Entry> Pivots<E> {
     }
 
     /// [`lookup_one`](Self::lookup_one) with `stall` run after the first entry was read.
+    #[cfg(any(test, feature = "test-hooks"))]
     pub(crate) fn lookup_stalled<A: Address>(&self, a: A, stall: impl FnOnce()) -> u32 {
         let mut e = self.entry(0, a.bits_at(0, self.pivots[0]) as usize);
         stall();

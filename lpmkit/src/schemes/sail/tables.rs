@@ -124,6 +124,7 @@ impl<A: Address> core::fmt::Debug for SailLTable<A> {
 impl<A: Address> SailLTable<A> {
     /// A lookup that runs `stall` after reading its first entry (for the concurrency
     /// tests).
+    #[cfg(any(test, feature = "test-hooks"))]
     #[doc(hidden)]
     pub fn stalled_lookup(&self, key: A, stall: impl FnOnce()) -> u32 {
         with_width!(&self.layout, t => t.lookup_stalled(key, stall))
@@ -469,6 +470,7 @@ impl core::fmt::Debug for SailBitmapTable {
 impl SailBitmapTable {
     /// A lookup that runs `stall` after reading its first entry (for the concurrency
     /// tests).
+    #[cfg(any(test, feature = "test-hooks"))]
     #[doc(hidden)]
     pub fn stalled_lookup(&self, key: u32, stall: impl FnOnce()) -> u32 {
         with_width!(&self.layout, t => t.lookup_stalled(key, stall))
