@@ -31,7 +31,7 @@ use anyhow::Context;
 use clap::{Args, ValueEnum};
 use lpmkit::registry::SchemeInfo;
 use lpmkit::sync::{LookupHandle, Publisher, PublisherConfig};
-use lpmkit::{rng::SplitMix64, Address, AnyTable, BuildOptions, Family, NextHop, Prefix, Rib};
+use lpmkit::{Address, AnyTable, BuildOptions, Family, NextHop, Prefix, Rib};
 
 use crate::input::{self, TableArgs};
 use engine::{Counters, Neighbours, Phases, Wire, Worker};
@@ -141,9 +141,8 @@ fn make_wire<A: Address>(rib: &Rib<A>, args: &ForwardArgs) -> anyhow::Result<Wir
         }
         return Ok(w);
     }
-    let routes: Vec<Prefix<A>> = rib.iter().map(|(p, _)| p).collect();
-    anyhow::ensure!(!routes.is_empty(), "the table is empty");
-    let mut rng = SplitMix64::new(args.seed);
+    anyhow::ensure!(!rib.is_empty(), "the table is empty");
+    let dsts = lpmkit::traffic::in_routes(rib, args.frames, args.seed);
     let mut w = Wire {
         headers: Vec::with_capacity(args.frames),
         lens: Vec::with_capacity(args.frames),
@@ -153,11 +152,7 @@ fn make_wire<A: Address>(rib: &Rib<A>, args: &ForwardArgs) -> anyhow::Result<Wir
         Family::V4 => 0xc612_0001,                // 198.18.0.1
         Family::V6 => 0x2001_0db8_u128 << 96 | 1, // 2001:db8::1
     });
-    for i in 0..args.frames {
-        let p = routes[rng.below(routes.len() as u64) as usize];
-        let dst = p
-            .addr()
-            .or(A::from_u128(rng.next_u128()).and(A::hostmask(p.len())));
+    for (i, &dst) in dsts.iter().enumerate() {
         let len = match args.sizes {
             Sizes::Min => packet::min_frame(A::FAMILY),
             Sizes::Imix => packet::imix_len(i, A::FAMILY),

@@ -150,10 +150,11 @@ impl ReaderSlot {
             // Already announced: nothing retired since can be reused before a later one.
             return;
         }
-        if last != OFFLINE {
-            self.slot.epoch.store(e, Ordering::Release);
-        } else {
-            self.slot.epoch.store(e, Ordering::Relaxed);
+        // Release: a writer that reads this announcement knows that every read of this
+        // reader's earlier batches (before it went offline, too) is over. (The release of
+        // the earlier `offline` store does not carry over to this one.)
+        self.slot.epoch.store(e, Ordering::Release);
+        if last == OFFLINE {
             // Going online: the writer may have scanned the slot as offline; the fences
             // make sure that either it sees this announcement or this reader sees its
             // unlinks.
@@ -170,7 +171,8 @@ impl ReaderSlot {
     #[inline]
     pub fn pin(&self) {
         let e = self.domain.global.0.load(Ordering::Acquire);
-        self.slot.epoch.store(e, Ordering::Relaxed);
+        // Release, as in `quiescent`: the reads of the last pinned batch are over.
+        self.slot.epoch.store(e, Ordering::Release);
         // As for going online in `quiescent`: either the writer's scan sees this
         // announcement, or this reader's loads after the fence see the writer's unlink.
         fence(Ordering::SeqCst);

@@ -46,7 +46,7 @@ use core::fmt;
 pub use lcg::Lcg;
 pub use pattern::{ParsePatternError, Pattern};
 
-use crate::prefix::{Address, Family, Ipv6};
+use crate::prefix::{Address, Family, Ipv6, Prefix};
 use crate::rib::Rib;
 use crate::rng::{mix64, SplitMix64};
 use crate::synth::math::{self, Alias};
@@ -154,6 +154,32 @@ fn matching_keys(patterns: &[u32], n: usize, seed: u64) -> Vec<u128> {
             let r = rng.next();
             let i = (((r >> 32) * len) >> 32) as usize;
             (patterns[i] as u128) << 96 | ((r as u32) as u128) << 64 | 1
+        })
+        .collect()
+}
+
+/// `n` destinations inside the table's routes: a route drawn uniformly, then a uniform
+/// address of it (its host bits random). Every key matches a route, though not always
+/// the drawn one (a more specific route may cover it). An empty table gives no keys.
+///
+/// ```
+/// use lpmkit::{Ipv4, NextHop, Rib};
+/// let mut rib = Rib::<Ipv4>::new();
+/// rib.insert("10.0.0.0/8".parse().unwrap(), NextHop::new(1).unwrap());
+/// let keys = lpmkit::traffic::in_routes(&rib, 100, 7);
+/// assert!(keys.iter().all(|&k| k >> 24 == 10));
+/// ```
+pub fn in_routes<A: Address>(rib: &Rib<A>, n: usize, seed: u64) -> Vec<A> {
+    let routes: Vec<Prefix<A>> = rib.iter().map(|(p, _)| p).collect();
+    if routes.is_empty() {
+        return Vec::new();
+    }
+    let mut rng = stream(seed, 0x696e_726f_7574_6573);
+    (0..n)
+        .map(|_| {
+            let p = routes[rng.below(routes.len() as u64) as usize];
+            p.addr()
+                .or(A::from_u128(rng.next_u128()).and(A::hostmask(p.len())))
         })
         .collect()
 }
