@@ -521,6 +521,11 @@ mod tests {
             .unwrap()
             .spawn();
         w.send(Change::Announce(Prefix::DEFAULT, nh(1))).unwrap();
+        // Until the failing build has run (slow under Miri), then a while longer.
+        let t0 = Instant::now();
+        while builds.load(Ordering::Relaxed) < 2 && t0.elapsed() < Duration::from_secs(30) {
+            thread::sleep(Duration::from_millis(1));
+        }
         thread::sleep(Duration::from_millis(100));
         let after_failure = builds.load(Ordering::Relaxed);
         assert!(
