@@ -64,9 +64,12 @@ pub use multipeer::{best_path, PathAttrs};
 #[cfg(feature = "mrt")]
 mod mrt;
 
+mod format;
+pub use format::Update;
+
 mod updates;
 pub use updates::{
-    parse_text_updates, read_updates, read_updates_from_reader, read_updates_with_stats, Update,
+    parse_text_updates, read_updates, read_updates_from_reader, read_updates_with_stats,
 };
 
 mod addresses;

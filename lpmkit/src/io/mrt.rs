@@ -18,8 +18,8 @@ use bgpkit_parser::models::{
 use bgpkit_parser::models::{AttrType, AttributeValue};
 use bgpkit_parser::{chunk_mrt_record, ParserError, RawMrtRecord};
 
+use super::format::Update;
 use super::multipeer::{MultiPeer, PathAttrs};
-use super::updates::Update;
 use super::{is_decode_error, ReadError, ReadStats, TableOptions};
 use crate::fib::Change;
 use crate::nexthop::{NextHop, NextHopTable};

@@ -1,48 +1,14 @@
 //! `read_table`: format and family detection, then the text, `bgpdump -m` or MRT reader.
 
-use std::io::{Cursor, Read};
+use std::io::Read;
 use std::path::Path;
 
 use super::bgpdump::{is_bgpdump, read_bgpdump_rib};
+use super::format::{sniff, Format};
 use super::text::{first_route, guess_family, parse_text_inner, FamilyOrigin};
 use super::{open_input, read_text, source_name, ReadError, ReadStats, TableOptions};
 use crate::prefix::{Address, Family, Ipv4, Ipv6};
 use crate::table::{AnyTable, Table};
-
-/// What kind of content an input holds.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(crate) enum Format {
-    /// Text (a table, a `bgpdump -m` dump, a trace, an address list).
-    Text,
-    /// Binary MRT (RFC 6396).
-    Mrt,
-}
-
-/// MRT types (RFC 6396 §4 and the deprecated ones bgpkit-parser reads): BGP (5),
-/// TABLE_DUMP (12), TABLE_DUMP_V2 (13), BGP4MP (16), BGP4MP_ET (17), ISIS (32, 33),
-/// OSPFv3 (48, 49), OSPFv2 (11).
-const MRT_TYPES: &[u8] = &[5, 11, 12, 13, 16, 17, 32, 33, 48, 49];
-
-/// Reads the first bytes of `r` and decides between MRT and text. Returns the format and a
-/// reader that yields the whole input again.
-pub(crate) fn sniff(
-    source: &str,
-    mut r: Box<dyn std::io::BufRead + Send>,
-) -> Result<(Format, impl Read + Send), ReadError> {
-    let mut head = Vec::with_capacity(12);
-    (&mut r)
-        .take(12)
-        .read_to_end(&mut head)
-        .map_err(|e| ReadError::io(source, e))?;
-    // An MRT common header is timestamp(4) type(2) subtype(2) length(4); a known type has a
-    // zero high byte, which text never has.
-    let format = if head.len() == 12 && head[4] == 0 && MRT_TYPES.contains(&head[5]) {
-        Format::Mrt
-    } else {
-        Format::Text
-    };
-    Ok((format, Cursor::new(head).chain(r)))
-}
 
 fn file_label(path: &Path) -> String {
     path.file_name()

@@ -5,23 +5,12 @@ use std::collections::HashMap;
 use std::path::Path;
 
 use super::bgpdump::is_bgpdump;
-use super::table_reader::{sniff, Format};
+use super::format::{sniff, Format, Update};
 use super::text::{parse_prefix, prefix_message, strip_comment, FamilyOrigin, PrefixProblem};
 use super::{open_input, read_text, source_name, ReadError, ReadStats};
 use crate::fib::Change;
 use crate::nexthop::{NextHop, NextHopTable};
 use crate::prefix::Address;
-
-/// One route change of an update trace.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct Update<A: Address> {
-    /// Seconds since the Unix epoch.
-    pub time: u64,
-    /// The announcement (with its interned next hop) or withdrawal.
-    pub change: Change<A>,
-    /// The collector peer that sent it, if the trace says.
-    pub peer: Option<String>,
-}
 
 /// Reads an update trace of family `A`, detecting the format: MRT BGP4MP, `bgpdump -m`
 /// update text (`BGP4MP|TIME|A|PEER_IP|PEER_AS|PREFIX|AS_PATH|ORIGIN|NEXT_HOP|…`,
