@@ -53,7 +53,7 @@ pub struct BenchArgs {
     threads: Vec<usize>,
 
     /// Keys per run (split among the threads).
-    #[arg(long, short = 'k', default_value_t = 1 << 24)]
+    #[arg(long, short = 'k', default_value_t = 1 << 24, value_parser = clap::builder::RangedU64ValueParser::<usize>::new().range(1..))]
     keys: usize,
 
     /// Runs per figure; the median is reported.
@@ -61,7 +61,7 @@ pub struct BenchArgs {
     runs: usize,
 
     /// Keys per `lookup_batch` call (the burst size of a data plane).
-    #[arg(long, default_value_t = 256)]
+    #[arg(long, default_value_t = 256, value_parser = clap::builder::RangedU64ValueParser::<usize>::new().range(1..))]
     batch: usize,
 
     /// Degrees of SIMD parallelism to sweep for schemes that have one (Spider's Fig. 6):
@@ -337,7 +337,13 @@ fn bench<A: Address>(table: &Table<A>, args: &BenchArgs) -> anyhow::Result<Vec<R
             let fib = info.build(&table.rib, &opts);
             let build_ms = t0.elapsed().as_secs_f64() * 1e3;
             pb.finish_and_clear();
-            let fib = fib.map_err(|e| anyhow::anyhow!("building {}: {e}", info.name))?;
+            let fib = match fib {
+                Ok(fib) => fib,
+                Err(e) => {
+                    input::refused(info.name, &e);
+                    break;
+                }
+            };
             // Schemes without a degree of parallelism are measured once in a sweep.
             let honours_ways = fib.stats().get("ways").is_some();
             if way.is_some() && !honours_ways && way != ways.as_ref().map(|w| w[0]) {

@@ -11,6 +11,28 @@ use lpmkit::{synth, AnyTable, Family};
 
 use crate::progress;
 
+/// Exit status when every scheme that ran did its job but some scheme refused the table
+/// (a capacity limit): 1 stays "wrong answers", 2 "bad input or usage".
+pub const EXIT_REFUSED: u8 = 3;
+
+static REFUSED: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
+
+/// Reports that `scheme` refused the table and goes on; the exit status will say so.
+pub fn refused(scheme: &str, error: &dyn std::fmt::Display) {
+    REFUSED.store(true, std::sync::atomic::Ordering::Relaxed);
+    let text = error.to_string();
+    if text.starts_with(scheme) {
+        eprintln!("  refused: {text}");
+    } else {
+        eprintln!("  refused: {scheme}: {text}");
+    }
+}
+
+/// Whether some scheme refused the table during this run.
+pub fn any_refused() -> bool {
+    REFUSED.load(std::sync::atomic::Ordering::Relaxed)
+}
+
 /// An address family on the command line.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
 pub enum FamilyArg {
@@ -87,6 +109,13 @@ impl TableArgs {
     }
 }
 
+/// Tells the user what a reader left out (never silently).
+pub fn print_notes(stats: &io::ReadStats) {
+    for note in stats.notes() {
+        eprintln!("note: {note}");
+    }
+}
+
 /// Loads the table the arguments name, with a spinner and a timing line on stderr.
 pub fn load(args: &TableArgs) -> anyhow::Result<AnyTable> {
     let t0 = Instant::now();
@@ -102,9 +131,11 @@ pub fn load(args: &TableArgs) -> anyhow::Result<AnyTable> {
                 peer: args.peer,
                 family: args.family.map(Family::from),
             };
-            let t = io::read_table(path, &opts);
+            let t = io::read_table_with_stats(path, &opts);
             pb.finish_and_clear();
-            t.context("cannot load the table")?
+            let (t, stats) = t.context("cannot load the table")?;
+            print_notes(&stats);
+            t
         }
         None => {
             let family = args.synthetic.unwrap_or(FamilyArg::V4);
@@ -121,8 +152,8 @@ pub fn load(args: &TableArgs) -> anyhow::Result<AnyTable> {
             }
             cfg.seed = args.synth_seed;
             let t = match family {
-                FamilyArg::V4 => AnyTable::V4(synth::generate(&cfg)),
-                FamilyArg::V6 => AnyTable::V6(synth::generate(&cfg)),
+                FamilyArg::V4 => AnyTable::V4(synth::try_generate(&cfg)?),
+                FamilyArg::V6 => AnyTable::V6(synth::try_generate(&cfg)?),
             };
             pb.finish_and_clear();
             t

@@ -54,8 +54,11 @@ fn lookup<A: Address>(table: &Table<A>, args: &LookupArgs) -> anyhow::Result<Exi
     let parsed: Vec<(String, A)> = inputs
         .into_iter()
         .map(|(whence, text)| {
-            let a = parse_addr::<A>(&text)
-                .with_context(|| format!("{whence}: {text:?} is not an {} address", A::FAMILY))?;
+            let a = parse_addr::<A>(&text).with_context(|| {
+                let shown: String = text.chars().take(60).collect();
+                let cut = if shown.len() < text.len() { "…" } else { "" };
+                format!("{whence}: {shown:?}{cut} is not an {} address", A::FAMILY)
+            })?;
             Ok((text, a))
         })
         .collect::<anyhow::Result<_>>()?;

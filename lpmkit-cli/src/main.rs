@@ -75,7 +75,21 @@ static SCHEMES_HELP: std::sync::LazyLock<String> = std::sync::LazyLock::new(|| {
     s
 });
 
+/// A closed standard output (`lpmkit lookup … | head -1`) ends the program quietly, as it
+/// ends any Unix filter, instead of making `println!` panic: Rust starts programs with
+/// SIGPIPE ignored; this restores the default action.
+#[cfg(unix)]
+fn die_quietly_on_closed_pipe() {
+    // SAFETY: called first thing in `main`, before any other thread exists; setting a
+    // signal's disposition to its default has no other effect on the program.
+    unsafe {
+        libc::signal(libc::SIGPIPE, libc::SIG_DFL);
+    }
+}
+
 fn main() -> ExitCode {
+    #[cfg(unix)]
+    die_quietly_on_closed_pipe();
     let cli = Cli::parse();
     let result = match cli.command {
         None => bench::default_run(),
@@ -93,6 +107,10 @@ fn main() -> ExitCode {
         }
     };
     match result {
+        Ok(code) if code == ExitCode::SUCCESS && input::any_refused() => {
+            eprintln!("lpmkit: some schemes refused the table (see above)");
+            ExitCode::from(input::EXIT_REFUSED)
+        }
         Ok(code) => code,
         Err(e) => {
             eprintln!("lpmkit: error: {e:#}");

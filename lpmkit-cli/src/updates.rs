@@ -59,11 +59,11 @@ pub struct UpdatesArgs {
     speedup: Option<f64>,
 
     /// Random keys the readers cycle through.
-    #[arg(long, default_value_t = 1 << 22)]
+    #[arg(long, default_value_t = 1 << 22, value_parser = clap::builder::RangedU64ValueParser::<usize>::new().range(1..))]
     keys: usize,
 
     /// Keys per reader `lookup_batch` call.
-    #[arg(long, default_value_t = 256)]
+    #[arg(long, default_value_t = 256, value_parser = clap::builder::RangedU64ValueParser::<usize>::new().range(1..))]
     batch: usize,
 }
 
@@ -76,23 +76,44 @@ pub fn run(args: UpdatesArgs) -> anyhow::Result<ExitCode> {
 
 fn replay<A: Address>(mut table: Table<A>, args: &UpdatesArgs) -> anyhow::Result<ExitCode> {
     let pb = progress::spinner(format!("reading {}", args.trace.display()));
-    let updates = lpmkit::io::read_updates::<A>(&args.trace, &mut table.next_hops)
-        .context("cannot read the update trace")?;
+    let updates = lpmkit::io::read_updates_with_stats::<A>(&args.trace, &mut table.next_hops);
     pb.finish_and_clear();
+    let (updates, stats) = updates.context("cannot read the update trace")?;
+    input::print_notes(&stats);
     if updates.is_empty() {
         anyhow::bail!("{} holds no {} updates", args.trace.display(), A::FAMILY);
     }
-    if args.speedup.is_some_and(|f| f.is_nan() || f <= 0.0) {
-        anyhow::bail!("--speedup must be positive");
+    if args.speedup.is_some_and(|f| !f.is_finite() || f <= 0.0) {
+        anyhow::bail!("--speedup must be a positive number");
     }
-    let span = updates.last().map_or(0, |u| u.time) - updates.first().map_or(0, |u| u.time);
+    // Seconds from the trace's first update. A timestamp earlier than one before it (a
+    // trace merged from several collectors) is replayed at once, at the latest time seen.
+    let first = updates[0].time;
+    let mut latest = first;
+    let since_first: Vec<u64> = updates
+        .iter()
+        .map(|u| {
+            latest = latest.max(u.time);
+            latest - first
+        })
+        .collect();
+    let span = latest - first;
     // Offsets in seconds from the start of the (repeated) trace, for paced replays.
     let mut offsets = Vec::new();
     let mut changes: Vec<Change<A>> = Vec::new();
     for r in 0..args.repeat.max(1) {
-        for u in &updates {
-            offsets.push(((u.time - updates[0].time) + r as u64 * (span + 1)) as f64);
+        for (u, &t) in updates.iter().zip(&since_first) {
+            offsets.push((t as f64) + r as f64 * (span as f64 + 1.0));
             changes.push(u.change);
+        }
+    }
+    if let Some(f) = args.speedup {
+        let last = offsets.last().copied().unwrap_or(0.0) / f;
+        if Duration::try_from_secs_f64(last).is_err() {
+            anyhow::bail!(
+                "--speedup {f}: the paced replay would last {last:.3e} s, longer than a \
+                 duration can hold"
+            );
         }
     }
     eprintln!(
@@ -109,10 +130,18 @@ fn replay<A: Address>(mut table: Table<A>, args: &UpdatesArgs) -> anyhow::Result
     let keys = traffic::keys::<A>(&pattern, &table.rib, args.keys.max(args.batch), 7)?;
     let mut failed = false;
     for info in input::schemes(&args.schemes, A::FAMILY)? {
-        if info.incremental {
-            failed |= !replay_incremental(&table.rib, info, &changes, &keys, args)?;
+        let replayed = if info.incremental {
+            replay_incremental(&table.rib, info, &changes, &keys, args)
         } else {
-            failed |= !replay_rebuild(&table.rib, info, &changes, &offsets, &keys, args)?;
+            replay_rebuild(&table.rib, info, &changes, &offsets, &keys, args)
+        };
+        match replayed {
+            Ok(ok) => failed |= !ok,
+            // A scheme that cannot hold the table (or a state of it) does not stop the rest.
+            Err(e) => match e.downcast_ref::<lpmkit::BuildError>() {
+                Some(b) => input::refused(info.name, b),
+                None => return Err(e),
+            },
         }
     }
     Ok(if failed {

@@ -121,7 +121,13 @@ fn verify<A: Address>(table: &Table<A>, args: &VerifyArgs) -> anyhow::Result<Exi
             let pb = progress::spinner(format!("building {}", info.name));
             let fib = info.build(&table.rib, &opts);
             pb.finish_and_clear();
-            let fib = fib.map_err(|e| anyhow::anyhow!("building {}: {e}", info.name))?;
+            let fib = match fib {
+                Ok(fib) => fib,
+                Err(e) => {
+                    input::refused(info.name, &e);
+                    break;
+                }
+            };
             let is_scalar = fib.implementation() == Implementation::Scalar;
             if is_scalar && seen_scalar {
                 continue; // the scheme has no SIMD path (or the CPU lacks it): checked already

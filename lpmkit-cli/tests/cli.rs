@@ -270,3 +270,182 @@ fn info_reports_structures_and_spider_depth() {
         assert!(out.contains(want), "{want:?} missing from\n{out}");
     }
 }
+
+/// The defects of issue 10 (item 7), each as a user met it.
+#[test]
+fn bad_numbers_are_usage_errors_not_panics() {
+    let s = Scratch::new("numbers");
+    let t = s.file("t.txt", TABLE);
+    let trace = s.file("u.txt", "100 A 10.9.0.0/16 nhx\n101 W 10.9.0.0/16 -\n");
+    let t = t.to_str().unwrap();
+    let trace = trace.to_str().unwrap();
+    for extra in [&["--batch", "0"][..], &["--keys", "0"]] {
+        let mut args = vec!["updates", "-t", t, "--trace", trace, "-s", "dir24-8"];
+        args.extend_from_slice(extra);
+        let o = lpmkit(&args);
+        assert_eq!(o.status.code(), Some(2), "{extra:?}: {}", stderr(&o));
+        assert!(!stderr(&o).contains("panicked"), "{}", stderr(&o));
+    }
+    for speedup in ["1e-30", "0", "-1", "NaN", "inf"] {
+        let flag = format!("--speedup={speedup}");
+        let o = lpmkit(&["updates", "-t", t, "--trace", trace, "-s", "dir24-8", &flag]);
+        assert_eq!(o.status.code(), Some(2), "{flag}: {}", stderr(&o));
+        assert!(stderr(&o).contains("--speedup"), "{}", stderr(&o));
+    }
+    let o = lpmkit(&["info", "--synthetic", "v4", "--routes", "16777217"]);
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    assert!(stderr(&o).contains("at most"), "{}", stderr(&o));
+}
+
+#[test]
+fn a_trace_whose_time_goes_back_replays_paced() {
+    let s = Scratch::new("backwards");
+    let t = s.file("t.txt", TABLE);
+    let trace = s.file(
+        "u.txt",
+        "100 A 10.9.0.0/16 nhx\n40 A 10.8.0.0/16 nhx\n101 W 10.9.0.0/16 -\n",
+    );
+    let o = lpmkit(&[
+        "updates",
+        "-t",
+        t.to_str().unwrap(),
+        "--trace",
+        trace.to_str().unwrap(),
+        "-s",
+        "dir24-8",
+        "--speedup",
+        "100",
+        "--keys",
+        "4096",
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(stdout(&o).contains("equals the trie"), "{}", stdout(&o));
+}
+
+#[cfg(unix)]
+#[test]
+fn a_closed_pipe_ends_the_program_quietly() {
+    use std::io::Read;
+    use std::os::unix::process::ExitStatusExt;
+    let mut child = Command::new(env!("CARGO_BIN_EXE_lpmkit"))
+        .args(["info", "--synthetic", "v4", "--routes", "20000"])
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut first = [0u8; 1];
+    child.stdout.take().unwrap().read_exact(&mut first).unwrap();
+    // The pipe is closed here (`lpmkit info | head -c 1`).
+    let mut err = String::new();
+    child
+        .stderr
+        .take()
+        .unwrap()
+        .read_to_string(&mut err)
+        .unwrap();
+    let status = child.wait().unwrap();
+    assert!(!err.contains("panicked"), "{err}");
+    assert_eq!(status.signal(), Some(13), "{status:?}: {err}");
+}
+
+#[test]
+fn a_huge_assigned_next_hop_count_costs_nothing() {
+    let s = Scratch::new("assign");
+    let t = s.file("t.txt", "10.0.0.0/8\n11.0.0.0/8\n");
+    let o = lpmkit(&[
+        "lookup",
+        "-t",
+        t.to_str().unwrap(),
+        "--assign-nexthops",
+        "4294967295",
+        "-s",
+        "dir24-8",
+        "10.1.1.1",
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(stdout(&o).contains("10.0.0.0/8"), "{}", stdout(&o));
+}
+
+#[test]
+fn a_refusing_scheme_does_not_stop_the_others() {
+    let s = Scratch::new("refuse");
+    let mut text = String::new();
+    for i in 0..70_000u32 {
+        text += &format!(
+            "{}.{}.{}.0/24 nh{i}\n",
+            10 + (i >> 16),
+            (i >> 8) & 255,
+            i & 255
+        );
+    }
+    let t = s.file("t.txt", &text);
+    let o = lpmkit(&[
+        "verify",
+        "-t",
+        t.to_str().unwrap(),
+        "-s",
+        "d16r,poptrie16",
+        "-k",
+        "100",
+    ]);
+    assert_eq!(o.status.code(), Some(3), "{}", stderr(&o));
+    assert!(stderr(&o).contains("refused: d16r"), "{}", stderr(&o));
+    assert!(
+        stdout(&o).contains("poptrie16"),
+        "poptrie16 still verified: {}",
+        stdout(&o)
+    );
+}
+
+#[test]
+fn skipped_input_is_reported_and_bad_input_is_quoted_short() {
+    let s = Scratch::new("skipped");
+    let t = s.file("t.txt", TABLE);
+    let trace = s.file("u.txt", "100 A 10.9.0.0/16 nhx\n101 A 2001:db8::/32 nhy\n");
+    let o = lpmkit(&[
+        "updates",
+        "-t",
+        t.to_str().unwrap(),
+        "--trace",
+        trace.to_str().unwrap(),
+        "-s",
+        "dir24-8",
+        "--keys",
+        "4096",
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(
+        stderr(&o).contains("left out 1 routes or updates of the other address family"),
+        "{}",
+        stderr(&o)
+    );
+    let o = lpmkit(&["info", "-t", t.to_str().unwrap(), "--peer", "192.0.2.9"]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(stderr(&o).contains("has no peers"), "{}", stderr(&o));
+    let long = s.file(
+        "long.txt",
+        &format!("10.0.0.0/8 a\n{} b\n", "x".repeat(100_000)),
+    );
+    let o = lpmkit(&["info", "-t", long.to_str().unwrap()]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(
+        stderr(&o).len() < 400,
+        "{} bytes of message",
+        stderr(&o).len()
+    );
+    assert!(stderr(&o).contains("long.txt:2:"), "{}", stderr(&o));
+    let bom = s.file("bom.txt", "\u{feff}10.0.0.0/8 a\n");
+    let o = lpmkit(&[
+        "lookup",
+        "-t",
+        bom.to_str().unwrap(),
+        "-s",
+        "dir24-8",
+        "10.1.1.1",
+    ]);
+    assert!(
+        o.status.success(),
+        "a BOM is not part of the text: {}",
+        stderr(&o)
+    );
+}

@@ -70,6 +70,7 @@ pub mod rng;
 #[cfg(not(feature = "test-hooks"))]
 pub(crate) mod rng;
 pub mod schemes;
+mod shown;
 pub mod simd;
 pub mod sync;
 pub mod synth;

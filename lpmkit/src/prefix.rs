@@ -298,7 +298,9 @@ impl fmt::Display for PrefixError {
                 f,
                 "prefix {given} has host bits set (did you mean {canonical}?)"
             ),
-            PrefixError::Syntax { text, reason } => write!(f, "bad prefix {text:?}: {reason}"),
+            PrefixError::Syntax { text, reason } => {
+                write!(f, "bad prefix {:?}: {reason}", crate::shown::Shown(text))
+            }
         }
     }
 }

@@ -1,5 +1,6 @@
 //! Address lists (for trace replay): one address per line.
 
+use crate::shown::Shown;
 use std::path::Path;
 
 use super::text::{address_family, parse_address, strip_comment};
@@ -41,7 +42,10 @@ pub fn parse_addresses<A: Address>(text: &str, source: &str) -> Result<Vec<A>, R
             return Err(ReadError::at_line(
                 source,
                 lineno,
-                format!("unexpected second column {extra:?} (expected one address per line)"),
+                format!(
+                    "unexpected second column {:?} (expected one address per line)",
+                    Shown(extra)
+                ),
             ));
         }
         match parse_address::<A>(tok) {
@@ -49,9 +53,13 @@ pub fn parse_addresses<A: Address>(text: &str, source: &str) -> Result<Vec<A>, R
             None => {
                 let msg = match address_family(tok) {
                     Some(f) if f != A::FAMILY => {
-                        format!("{f} address {tok:?} in a list of {} addresses", A::FAMILY)
+                        format!(
+                            "{f} address {:?} in a list of {} addresses",
+                            Shown(tok),
+                            A::FAMILY
+                        )
                     }
-                    _ => format!("bad {} address {tok:?}", A::FAMILY),
+                    _ => format!("bad {} address {:?}", A::FAMILY, Shown(tok)),
                 };
                 return Err(ReadError::at_line(source, lineno, msg));
             }

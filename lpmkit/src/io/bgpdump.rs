@@ -1,6 +1,7 @@
 //! `bgpdump -m` RIB text: `TABLE_DUMP2|time|B|peer_ip|peer_as|prefix|as_path|origin|
 //! next_hop|local_pref|med|communities|atomic_agg|aggregator|`.
 
+use crate::shown::Shown;
 use std::net::IpAddr;
 
 use super::multipeer::{MultiPeer, PathAttrs};
@@ -89,14 +90,15 @@ pub(crate) fn read_bgpdump_rib(
         }
         let peer: IpAddr = f[3]
             .parse()
-            .map_err(|_| err(format!("bad peer address {:?}", f[3])))?;
+            .map_err(|_| err(format!("bad peer address {:?}", Shown(f[3]))))?;
         let origin = match f[7] {
             "IGP" => 0,
             "EGP" => 1,
             "INCOMPLETE" => 2,
             o => {
                 return Err(err(format!(
-                    "bad origin {o:?} (expected IGP, EGP or INCOMPLETE)"
+                    "bad origin {:?} (expected IGP, EGP or INCOMPLETE)",
+                    Shown(o)
                 )))
             }
         };
@@ -105,14 +107,14 @@ pub(crate) fn read_bgpdump_rib(
         } else {
             Some(
                 f[8].parse::<IpAddr>()
-                    .map_err(|_| err(format!("bad next hop {:?}", f[8])))?,
+                    .map_err(|_| err(format!("bad next hop {:?}", Shown(f[8]))))?,
             )
         };
         let local_pref = if f[9].is_empty() {
             0
         } else {
             f[9].parse::<u32>()
-                .map_err(|_| err(format!("bad LOCAL_PREF {:?}", f[9])))?
+                .map_err(|_| err(format!("bad LOCAL_PREF {:?}", Shown(f[9]))))?
         };
         let path = PathAttrs {
             peer,

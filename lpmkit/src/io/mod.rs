@@ -237,6 +237,41 @@ pub struct ReadStats {
 }
 
 impl ReadStats {
+    /// One line per kind of input the reader left out or changed (routes of the other
+    /// family, other peers' entries, MRT records of other kinds, missing next hops,
+    /// normalised prefixes), for a program to show its user; empty if nothing was.
+    pub fn notes(&self) -> Vec<String> {
+        let mut notes = Vec::new();
+        if self.other_family > 0 {
+            notes.push(format!(
+                "left out {} routes or updates of the other address family",
+                self.other_family
+            ));
+        }
+        if self.other_peers > 0 {
+            notes.push(format!(
+                "left out {} RIB entries of other peers",
+                self.other_peers
+            ));
+        }
+        if !self.skipped_records.is_empty() {
+            notes.push(self.skipped_note().trim_start_matches("; ").to_string());
+        }
+        if self.missing_next_hop > 0 {
+            notes.push(format!(
+                "{} announcements or entries had no next hop: their peer's address stands in",
+                self.missing_next_hop
+            ));
+        }
+        if self.normalized > 0 {
+            notes.push(format!(
+                "cleared the host bits of {} MRT prefixes",
+                self.normalized
+            ));
+        }
+        notes
+    }
+
     /// Total of [`skipped_records`](Self::skipped_records).
     pub fn skipped_total(&self) -> usize {
         self.skipped_records.iter().map(|(_, n)| n).sum()
@@ -449,7 +484,11 @@ pub(crate) fn read_text(source: &str, mut r: impl Read) -> Result<String, ReadEr
 }
 
 /// Converts bytes to a string; non-UTF-8 text is an error naming the line.
-pub(crate) fn text_from_bytes(source: &str, bytes: Vec<u8>) -> Result<String, ReadError> {
+pub(crate) fn text_from_bytes(source: &str, mut bytes: Vec<u8>) -> Result<String, ReadError> {
+    // A UTF-8 byte-order mark (editors on Windows write one) is not part of the text.
+    if bytes.starts_with(b"\xef\xbb\xbf") {
+        bytes.drain(..3);
+    }
     String::from_utf8(bytes).map_err(|e| {
         let at = e.utf8_error().valid_up_to();
         let bytes = e.as_bytes();

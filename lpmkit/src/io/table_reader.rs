@@ -80,6 +80,7 @@ pub fn read_table_from_reader(
                     lines: count_lines(&text),
                     ..ReadStats::default()
                 };
+                no_peers(&source, opts)?;
                 let Some((line, tok)) = first_route(&text) else {
                     return Err(ReadError::whole(&source, "no routes"));
                 };
@@ -127,6 +128,7 @@ pub fn read_table_as<A: Address>(path: &Path, opts: &TableOptions) -> Result<Tab
             if is_bgpdump(&text) {
                 read_bgpdump_rib(&text, &source, opts, Some(A::FAMILY))?.0
             } else {
+                no_peers(&source, opts)?;
                 let Some((line, tok)) = first_route(&text) else {
                     return Err(ReadError::whole(&source, "no routes"));
                 };
@@ -164,6 +166,21 @@ fn into_family<A: Address>(t: AnyTable) -> Option<Table<A>> {
         AnyTable::V6(t) => Box::new(t),
     };
     any.downcast::<Table<A>>().ok().map(|b| *b)
+}
+
+/// A peer was asked for, but a plain text table has no peers: an error, not a silent
+/// "all of them".
+fn no_peers(source: &str, opts: &TableOptions) -> Result<(), ReadError> {
+    match opts.peer {
+        Some(peer) => Err(ReadError::whole(
+            source,
+            format!(
+                "peer {peer} was asked for, but a PREFIX/LEN [NEXTHOP] table has no peers \
+                 (selecting a peer needs an MRT or `bgpdump -m` RIB dump)"
+            ),
+        )),
+        None => Ok(()),
+    }
 }
 
 fn count_lines(text: &str) -> usize {

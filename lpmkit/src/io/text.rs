@@ -1,5 +1,6 @@
 //! Text routing tables: `PREFIX/LEN [NEXTHOP]` per line.
 
+use crate::shown::Shown;
 use std::collections::HashMap;
 
 use super::ReadError;
@@ -197,6 +198,7 @@ pub(crate) fn prefix_message<A: Address>(
     problem: PrefixProblem,
     origin: FamilyOrigin,
 ) -> String {
+    let tok = Shown(tok);
     match problem {
         PrefixProblem::Syntax(reason) => format!("bad prefix {tok:?}: {reason}"),
         PrefixProblem::TooLong(len) => format!(
@@ -303,7 +305,8 @@ pub(crate) fn parse_text_inner<A: Address>(
     // The form of the first route: Some(true) = with next hops, Some(false) = prefix only.
     let mut form: Option<(bool, usize)> = None;
     let mut names: HashMap<&str, NextHop> = HashMap::new();
-    let mut assigned: Vec<Option<NextHop>> = Vec::new();
+    // Assigned next hops by number: a map, so memory follows the routes, not N.
+    let mut assigned: HashMap<u32, NextHop> = HashMap::new();
     for (i, line) in text.split('\n').enumerate() {
         let mut toks = strip_comment(line).split_ascii_whitespace();
         let Some(ptok) = toks.next() else { continue };
@@ -313,7 +316,10 @@ pub(crate) fn parse_text_inner<A: Address>(
             return Err(ReadError::at_line(
                 source,
                 lineno,
-                format!("unexpected third column {extra:?} (expected PREFIX/LEN [NEXTHOP])"),
+                format!(
+                    "unexpected third column {:?} (expected PREFIX/LEN [NEXTHOP])",
+                    Shown(extra)
+                ),
             ));
         }
         let prefix = parse_prefix::<A>(ptok, opts.normalize).map_err(|p| {
@@ -330,11 +336,10 @@ pub(crate) fn parse_text_inner<A: Address>(
                 }
             },
             (false, None) => {
-                let k = assigned_next_hop(prefix, opts.assign_next_hops) as usize;
-                if assigned.len() <= k {
-                    assigned.resize(k + 1, None);
-                }
-                *assigned[k].get_or_insert_with(|| table.next_hops.intern(format!("nh{k}")))
+                let k = assigned_next_hop(prefix, opts.assign_next_hops);
+                *assigned
+                    .entry(k)
+                    .or_insert_with(|| table.next_hops.intern(format!("nh{k}")))
             }
             (true, None) => {
                 return Err(ReadError::at_line(
@@ -347,6 +352,7 @@ pub(crate) fn parse_text_inner<A: Address>(
                 ))
             }
             (false, Some(t)) => {
+                let t = Shown(t);
                 return Err(ReadError::at_line(
                     source,
                     lineno,
@@ -354,7 +360,7 @@ pub(crate) fn parse_text_inner<A: Address>(
                         "unexpected next hop {t:?} (line {first_line} has none; a table must \
                          not mix PREFIX/LEN NEXTHOP and PREFIX/LEN lines)"
                     ),
-                ))
+                ));
             }
         };
         if table.rib.insert(prefix, nh).is_some() {

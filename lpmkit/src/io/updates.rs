@@ -1,6 +1,7 @@
 //! Update traces: text `UNIXTIME A|W PREFIX/LEN NEXTHOP|- [PEER]`, `bgpdump -m` update
 //! lines, and MRT BGP4MP files.
 
+use crate::shown::Shown;
 use std::collections::HashMap;
 use std::path::Path;
 
@@ -159,14 +160,20 @@ pub fn parse_text_updates<A: Address>(
         let peer = toks.next();
         if let Some(extra) = toks.next() {
             return Err(err(format!(
-                "unexpected sixth column {extra:?} (expected UNIXTIME A|W PREFIX/LEN NEXTHOP|- [PEER])"
+                "unexpected sixth column {:?} (expected UNIXTIME A|W PREFIX/LEN NEXTHOP|- [PEER])",
+                Shown(extra)
             )));
         }
-        let time = parse_time(ttok).ok_or_else(|| err(format!("bad time {ttok:?}")))?;
+        let time = parse_time(ttok).ok_or_else(|| err(format!("bad time {:?}", Shown(ttok))))?;
         let announce = match kind {
             "A" | "a" => true,
             "W" | "w" => false,
-            k => return Err(err(format!("bad update type {k:?} (expected A or W)"))),
+            k => {
+                return Err(err(format!(
+                    "bad update type {:?} (expected A or W)",
+                    Shown(k)
+                )))
+            }
         };
         let prefix = match parse_prefix::<A>(ptok, false) {
             Ok(p) => p,
@@ -184,7 +191,8 @@ pub fn parse_text_updates<A: Address>(
         } else {
             if nhtok != "-" {
                 return Err(err(format!(
-                    "a withdrawal has \"-\" in the NEXTHOP column, not {nhtok:?}"
+                    "a withdrawal has \"-\" in the NEXTHOP column, not {:?}",
+                    Shown(nhtok)
                 )));
             }
             stats.withdraws += 1;
@@ -260,7 +268,7 @@ fn parse_bgpdump_updates<A: Address>(
                 f[2]
             )));
         }
-        let time = parse_time(f[1]).ok_or_else(|| err(format!("bad time {:?}", f[1])))?;
+        let time = parse_time(f[1]).ok_or_else(|| err(format!("bad time {:?}", Shown(f[1]))))?;
         let ptok = f[5];
         let prefix = match parse_prefix::<A>(ptok, false) {
             Ok(p) => p,
