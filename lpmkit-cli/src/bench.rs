@@ -29,6 +29,9 @@ pub struct BenchArgs {
     #[command(flatten)]
     table: TableArgs,
 
+    #[command(flatten)]
+    settings: input::SettingsArgs,
+
     /// Schemes to measure (comma-separated names, name prefixes, or `all`).
     #[arg(long, short = 's', default_value = "all")]
     schemes: String,
@@ -141,6 +144,7 @@ pub fn default_run() -> anyhow::Result<ExitCode> {
     for family in [FamilyArg::V4, FamilyArg::V6] {
         let args = BenchArgs {
             table: TableArgs::synthetic(family),
+            settings: input::SettingsArgs::default(),
             schemes: "all".into(),
             baseline: "dir24-8".into(),
             pattern: None,
@@ -231,6 +235,7 @@ fn cpu_model() -> String {
 fn bench<A: Address>(table: &Table<A>, args: &BenchArgs) -> anyhow::Result<Vec<Record>> {
     let family = A::FAMILY;
     let mut schemes = input::schemes(&args.schemes, family)?;
+    args.settings.check(&schemes)?;
     // The ratio column compares with --baseline (by default DIR-24-8, the papers' common
     // baseline) when it is measured, else with the first scheme: measure it first.
     if lpmkit::registry::find(&args.baseline).is_none() {
@@ -330,7 +335,9 @@ fn bench<A: Address>(table: &Table<A>, args: &BenchArgs) -> anyhow::Result<Vec<R
             None => vec![None],
         };
         for way in sweep {
-            let mut opts = BuildOptions::scalar(args.force_scalar);
+            let mut opts = args
+                .settings
+                .apply(info, BuildOptions::scalar(args.force_scalar));
             opts.ways = way;
             let pb = progress::spinner(format!("building {}", info.name));
             let t0 = Instant::now();

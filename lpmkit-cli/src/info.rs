@@ -14,6 +14,9 @@ pub struct InfoArgs {
     #[command(flatten)]
     table: TableArgs,
 
+    #[command(flatten)]
+    settings: input::SettingsArgs,
+
     /// Schemes to build (comma-separated names, name prefixes, or `all`).
     #[arg(long, short = 's', default_value = "all")]
     schemes: String,
@@ -61,13 +64,16 @@ fn info<A: Address>(table: &Table<A>, args: &InfoArgs) -> anyhow::Result<ExitCod
         println!("  {}", row.join("   "));
     }
     let schemes = input::schemes(&args.schemes, A::FAMILY)?;
+    args.settings.check(&schemes)?;
     println!();
     println!(
         "{:<12} {:>10} {:>14} {:>10} {:>7}  stats",
         "scheme", "build ms", "memory bytes", "B/prefix", "code"
     );
-    let opts = BuildOptions::scalar(args.force_scalar);
     for info in &schemes {
+        let opts = args
+            .settings
+            .apply(info, BuildOptions::scalar(args.force_scalar));
         let pb = progress::spinner(format!("building {}", info.name));
         let t0 = Instant::now();
         let built = info.build(rib, &opts);

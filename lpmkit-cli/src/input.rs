@@ -174,6 +174,78 @@ pub fn load(args: &TableArgs) -> anyhow::Result<AnyTable> {
     Ok(table)
 }
 
+/// Scheme settings from the command line: `--set KEY=VALUE`, repeatable.
+#[derive(Args, Clone, Debug, Default)]
+pub struct SettingsArgs {
+    /// A scheme setting, KEY=VALUE (repeatable; `lpmkit schemes` lists each scheme's keys),
+    /// for what a preset does not fix: e.g. `-s d18r --set k=20` builds DXR with a 20-bit
+    /// direct table, `-s poptrie16 --set s=12` Poptrie with 12 direct bits. A setting goes
+    /// to every selected scheme that knows its key; a key none of them knows is an error.
+    #[arg(long = "set", value_name = "KEY=VALUE")]
+    pub set: Vec<String>,
+}
+
+impl SettingsArgs {
+    /// The settings as pairs; an item without `=` is an error.
+    fn pairs(&self) -> anyhow::Result<Vec<(String, String)>> {
+        self.set
+            .iter()
+            .map(|item| {
+                let (k, v) = item
+                    .split_once('=')
+                    .with_context(|| format!("--set {item:?}: expected KEY=VALUE"))?;
+                Ok((k.trim().to_string(), v.trim().to_string()))
+            })
+            .collect()
+    }
+
+    /// Checks that every key is known to at least one of `schemes`.
+    pub fn check(&self, schemes: &[&'static lpmkit::registry::SchemeInfo]) -> anyhow::Result<()> {
+        for (k, _) in self.pairs()? {
+            let known = |s: &&lpmkit::registry::SchemeInfo| {
+                s.family().settings.iter().any(|(key, _)| *key == k)
+            };
+            if !schemes.iter().any(known) {
+                let keys: Vec<String> = schemes
+                    .iter()
+                    .map(|s| {
+                        let ks: Vec<&str> = s.family().settings.iter().map(|(k, _)| *k).collect();
+                        format!(
+                            "{}: {}",
+                            s.name,
+                            if ks.is_empty() {
+                                "none".to_string()
+                            } else {
+                                ks.join(", ")
+                            }
+                        )
+                    })
+                    .collect();
+                anyhow::bail!(
+                    "--set {k}=…: no selected scheme has a setting {k:?} (their keys: {})",
+                    keys.join("; ")
+                );
+            }
+        }
+        Ok(())
+    }
+
+    /// `opts` with the settings `scheme` knows added.
+    pub fn apply(
+        &self,
+        scheme: &lpmkit::registry::SchemeInfo,
+        mut opts: lpmkit::BuildOptions,
+    ) -> lpmkit::BuildOptions {
+        let known = scheme.family().settings;
+        for (k, v) in self.pairs().unwrap_or_default() {
+            if known.iter().any(|(key, _)| *key == k) {
+                opts.settings.push((k, v));
+            }
+        }
+        opts
+    }
+}
+
 /// Parses a scheme list for a family, as an anyhow error.
 pub fn schemes(
     list: &str,

@@ -14,6 +14,9 @@ pub struct LookupArgs {
     #[command(flatten)]
     table: TableArgs,
 
+    #[command(flatten)]
+    settings: input::SettingsArgs,
+
     /// The scheme that answers (its answer is checked against the reference trie, which
     /// supplies the matched prefix).
     #[arg(long, short = 's', default_value = "trie")]
@@ -34,7 +37,11 @@ pub fn run(args: LookupArgs) -> anyhow::Result<ExitCode> {
 fn lookup<A: Address>(table: &Table<A>, args: &LookupArgs) -> anyhow::Result<ExitCode> {
     let info = lpmkit::registry::find(&args.scheme)
         .with_context(|| format!("unknown scheme {:?} (see `lpmkit schemes`)", args.scheme))?;
-    let fib = info.build(&table.rib, &BuildOptions::default())?;
+    args.settings.check(&[info])?;
+    let fib = info.build(
+        &table.rib,
+        &args.settings.apply(info, BuildOptions::default()),
+    )?;
     let mut inputs: Vec<(String, String)> = args
         .addrs
         .iter()

@@ -72,6 +72,17 @@ static SCHEMES_HELP: std::sync::LazyLock<String> = std::sync::LazyLock::new(|| {
             info.summary
         ));
     }
+    s.push_str("\nScheme settings (--set KEY=VALUE on info, lookup, verify, bench, updates):\n");
+    for family in lpmkit::registry::families() {
+        if family.settings.is_empty() {
+            continue;
+        }
+        let presets: Vec<&str> = family.presets.iter().map(|p| p.name).collect();
+        s.push_str(&format!("  {} ({}):\n", family.name, presets.join(", ")));
+        for (key, meaning) in family.settings {
+            s.push_str(&format!("    {key:<20} {meaning}\n"));
+        }
+    }
     s
 });
 

@@ -32,6 +32,9 @@ pub struct UpdatesArgs {
     #[command(flatten)]
     table: TableArgs,
 
+    #[command(flatten)]
+    settings: input::SettingsArgs,
+
     /// The update trace: text (`TIME A PREFIX NEXTHOP [PEER]` / `TIME W PREFIX - [PEER]`) or
     /// MRT BGP4MP.
     #[arg(long, value_name = "FILE")]
@@ -129,7 +132,9 @@ fn replay<A: Address>(mut table: Table<A>, args: &UpdatesArgs) -> anyhow::Result
     };
     let keys = traffic::keys::<A>(&pattern, &table.rib, args.keys.max(args.batch), 7)?;
     let mut failed = false;
-    for info in input::schemes(&args.schemes, A::FAMILY)? {
+    let schemes = input::schemes(&args.schemes, A::FAMILY)?;
+    args.settings.check(&schemes)?;
+    for info in schemes {
         let replayed = if info.incremental {
             replay_incremental(&table.rib, info, &changes, &keys, args)
         } else {
@@ -174,7 +179,7 @@ fn replay_incremental<A: Address>(
     args: &UpdatesArgs,
 ) -> anyhow::Result<bool> {
     let name = info.name;
-    let opts = BuildOptions::default();
+    let opts = args.settings.apply(info, BuildOptions::default());
     // 1. The update rate alone: one change per `apply`, no readers.
     let mut rib = rib0.clone();
     let mut fib = info.build_incremental(&rib, &opts)?;
@@ -215,7 +220,8 @@ fn replay_incremental<A: Address>(
         all_ok &= ok;
         rates.push(rate);
     }
-    let build = move |r: &Rib<A>| info.build_incremental(r, &BuildOptions::default());
+    let twin_opts = args.settings.apply(info, BuildOptions::default());
+    let build = move |r: &Rib<A>| info.build_incremental(r, &twin_opts);
     let twins = TwinUpdater::new(rib0.clone(), build)?;
     let (ok, rate) = replay_with_readers(Box::new(twins), name, changes, keys, args)?;
     all_ok &= ok;
@@ -341,7 +347,7 @@ fn replay_rebuild<A: Address>(
     keys: &[A],
     args: &UpdatesArgs,
 ) -> anyhow::Result<bool> {
-    let opts = BuildOptions::default();
+    let opts = args.settings.apply(info, BuildOptions::default());
     let build = |rib: &Rib<A>| info.build(rib, &opts);
     let config = PublisherConfig {
         hold_time: Duration::from_millis(args.hold_ms),

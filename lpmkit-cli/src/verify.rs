@@ -13,6 +13,9 @@ pub struct VerifyArgs {
     #[command(flatten)]
     table: TableArgs,
 
+    #[command(flatten)]
+    settings: input::SettingsArgs,
+
     /// Schemes to check (comma-separated names, name prefixes, or `all`).
     #[arg(long, short = 's', default_value = "all")]
     schemes: String,
@@ -98,6 +101,7 @@ struct Mismatch {
 
 fn verify<A: Address>(table: &Table<A>, args: &VerifyArgs) -> anyhow::Result<ExitCode> {
     let mut schemes = input::schemes(&args.schemes, A::FAMILY)?;
+    args.settings.check(&schemes)?;
     if args.schemes.split(',').all(|s| s.trim() != "trie") {
         // The reference trie is the oracle; checking it against itself proves nothing.
         schemes.retain(|s| s.name != "trie");
@@ -118,6 +122,7 @@ fn verify<A: Address>(table: &Table<A>, args: &VerifyArgs) -> anyhow::Result<Exi
         variants.push((BuildOptions::scalar(true), "scalar"));
         let mut seen_scalar = false;
         for (opts, label) in variants {
+            let opts = args.settings.apply(info, opts);
             let pb = progress::spinner(format!("building {}", info.name));
             let fib = info.build(&table.rib, &opts);
             pb.finish_and_clear();

@@ -449,3 +449,23 @@ fn skipped_input_is_reported_and_bad_input_is_quoted_short() {
         stderr(&o)
     );
 }
+
+#[test]
+fn set_reaches_the_schemes_that_know_the_key() {
+    let s = Scratch::new("set");
+    let t = s.file("t.txt", TABLE);
+    let t = t.to_str().unwrap();
+    let o = lpmkit(&["info", "-t", t, "-s", "d18r,poptrie16", "--set", "k=20"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(stdout(&o).contains("k=20"), "{}", stdout(&o));
+    let o = lpmkit(&[
+        "verify", "-t", t, "-s", "d18r", "--set", "k=20", "-k", "1000",
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let o = lpmkit(&["info", "-t", t, "-s", "d18r", "--set", "bogus=1"]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(stderr(&o).contains("d18r: k, widen"), "{}", stderr(&o));
+    let o = lpmkit(&["info", "-t", t, "-s", "d18r", "--set", "k"]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(stderr(&o).contains("KEY=VALUE"), "{}", stderr(&o));
+}
