@@ -28,7 +28,7 @@ use crate::table::Table;
 ///    its own value `v = mix64(H_prefix)`, otherwise it shares its block's `v = H_block`.
 /// 4. The next hop is `1 + v % n` (`n = 0` is treated as 1).
 ///
-/// `mix64` is [`crate::rng::mix64`], the SplitMix64 finalizer.
+/// `mix64` is the SplitMix64 finalizer.
 ///
 /// ```
 /// use lpmkit::io::assigned_next_hop;

@@ -260,7 +260,7 @@ impl<T> Clone for CellReader<T> {
     }
 }
 
-/// The value a [`CellReader`] pinned; unpins when dropped.
+/// The value a reader pinned; unpins when dropped.
 pub struct Pinned<'a, T> {
     value: &'a T,
     slot: &'a ReaderSlot,

@@ -14,14 +14,14 @@
 //!
 //! # Structure (§4)
 //!
-//! * **Heads** ([`build`]). The table is turned into a complete (leaf-pushed) prefix tree
+//! * **Heads** (`build.rs`). The table is turned into a complete (leaf-pushed) prefix tree
 //!   cut at depths 16, 24 and 32. At each level a position is a head when a leaf starts
 //!   there (*genuine head*) or when the node there has routes below it (*root head*: a
 //!   pointer to a chunk of the next level). Equal neighbouring leaves are not merged.
 //! * **Level 1**: a bit vector of 2^16 bits read as 4,096 16-bit masks; one 16-bit
 //!   **codeword** per mask (10-bit maptable row, 6-bit offset); one 16-bit **base index**
 //!   per four codewords; the **maptable** (676 rows of 16 four-bit offsets, shared by all
-//!   levels, [`maptable`]); and the array of 16-bit **pointers**, one per head: a next hop,
+//!   levels, `maptable.rs`); and the array of 16-bit **pointers**, one per head: a next hop,
 //!   or a level-2 chunk. The lookup is the paper's: `pix = base[a >> 22] + six +
 //!   maptable[ten][(a >> 16) & 15]`. A mask with at most one head whose next hop is at most
 //!   22,207 is a **direct codeword** (`ten` ≥ 677: the next hop is in the codeword, no
