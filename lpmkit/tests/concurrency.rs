@@ -15,6 +15,7 @@ use std::time::{Duration, Instant};
 
 use lpmkit::io::{self, TableOptions};
 use lpmkit::registry::{self, BuildOptions};
+use lpmkit::schemes::bloom::{Bloom, BloomConfig};
 use lpmkit::schemes::dxr::{Dxr, DxrConfig};
 use lpmkit::schemes::poptrie::{Poptrie, PoptrieConfig};
 use lpmkit::sync::{
@@ -287,6 +288,7 @@ fn ipv4_2014_linx_trace() {
     rebuild_scheme(&t, &changes, "spider16w", 1_000);
     incremental_scheme(&t, &changes, "d18r", 50, 0);
     incremental_scheme(&t, &changes, "poptrie18", 50, 0);
+    incremental_scheme(&t, &changes, "bloomfwd", 50, 0);
 }
 
 #[test]
@@ -299,6 +301,7 @@ fn ipv4_2024_ris_trace() {
     };
     incremental_scheme(&t, &changes, "d18r", 50, 0);
     incremental_scheme(&t, &changes, "poptrie18", 50, 0);
+    incremental_scheme(&t, &changes, "bloomfwd", 50, 0);
 }
 
 #[test]
@@ -312,6 +315,7 @@ fn ipv6_2024_ris_trace() {
     rebuild_scheme(&t, &changes[..30_000], "spider16w", 1_000);
     rebuild_scheme(&t, &changes[..30_000], "dir24-8", 3_000);
     incremental_scheme(&t, &changes, "poptrie18", 50, 0);
+    incremental_scheme(&t, &changes, "bloomfwd", 50, 0);
 }
 
 #[test]
@@ -336,6 +340,7 @@ fn never_a_third_answer_under_a_hot_prefix() {
         .collect();
     incremental_scheme(&t, &changes, "d16r", 1, 2_000);
     incremental_scheme(&t, &changes, "poptrie16", 1, 2_000);
+    incremental_scheme(&t, &changes, "bloomfwd", 1, 2_000);
     rebuild_scheme(&t, &changes[..60], "spider8w", 1);
 }
 
@@ -421,6 +426,12 @@ impl<A: Address> StalledLookup<A> for lpmkit::schemes::poptrie::PoptrieTable<A> 
     }
 }
 
+impl<A: Address> StalledLookup<A> for lpmkit::schemes::bloom::BloomTable<A> {
+    fn stalled_lookup(&self, key: A, stall: impl FnOnce()) -> u32 {
+        lpmkit::schemes::bloom::BloomTable::stalled_lookup(self, key, stall)
+    }
+}
+
 /// Changes that rewrite the part of the table under `hot` over and over (more-specifics
 /// announced, flapped and withdrawn), then the real trace.
 fn churn<A: Address>(hot: Prefix<A>, trace: &[Change<A>]) -> Vec<Change<A>> {
@@ -454,6 +465,11 @@ fn a_stalled_reader_neither_sees_freed_memory_nor_stops_the_writer() {
     stalled_reader("d18r", t.rib.clone(), dxr, key, &work);
     let pop = Poptrie::build(&t.rib, &PoptrieConfig::poptrie18()).unwrap();
     stalled_reader("poptrie18", t.rib.clone(), pop, key, &work);
+    // Bloomfwd: a key whose /24 is in G1, churned by /26s (G2) and /22s (G1).
+    let hot: Prefix<u32> = "193.0.4.0/22".parse().unwrap();
+    let key = hot.first() + 0x123;
+    let bloom = Bloom::build(&t.rib, &BloomConfig::bloomfwd()).unwrap();
+    stalled_reader("bloomfwd", t.rib.clone(), bloom, key, &churn(hot, &changes));
 
     let Some((t6, changes6)) = load::<u128>(
         "ipv6-ris-rrc01-linx-2017-01-12-fib.txt.xz",
@@ -466,6 +482,8 @@ fn a_stalled_reader_neither_sees_freed_memory_nor_stops_the_writer() {
     let work = churn(hot, &changes6);
     let pop = Poptrie::build(&t6.rib, &PoptrieConfig::poptrie18()).unwrap();
     stalled_reader("poptrie18 v6", t6.rib.clone(), pop, key, &work);
+    let bloom = Bloom::build(&t6.rib, &BloomConfig::bloomfwd()).unwrap();
+    stalled_reader("bloomfwd v6", t6.rib.clone(), bloom, key, &work);
 }
 
 #[test]

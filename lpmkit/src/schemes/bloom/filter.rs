@@ -7,11 +7,13 @@
 //!   (Baseline, Bloomfwd) size each filter by its own `n`; the Naïve variant gives every
 //!   filter the size of the largest.
 //! * **Bits** are 32-bit words in an [`Arena`] of fixed size. The writer sets and clears
-//!   them with atomic read-modify-writes and lookups read them with relaxed atomic loads
-//!   (plain `mov`s on x86-64): a bit is a hint, never the answer — the hash table behind
-//!   it is — so a lookup that sees a bit a moment early or late only probes the table once
-//!   more or once less (see `update.rs` for why a key's bits are set before it is
-//!   published and cleared only after it is unpublished).
+//!   them with atomic read-modify-writes (release) and lookups read them with acquire
+//!   loads (plain `mov`s on x86-64): a bit is a hint, never the answer — the hash table
+//!   behind it is — so a lookup that sees a bit a moment early or late only probes the
+//!   table once more or once less (see `update.rs` for why a key's bits are set before it
+//!   is published and cleared only after it is unpublished). Acquire matters when a
+//!   lookup skips a level because a bit was just cleared: what it reads next (a lower
+//!   level, the DLA) is then at least as new as that update.
 //! * **Counters** (one byte per bit, on the writer's side: lookups never read them) count
 //!   the keys that set each bit, so a key can be removed (a counting filter, §3.1). A
 //!   counter that reaches 255 sticks there and its bit is never cleared again: the filter
@@ -93,12 +95,13 @@ impl Filter {
         self.bits.committed_bytes()
     }
 
-    /// Word `w` of the bit vector (a relaxed atomic load: the writer may be setting bits
-    /// in it).
+    /// Word `w` of the bit vector: an acquire load (a plain `mov` on x86-64), so that a
+    /// lookup that sees a bit the writer changed also sees everything the writer did
+    /// before (what it reads next — a DLA entry, a lower level — is no older).
     #[inline(always)]
     fn word(&self, w: usize) -> u32 {
         // SAFETY: `w < ⌈m/32⌉`, all committed at creation (callers reduce mod m).
-        unsafe { self.bits.atomic_u32(w, 0) }.load(Ordering::Relaxed)
+        unsafe { self.bits.atomic_u32(w, 0) }.load(Ordering::Acquire)
     }
 
     /// True if the bit of (unreduced) position `h` is set.
