@@ -567,6 +567,44 @@ fn build_bloom_in_place<A: Address>(
     Ok(Box::new(InPlace::new(rib, fib)))
 }
 
+const MIHT_SETTINGS: &[(&str, &str)] = &[
+    (
+        "k",
+        "prefix-key bits, 1..=32 (default 16 for IPv4, 32 for IPv6)",
+    ),
+    (
+        "m",
+        "order of the B+ tree, 3..=64 (default 16 for IPv4, 32 for IPv6)",
+    ),
+];
+
+fn miht_config(o: &BuildOptions) -> Result<schemes::miht::MihtConfig, BuildError> {
+    let s = Settings::new("miht", o, MIHT_SETTINGS)?;
+    Ok(schemes::miht::MihtConfig {
+        k: s.get("k")?,
+        m: s.get("m")?,
+    })
+}
+
+fn build_miht<A: Address>(rib: &Rib<A>, o: &BuildOptions) -> Result<Box<dyn Fib<A>>, BuildError> {
+    Ok(Box::new(schemes::miht::Miht::build(rib, &miht_config(o)?)?))
+}
+
+fn build_miht_incremental<A: Address>(
+    rib: &Rib<A>,
+    o: &BuildOptions,
+) -> Result<Box<dyn IncrementalFib<A>>, BuildError> {
+    Ok(Box::new(schemes::miht::Miht::build(rib, &miht_config(o)?)?))
+}
+
+fn build_miht_in_place<A: Address>(
+    rib: Rib<A>,
+    o: &BuildOptions,
+) -> Result<Box<dyn Updater<A>>, BuildError> {
+    let fib = schemes::miht::Miht::build(&rib, &miht_config(o)?)?;
+    Ok(Box::new(InPlace::new(rib, fib)))
+}
+
 #[cfg(all(feature = "dpdk", target_os = "linux"))]
 fn build_dpdk<A: schemes::dpdk::DpdkAddress>(
     rib: &Rib<A>,
@@ -749,6 +787,26 @@ static FAMILIES: &[SchemeFamily] = &[
             build: build_bloom::<Ipv6>,
             incremental: Some(build_bloom_incremental::<Ipv6>),
             in_place: Some(build_bloom_in_place::<Ipv6>),
+        }),
+    },
+    SchemeFamily {
+        name: "miht",
+        reference: "Lin, Hsu, Hsieh, IEEE TPDS 25(10) 2014; as evaluated in the Bloomfwd paper, §5",
+        settings: MIHT_SETTINGS,
+        presets: &[Preset {
+            name: "miht",
+            summary: "Multi-Index Hybrid Trie: B+ tree of order m on k-bit prefix keys + priority tries; (16,16) IPv4, (32,32) IPv6",
+            settings: "",
+        }],
+        v4: Some(Builders {
+            build: build_miht::<Ipv4>,
+            incremental: Some(build_miht_incremental::<Ipv4>),
+            in_place: Some(build_miht_in_place::<Ipv4>),
+        }),
+        v6: Some(Builders {
+            build: build_miht::<Ipv6>,
+            incremental: Some(build_miht_incremental::<Ipv6>),
+            in_place: Some(build_miht_in_place::<Ipv6>),
         }),
     },
     #[cfg(all(feature = "dpdk", target_os = "linux"))]

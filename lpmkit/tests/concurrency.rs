@@ -17,6 +17,7 @@ use lpmkit::io::{self, TableOptions};
 use lpmkit::registry::{self, BuildOptions};
 use lpmkit::schemes::bloom::{Bloom, BloomConfig};
 use lpmkit::schemes::dxr::{Dxr, DxrConfig};
+use lpmkit::schemes::miht::{Miht, MihtConfig};
 use lpmkit::schemes::poptrie::{Poptrie, PoptrieConfig};
 use lpmkit::sync::{
     Generations, InPlace, LookupHandle, Publisher, PublisherConfig, TwinUpdater, Updater,
@@ -289,6 +290,7 @@ fn ipv4_2014_linx_trace() {
     incremental_scheme(&t, &changes, "d18r", 50, 0);
     incremental_scheme(&t, &changes, "poptrie18", 50, 0);
     incremental_scheme(&t, &changes, "bloomfwd", 50, 0);
+    incremental_scheme(&t, &changes, "miht", 50, 0);
 }
 
 #[test]
@@ -302,6 +304,7 @@ fn ipv4_2024_ris_trace() {
     incremental_scheme(&t, &changes, "d18r", 50, 0);
     incremental_scheme(&t, &changes, "poptrie18", 50, 0);
     incremental_scheme(&t, &changes, "bloomfwd", 50, 0);
+    incremental_scheme(&t, &changes, "miht", 50, 0);
 }
 
 #[test]
@@ -316,6 +319,7 @@ fn ipv6_2024_ris_trace() {
     rebuild_scheme(&t, &changes[..30_000], "dir24-8", 3_000);
     incremental_scheme(&t, &changes, "poptrie18", 50, 0);
     incremental_scheme(&t, &changes, "bloomfwd", 50, 0);
+    incremental_scheme(&t, &changes, "miht", 50, 0);
 }
 
 #[test]
@@ -341,6 +345,7 @@ fn never_a_third_answer_under_a_hot_prefix() {
     incremental_scheme(&t, &changes, "d16r", 1, 2_000);
     incremental_scheme(&t, &changes, "poptrie16", 1, 2_000);
     incremental_scheme(&t, &changes, "bloomfwd", 1, 2_000);
+    incremental_scheme(&t, &changes, "miht", 1, 2_000);
     rebuild_scheme(&t, &changes[..60], "spider8w", 1);
 }
 
@@ -426,6 +431,12 @@ impl<A: Address> StalledLookup<A> for lpmkit::schemes::poptrie::PoptrieTable<A> 
     }
 }
 
+impl<A: Address> StalledLookup<A> for lpmkit::schemes::miht::MihtTable<A> {
+    fn stalled_lookup(&self, key: A, stall: impl FnOnce()) -> u32 {
+        lpmkit::schemes::miht::MihtTable::stalled_lookup(self, key, stall)
+    }
+}
+
 impl<A: Address> StalledLookup<A> for lpmkit::schemes::bloom::BloomTable<A> {
     fn stalled_lookup(&self, key: A, stall: impl FnOnce()) -> u32 {
         lpmkit::schemes::bloom::BloomTable::stalled_lookup(self, key, stall)
@@ -470,6 +481,8 @@ fn a_stalled_reader_neither_sees_freed_memory_nor_stops_the_writer() {
     let key = hot.first() + 0x123;
     let bloom = Bloom::build(&t.rib, &BloomConfig::bloomfwd()).unwrap();
     stalled_reader("bloomfwd", t.rib.clone(), bloom, key, &churn(hot, &changes));
+    let miht = Miht::build(&t.rib, &MihtConfig::default()).unwrap();
+    stalled_reader("miht", t.rib.clone(), miht, key, &churn(hot, &changes));
 
     let Some((t6, changes6)) = load::<u128>(
         "ipv6-ris-rrc01-linx-2017-01-12-fib.txt.xz",
@@ -484,6 +497,8 @@ fn a_stalled_reader_neither_sees_freed_memory_nor_stops_the_writer() {
     stalled_reader("poptrie18 v6", t6.rib.clone(), pop, key, &work);
     let bloom = Bloom::build(&t6.rib, &BloomConfig::bloomfwd()).unwrap();
     stalled_reader("bloomfwd v6", t6.rib.clone(), bloom, key, &work);
+    let miht = Miht::build(&t6.rib, &MihtConfig::default()).unwrap();
+    stalled_reader("miht v6", t6.rib.clone(), miht, key, &work);
 }
 
 #[test]

@@ -8,6 +8,7 @@ pub mod dir24_8;
 #[cfg(all(feature = "dpdk", target_os = "linux"))]
 pub mod dpdk;
 pub mod dxr;
+pub mod miht;
 pub mod poptrie;
 pub mod spider;
 
