@@ -112,21 +112,23 @@ pub(crate) fn build<A: Address>(
     let plan = Plan::new(rib, &r.levels);
     let name = config.name();
     let hist = histogram(rib);
-    // Expanded keys of every level.
-    let mut keys: Vec<Vec<(u64, u32)>> = Vec::with_capacity(plan.specs.len());
-    let mut total = 0u64;
-    for s in &plan.specs {
-        let est = cpe::band_cost(&hist, s.lo as usize - 1, s.len as usize);
-        check_capacity(
-            name,
-            "expanded prefixes",
-            config.max_expanded,
-            total.saturating_add(est.min(u64::MAX as u128) as u64),
-        )?;
-        let k = cpe::expand(cpe::band_routes(rib, s.lo, s.len), s.len);
-        total += k.len() as u64;
-        keys.push(k);
-    }
+    // The expanded keys of every level, counted exactly first (prefix capture included).
+    let exact: u128 = plan
+        .specs
+        .iter()
+        .map(|s| cpe::actual_keys(rib, s.lo, s.len))
+        .fold(0, u128::saturating_add);
+    check_capacity(
+        name,
+        "expanded prefixes",
+        config.max_expanded,
+        exact.min(u64::MAX as u128) as u64,
+    )?;
+    let keys: Vec<Vec<(u64, u32)>> = plan
+        .specs
+        .iter()
+        .map(|s| cpe::expand(cpe::band_routes(rib, s.lo, s.len), s.len))
+        .collect();
     let gate_blocks = if plan.gate {
         Some(gate::blocks(rib))
     } else {

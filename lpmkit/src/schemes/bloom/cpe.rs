@@ -183,6 +183,28 @@ pub(crate) fn expand<A: Address>(
     out
 }
 
+/// The keys of length `hi` that the routes of lengths `lo..=hi` expand to, after prefix
+/// capture (the size of their union), without expanding them: the routes not covered by
+/// another route of the band, `2^(hi − len)` keys each. Saturating.
+pub(crate) fn actual_keys<A: Address>(rib: &Rib<A>, lo: u8, hi: u8) -> u128 {
+    let mut total = 0u128;
+    let mut cover_last: Option<A> = None;
+    for (p, _) in band_routes(rib, lo, hi) {
+        // Routes come in (address, length) order: a covered route follows its cover.
+        if cover_last.is_some_and(|l| p.first() <= l) {
+            continue;
+        }
+        cover_last = Some(p.last());
+        let shift = (hi - p.len()) as u32;
+        total = total.saturating_add(if shift >= 127 {
+            u128::MAX
+        } else {
+            1u128 << shift
+        });
+    }
+    total
+}
+
 /// The routes of `rib` whose length is in `lo..=hi`, in order.
 pub(crate) fn band_routes<A: Address>(
     rib: &Rib<A>,
@@ -298,6 +320,7 @@ mod tests {
         .map(|&(p, h)| (p.parse().unwrap(), nh(h)))
         .collect();
         let keys = expand(band_routes(&rib, 21, 24), 24);
+        assert_eq!(actual_keys(&rib, 21, 24), keys.len() as u128);
         assert_eq!(
             keys,
             vec![

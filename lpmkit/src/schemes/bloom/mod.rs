@@ -288,6 +288,46 @@ impl<A: Address> Bloom<A> {
     }
 }
 
+/// One row of the paper's Table 4: the levels DPCPE chooses for `n`, the expanded prefix
+/// count it estimates (prefix capture ignored) and the actual count (with capture).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct DpcpePlan {
+    /// The levels, ascending (64 last).
+    pub levels: Vec<u8>,
+    /// The paper's estimate, `Σ l_i · 2^(q − i)` (saturating).
+    pub estimate: u128,
+    /// The keys the levels actually hold (prefixes longer than /64 excluded).
+    pub actual: u128,
+}
+
+/// DPCPE's plan for `rib` with `n` levels (the paper's greedy choice, or the optimal one):
+/// Table 4, without building anything.
+///
+/// ```
+/// use lpmkit::{NextHop, Rib};
+/// let mut rib = Rib::<u128>::new();
+/// rib.insert("2001:db8::/32".parse()?, NextHop::new(1).unwrap());
+/// rib.insert("2001:db8::/31".parse()?, NextHop::new(2).unwrap());
+/// let p = lpmkit::schemes::bloom::dpcpe_plan(&rib, 2, false);
+/// assert_eq!(p.levels, vec![32, 64]);
+/// assert_eq!((p.estimate, p.actual), (3, 2)); // the /32 captures one of the /31's two
+/// # Ok::<(), lpmkit::PrefixError>(())
+/// ```
+pub fn dpcpe_plan<A: Address>(rib: &Rib<A>, n: usize, optimal: bool) -> DpcpePlan {
+    let plan = build::Plan::new(rib, &Levels::Dpcpe { n, optimal });
+    let hist = build::histogram(rib);
+    let levels: Vec<u8> = plan.specs.iter().map(|s| s.len).collect();
+    DpcpePlan {
+        estimate: cpe::estimate(&hist, &levels),
+        actual: plan
+            .specs
+            .iter()
+            .map(|s| cpe::actual_keys(rib, s.lo, s.len))
+            .fold(0, u128::saturating_add),
+        levels,
+    }
+}
+
 impl<A: Address> IntoInPlace<A> for Bloom<A> {
     type Writer = BloomWriter<A>;
     fn into_parts(self) -> (Box<BloomTable<A>>, BloomWriter<A>) {
