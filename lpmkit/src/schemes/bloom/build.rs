@@ -294,6 +294,9 @@ fn level<A: Address>(
             counters,
             space,
             estimate,
+            bound: r
+                .bound
+                .max(filter::predicted_fpr(keys.len() as u64, m, k) * r.bound / config.fpr),
         },
     ))
 }

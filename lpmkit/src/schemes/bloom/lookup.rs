@@ -6,13 +6,12 @@
 //!   "maybe" is confirmed in its table; the first hit is the answer (for the gate: the
 //!   range's next hop, if not 0). Below the levels: the DLA entry (IPv4 CPE) or the
 //!   default route.
-//! * [`BloomTable::batch`] does the same for up to 64 keys at a time, level by level over
-//!   the keys still unresolved: their level keys are hashed together (8 at a time with
-//!   AVX2 when the table has the token, §4.3.2), filters probed, then the table heads of
-//!   the keys that passed are prefetched, read, their blocks prefetched and scanned — so
-//!   the cache misses of different keys overlap. Adjacent levels of the same length (the
-//!   gate and the /64 level) share their hashes; the DLA entries of the chunk are
-//!   prefetched at its start.
+//! * [`BloomTable::batch`]: with double hashing (Bloomfwd), the software-pipelined match
+//!   vectors of `pipeline.rs`; otherwise (Naïve, Baseline: positions computed lazily, up
+//!   to the first clear bit) up to 64 keys at a time, level by level over the keys still
+//!   unresolved: filters probed, the table heads of the keys that passed prefetched,
+//!   read, their blocks prefetched and scanned, so that the cache misses of different
+//!   keys overlap.
 //! * [`BloomTable::lookup_bulk`] hands chunks of 4,096 keys to `threads` threads as they
 //!   ask for them (the paper's OpenMP `dynamic` schedule).
 

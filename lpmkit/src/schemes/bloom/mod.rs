@@ -43,7 +43,10 @@
 //!   tables (`table_hash`) — the pairs of Fig. 1; Kirsch–Mitzenmacher double hashing
 //!   (`g_i = h1 + i·h2`); reuse of the filter's hash as the table index; the FPR as a
 //!   parameter; hashing of 8 keys at a time with AVX2 (§4.3.2's ILP; `avx2.rs`, with a
-//!   scalar twin the tests compare); multithreaded bulk lookup ([`Bloom::lookup_bulk`]:
+//!   scalar twin the tests compare), and — beyond the paper — the filter probes of 8 keys
+//!   at a time too (exact `mod m` by multiply-high, the filter words gathered); batches
+//!   go through the match vectors of a group of keys in a four-stage software pipeline
+//!   (`pipeline.rs`); multithreaded bulk lookup ([`Bloom::lookup_bulk`]:
 //!   keys handed out to threads dynamically in small chunks, as the paper's OpenMP
 //!   `dynamic` schedule; the `threads` setting makes large `lookup_batch` calls use it).
 //! * **IPv6 (§3.2, §4.2)**: one level per present length, or **DPCPE**: `n` levels chosen
@@ -68,13 +71,21 @@
 //!
 //! * Hash chains are stored as one contiguous block per bucket (the same probes as a
 //!   linked list, fewer cache lines), so that a bucket can be replaced atomically.
-//! * `x mod m` is computed exactly by multiplication (Lemire's method), not by division.
-//! * The gate for prefixes longer than /64 (the paper drops them), and the stop of DPCPE
-//!   when another level would not lower the cost.
-//! * The paper does not say how Knuth's and H2's function families are seeded: H2's `i`-th
-//!   function hashes `key ^ seed_i`, Knuth's multiplies by the `i`-th odd constant, so
-//!   divisibility is kept as §6.2 describes; Knuth folds 64-bit keys (`hi ^ lo`), and C
-//!   `rand()` is seeded with the folded key.
+//! * `x mod m` is computed exactly by multiplication (Lemire's method; Granlund–Montgomery
+//!   in the AVX2 probes), not by division.
+//! * C `rand()` is glibc's generator computed in closed form (the same outputs, about ten
+//!   times faster than glibc's 350 steps per `srand`; see `hash.rs`), so that the Baseline
+//!   can run the test suites.
+//! * The paper does not name the Naïve variant's hash: MurmurHash3 (§4.3.2 calls it
+//!   "widely used in the context of Bloom filters"). Nor how Knuth's and H2's function
+//!   families are seeded: H2's `i`-th function hashes `key ^ seed_i`, Knuth's multiplies
+//!   by the `i`-th odd constant, so divisibility is kept as §6.2 describes; Knuth folds
+//!   64-bit keys (`hi ^ lo`), and C `rand()` is seeded with the folded key.
+//! * The gate for prefixes longer than /64 (the paper drops them), DPCPE's optional
+//!   exact dynamic programme, and DPCPE's stop when another level would not lower the
+//!   cost. A DPCPE plan is refused (`CapacityExceeded`) when the keys it would expand to,
+//!   counted exactly after prefix capture, pass `max_expanded` (the paper's "not possible
+//!   because of the high memory requirements").
 //! * The Xeon Phi specifics (512-bit vectors, offload, CPU+Phi co-execution, §4.4) have no
 //!   counterpart on this CPU; AVX2 computes 8 hashes where the Phi computed 16.
 //!
@@ -200,6 +211,10 @@ pub(crate) struct LevelWriter {
     pub(crate) space: TableSpace,
     /// DPCPE's estimate of the level's keys (prefix capture ignored).
     pub(crate) estimate: u128,
+    /// The predicted false-positive rate past which an update rebuilds: the configured
+    /// bound, scaled up for a filter that starts above the target (`k` is rounded up, so a
+    /// large target such as 0.9 is exceeded from the start).
+    pub(crate) bound: f64,
 }
 
 /// The writer side of a [`BloomTable`]: configuration, counters, free space, figures.

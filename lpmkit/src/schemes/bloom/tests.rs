@@ -213,6 +213,22 @@ fn a_full_filter_rebuilds() {
 }
 
 #[test]
+fn a_filter_past_its_target_at_build_does_not_rebuild_at_every_update() {
+    // k = ⌈lg(1/0.9)⌉ = 1 and m = n·0.152/ln 2: the paper's sizing gives ~99 % at build.
+    let mut r = Rib::<Ipv4>::new();
+    for i in 0..1000u32 {
+        r.insert(Prefix::new_truncating(0x0a00_0000 | i << 8, 24), nh(1));
+    }
+    let mut fib = Bloom::build(&r, &BloomConfig::bloomfwd().fpr(0.9)).unwrap();
+    for i in 1000..1010u32 {
+        let c = Change::Announce(Prefix::new_truncating(0x0a00_0000 | i << 8, 24), nh(2));
+        c.apply_to(&mut r);
+        assert!(!fib.apply(&r, &[c]).unwrap().full_rebuild);
+    }
+    check(&r, &fib, &[]);
+}
+
+#[test]
 fn stats_report_levels() {
     let r = rib::<Ipv6>(V6);
     let fib = Bloom::build(&r, &BloomConfig::bloomfwd()).unwrap();

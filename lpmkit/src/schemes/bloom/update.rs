@@ -28,7 +28,8 @@
 //! default route is one atomic store.
 //!
 //! **Rebuilds** ([`Patched::Replaced`]): when the keys the batch adds would push a
-//! filter's predicted false-positive rate `(1 − e^(−kn/m))^k` past `fpr_bound`, when a
+//! filter's predicted false-positive rate `(1 − e^(−kn/m))^k` past `fpr_bound` (scaled
+//! by the filter's own rate at build when that is already above the target), when a
 //! prefix's length has no level (per-present-length levels), when one prefix expands
 //! past `max_patch_keys`, or when a block arena is full (the rebuild then reserves more).
 
@@ -216,7 +217,8 @@ impl<A: Address> BloomWriter<A> {
                 }
             }
             let n = self.levels[i].space.keys + adds - removes;
-            if predicted_fpr(n, level.filter.m() as u64, level.filter.k()) > self.bound() {
+            let fpr = predicted_fpr(n, level.filter.m() as u64, level.filter.k());
+            if adds > 0 && fpr > self.levels[i].bound {
                 return Err(Rebuild::Plain);
             }
         }
@@ -251,7 +253,8 @@ impl<A: Address> BloomWriter<A> {
                 }
             }
             let n = self.levels[0].space.keys + adds - removes;
-            if predicted_fpr(n, level.filter.m() as u64, level.filter.k()) > self.bound() {
+            let fpr = predicted_fpr(n, level.filter.m() as u64, level.filter.k());
+            if adds > 0 && fpr > self.levels[0].bound {
                 return Err(Rebuild::Plain);
             }
         }
@@ -277,13 +280,6 @@ impl<A: Address> BloomWriter<A> {
             ));
         }
         Ok(ops)
-    }
-
-    fn bound(&self) -> f64 {
-        self.config
-            .resolve::<A>()
-            .map(|r| r.bound)
-            .unwrap_or(self.config.fpr)
     }
 
     /// Applies `ops` in the order the module docs give.
