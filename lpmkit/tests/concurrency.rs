@@ -15,8 +15,10 @@ use std::time::{Duration, Instant};
 
 use lpmkit::io::{self, TableOptions};
 use lpmkit::registry::{self, BuildOptions};
+use lpmkit::schemes::bloom::{Bloom, BloomConfig};
 use lpmkit::schemes::dxr::{Dxr, DxrConfig};
 use lpmkit::schemes::lulea::{Lulea, LuleaConfig};
+use lpmkit::schemes::miht::{Miht, MihtConfig};
 use lpmkit::schemes::poptrie::{Poptrie, PoptrieConfig};
 use lpmkit::schemes::sail::{SailBitmap, SailBitmapConfig, SailL, SailLConfig};
 use lpmkit::sync::{
@@ -293,6 +295,8 @@ fn ipv4_2014_linx_trace() {
     incremental_scheme(&t, &changes, "sail-u", 50, 0);
     incremental_scheme(&t, &changes, "sail-l", 50, 0);
     incremental_scheme(&t, &changes[..5_000], "sail-b", 50, 0);
+    incremental_scheme(&t, &changes, "bloomfwd", 50, 0);
+    incremental_scheme(&t, &changes, "miht", 50, 0);
 }
 
 #[test]
@@ -308,6 +312,8 @@ fn ipv4_2024_ris_trace() {
     incremental_scheme(&t, &changes[..10_000], "lulea", 50, 0);
     incremental_scheme(&t, &changes, "sail-u", 50, 0);
     incremental_scheme(&t, &changes, "sail-l", 50, 0);
+    incremental_scheme(&t, &changes, "bloomfwd", 50, 0);
+    incremental_scheme(&t, &changes, "miht", 50, 0);
 }
 
 #[test]
@@ -322,6 +328,8 @@ fn ipv6_2024_ris_trace() {
     rebuild_scheme(&t, &changes[..30_000], "dir24-8", 3_000);
     incremental_scheme(&t, &changes, "poptrie18", 50, 0);
     incremental_scheme(&t, &changes, "sail-m", 50, 0);
+    incremental_scheme(&t, &changes, "bloomfwd", 50, 0);
+    incremental_scheme(&t, &changes, "miht", 50, 0);
 }
 
 #[test]
@@ -349,6 +357,8 @@ fn never_a_third_answer_under_a_hot_prefix() {
     incremental_scheme(&t, &changes, "lulea", 1, 2_000);
     incremental_scheme(&t, &changes, "sail-u", 1, 2_000);
     incremental_scheme(&t, &changes, "sail-l", 1, 2_000);
+    incremental_scheme(&t, &changes, "bloomfwd", 1, 2_000);
+    incremental_scheme(&t, &changes, "miht", 1, 2_000);
     rebuild_scheme(&t, &changes[..60], "spider8w", 1);
 }
 
@@ -452,6 +462,18 @@ impl<A: Address> StalledLookup<A> for lpmkit::schemes::poptrie::PoptrieTable<A> 
     }
 }
 
+impl<A: Address> StalledLookup<A> for lpmkit::schemes::miht::MihtTable<A> {
+    fn stalled_lookup(&self, key: A, stall: impl FnOnce()) -> u32 {
+        lpmkit::schemes::miht::MihtTable::stalled_lookup(self, key, stall)
+    }
+}
+
+impl<A: Address> StalledLookup<A> for lpmkit::schemes::bloom::BloomTable<A> {
+    fn stalled_lookup(&self, key: A, stall: impl FnOnce()) -> u32 {
+        lpmkit::schemes::bloom::BloomTable::stalled_lookup(self, key, stall)
+    }
+}
+
 /// Changes that rewrite the part of the table under `hot` over and over (more-specifics
 /// announced, flapped and withdrawn), then the real trace.
 fn churn<A: Address>(hot: Prefix<A>, trace: &[Change<A>]) -> Vec<Change<A>> {
@@ -495,6 +517,13 @@ fn a_stalled_reader_neither_sees_freed_memory_nor_stops_the_writer() {
     let work24 = churn(hot24, &changes);
     let sail = SailBitmap::build(&t.rib, &SailBitmapConfig::sail_u()).unwrap();
     stalled_reader("sail-u", t.rib.clone(), sail, hot24.first() + 0x12, &work24);
+    // Bloomfwd: a key whose /24 is in G1, churned by /26s (G2) and /22s (G1).
+    let hot: Prefix<u32> = "193.0.4.0/22".parse().unwrap();
+    let key = hot.first() + 0x123;
+    let bloom = Bloom::build(&t.rib, &BloomConfig::bloomfwd()).unwrap();
+    stalled_reader("bloomfwd", t.rib.clone(), bloom, key, &churn(hot, &changes));
+    let miht = Miht::build(&t.rib, &MihtConfig::default()).unwrap();
+    stalled_reader("miht", t.rib.clone(), miht, key, &churn(hot, &changes));
 
     let Some((t6, changes6)) = load::<u128>(
         "ipv6-ris-rrc01-linx-2017-01-12-fib.txt.xz",
@@ -509,6 +538,10 @@ fn a_stalled_reader_neither_sees_freed_memory_nor_stops_the_writer() {
     stalled_reader("poptrie18 v6", t6.rib.clone(), pop, key, &work);
     let sail = SailL::build(&t6.rib, &SailLConfig::sail_m()).unwrap();
     stalled_reader("sail-m", t6.rib.clone(), sail, key, &work);
+    let bloom = Bloom::build(&t6.rib, &BloomConfig::bloomfwd()).unwrap();
+    stalled_reader("bloomfwd v6", t6.rib.clone(), bloom, key, &work);
+    let miht = Miht::build(&t6.rib, &MihtConfig::default()).unwrap();
+    stalled_reader("miht v6", t6.rib.clone(), miht, key, &work);
 }
 
 #[test]

@@ -327,6 +327,170 @@ fn build_dpdk<A: schemes::dpdk::DpdkAddress>(
     )?))
 }
 
+const BLOOM_SETTINGS: &[(&str, &str)] = &[
+    (
+        "variant",
+        "naive, base or fwd (the presets fix it; it supplies the defaults below)",
+    ),
+    (
+        "fpr",
+        "target false-positive rate of every filter, 0 < f < 1 (default 0.3)",
+    ),
+    (
+        "fpr_bound",
+        "rebuild when an update would push a filter's false-positive rate past this",
+    ),
+    (
+        "hash",
+        "the filters' hash: h2, murmur32, murmur64, knuth, crand (default: crand for \
+         naive/base; bloomfwd h2 for IPv4, murmur64 for IPv6)",
+    ),
+    ("table_hash", "the tables' hash (default: the filters')"),
+    ("km", "Kirsch-Mitzenmacher double hashing: true or false"),
+    (
+        "reuse",
+        "the table index reuses the filter's first hash: true or false",
+    ),
+    (
+        "symmetric",
+        "every filter sized for the largest set (naive): true or false",
+    ),
+    (
+        "levels",
+        "every, present, cpe (IPv4: DLA + /24 + /32), a DPCPE level count N, or lengths a:b:c",
+    ),
+    (
+        "dpcpe",
+        "how DPCPE chooses N levels: greedy (the paper's) or optimal",
+    ),
+    ("ht_load", "hash-table keys per bucket at build (default 1)"),
+    (
+        "max_expanded",
+        "most expanded prefixes a build may make (default 2^26)",
+    ),
+    (
+        "threads",
+        "threads for lookup_batch calls of 65,536 keys or more (default 1)",
+    ),
+];
+
+fn bloom_config(o: &BuildOptions) -> Result<schemes::bloom::BloomConfig, BuildError> {
+    use schemes::bloom::{BloomConfig, Levels, Variant};
+    let s = Settings::new("bloom", o, BLOOM_SETTINGS)?;
+    let variant = match o.setting("variant").unwrap_or("fwd") {
+        "naive" => Variant::Naive,
+        "base" => Variant::Baseline,
+        "fwd" => Variant::Bloomfwd,
+        v => {
+            return Err(BuildError::InvalidConfig {
+                scheme: "bloom".into(),
+                reason: format!("setting variant={v:?} is not naive, base or fwd"),
+            })
+        }
+    };
+    let mut c = BloomConfig::of(variant);
+    let name = c.name();
+    let bad = |key: &str, e: String| BuildError::InvalidConfig {
+        scheme: name.to_string(),
+        reason: format!("setting {key}: {e}"),
+    };
+    c.fpr = s.get("fpr")?.unwrap_or(c.fpr);
+    c.fpr_bound = s.get("fpr_bound")?;
+    if let Some(h) = o.setting("hash") {
+        c.hash = Some(h.parse().map_err(|e| bad("hash", e))?);
+    }
+    if let Some(h) = o.setting("table_hash") {
+        c.table_hash = Some(h.parse().map_err(|e| bad("table_hash", e))?);
+    }
+    c.double_hashing = s.get("km")?;
+    c.reuse_hash = s.get("reuse")?;
+    c.symmetric = s.get("symmetric")?;
+    if let Some(l) = o.setting("levels") {
+        c.levels = Some(l.parse::<Levels>().map_err(|e| bad("levels", e))?);
+    }
+    match o.setting("dpcpe") {
+        None | Some("greedy") => {}
+        Some("optimal") => match &mut c.levels {
+            Some(Levels::Dpcpe { optimal, .. }) => *optimal = true,
+            _ => {
+                return Err(bad(
+                    "dpcpe",
+                    "optimal needs levels=N (a DPCPE level count)".into(),
+                ))
+            }
+        },
+        Some(v) => return Err(bad("dpcpe", format!("{v:?} is not greedy or optimal"))),
+    }
+    c.ht_load = s.get("ht_load")?.unwrap_or(c.ht_load);
+    c.max_expanded = s.get("max_expanded")?.unwrap_or(c.max_expanded);
+    c.threads = s.get("threads")?.unwrap_or(c.threads);
+    c.force_scalar = o.force_scalar;
+    Ok(c)
+}
+
+fn build_bloom<A: Address>(rib: &Rib<A>, o: &BuildOptions) -> Result<Box<dyn Fib<A>>, BuildError> {
+    Ok(Box::new(schemes::bloom::Bloom::build(
+        rib,
+        &bloom_config(o)?,
+    )?))
+}
+
+fn build_bloom_incremental<A: Address>(
+    rib: &Rib<A>,
+    o: &BuildOptions,
+) -> Result<Box<dyn IncrementalFib<A>>, BuildError> {
+    Ok(Box::new(schemes::bloom::Bloom::build(
+        rib,
+        &bloom_config(o)?,
+    )?))
+}
+
+fn build_bloom_in_place<A: Address>(
+    rib: Rib<A>,
+    o: &BuildOptions,
+) -> Result<Box<dyn Updater<A>>, BuildError> {
+    let fib = schemes::bloom::Bloom::build(&rib, &bloom_config(o)?)?;
+    Ok(Box::new(InPlace::new(rib, fib)))
+}
+
+const MIHT_SETTINGS: &[(&str, &str)] = &[
+    (
+        "k",
+        "prefix-key bits, 1..=32 (default 16 for IPv4, 32 for IPv6)",
+    ),
+    (
+        "m",
+        "order of the B+ tree, 3..=64 (default 16 for IPv4, 32 for IPv6)",
+    ),
+];
+
+fn miht_config(o: &BuildOptions) -> Result<schemes::miht::MihtConfig, BuildError> {
+    let s = Settings::new("miht", o, MIHT_SETTINGS)?;
+    Ok(schemes::miht::MihtConfig {
+        k: s.get("k")?,
+        m: s.get("m")?,
+    })
+}
+
+fn build_miht<A: Address>(rib: &Rib<A>, o: &BuildOptions) -> Result<Box<dyn Fib<A>>, BuildError> {
+    Ok(Box::new(schemes::miht::Miht::build(rib, &miht_config(o)?)?))
+}
+
+fn build_miht_incremental<A: Address>(
+    rib: &Rib<A>,
+    o: &BuildOptions,
+) -> Result<Box<dyn IncrementalFib<A>>, BuildError> {
+    Ok(Box::new(schemes::miht::Miht::build(rib, &miht_config(o)?)?))
+}
+
+fn build_miht_in_place<A: Address>(
+    rib: Rib<A>,
+    o: &BuildOptions,
+) -> Result<Box<dyn Updater<A>>, BuildError> {
+    let fib = schemes::miht::Miht::build(&rib, &miht_config(o)?)?;
+    Ok(Box::new(InPlace::new(rib, fib)))
+}
+
 /// A family that only builds lookup structures.
 const fn static_only<A: Address>(build: BuildFn<A>) -> Option<Builders<A>> {
     Some(Builders {
@@ -530,6 +694,58 @@ pub(super) static FAMILIES: &[SchemeFamily] = &[
         ],
         v4: static_only(build_spider::<Ipv4>),
         v6: static_only(build_spider::<Ipv6>),
+    },
+    SchemeFamily {
+        name: "bloom",
+        reference: "Lucchesi, Drummond, Teodoro 2018 (Bloomfwd), §3-4; Dharmapurikar et al., ToN 14(2) 2006",
+        settings: BLOOM_SETTINGS,
+        presets: &[
+            Preset {
+                name: "bloom-naive",
+                summary: "Bloom-filter LPM, naive: a counting filter + hash table per length, C rand() hashing",
+                settings: "variant=naive",
+            },
+            Preset {
+                name: "bloom-base",
+                summary: "Bloom-filter LPM, baseline: asymmetric counting filters, IPv4 CPE (2^20 DLA + /24 + /32)",
+                settings: "variant=base",
+            },
+            Preset {
+                name: "bloomfwd",
+                summary: "Bloomfwd: H2/Murmur hashing 8 keys at a time (AVX2), double hashing, hash reuse, IPv6 DPCPE",
+                settings: "variant=fwd",
+            },
+        ],
+        v4: Some(Builders {
+            build: build_bloom::<Ipv4>,
+            incremental: Some(build_bloom_incremental::<Ipv4>),
+            in_place: Some(build_bloom_in_place::<Ipv4>),
+        }),
+        v6: Some(Builders {
+            build: build_bloom::<Ipv6>,
+            incremental: Some(build_bloom_incremental::<Ipv6>),
+            in_place: Some(build_bloom_in_place::<Ipv6>),
+        }),
+    },
+    SchemeFamily {
+        name: "miht",
+        reference: "Lin, Hsu, Hsieh, IEEE TPDS 25(10) 2014; as evaluated in the Bloomfwd paper, §5",
+        settings: MIHT_SETTINGS,
+        presets: &[Preset {
+            name: "miht",
+            summary: "Multi-Index Hybrid Trie: B+ tree of order m on k-bit prefix keys + priority tries; (16,16) IPv4, (32,32) IPv6",
+            settings: "",
+        }],
+        v4: Some(Builders {
+            build: build_miht::<Ipv4>,
+            incremental: Some(build_miht_incremental::<Ipv4>),
+            in_place: Some(build_miht_in_place::<Ipv4>),
+        }),
+        v6: Some(Builders {
+            build: build_miht::<Ipv6>,
+            incremental: Some(build_miht_incremental::<Ipv6>),
+            in_place: Some(build_miht_in_place::<Ipv6>),
+        }),
     },
     #[cfg(all(feature = "dpdk", target_os = "linux"))]
     SchemeFamily {

@@ -1,0 +1,387 @@
+//! Building a [`BloomTable`] from a `Rib`: the level plan (which lengths, which bands),
+//! the expanded keys of each level, the filters (Eq. 3 sizes, counted keys), the tables,
+//! the DLA and the gate.
+
+use core::marker::PhantomData;
+use std::time::Instant;
+
+use super::config::{Levels, Resolved};
+use super::cpe::{self, key_bits, key_mask};
+use super::filter::{self, Counters, Filter};
+use super::gate;
+use super::hash::FastMod;
+use super::table::Table;
+use super::{
+    BloomConfig, BloomTable, BloomWriter, Level, LevelWriter, Top, DEFAULT_LEVEL, DLA_BITS,
+    DLA_LEVEL, NO_LEVEL,
+};
+use crate::fib::BuildError;
+use crate::nexthop::NextHop;
+use crate::prefix::{Address, Prefix};
+use crate::rib::Rib;
+use crate::schemes::common::{check_capacity, ms_since, Arena, FreeSpace};
+use crate::simd::Avx2;
+
+/// A level to build: key length `len`, band `lo..=len`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct Spec {
+    pub len: u8,
+    pub lo: u8,
+}
+
+/// The levels of a table and what resolves the rest.
+#[derive(Clone, Debug)]
+pub(crate) struct Plan {
+    /// The IPv4 DLA holds lengths `0..=DLA_BITS`.
+    pub dla: bool,
+    /// Ascending by length.
+    pub specs: Vec<Spec>,
+    /// A gate for the prefixes longer than the key bits (IPv6 > /64).
+    pub gate: bool,
+}
+
+impl Plan {
+    /// The plan of `levels` for `rib`.
+    pub(crate) fn new<A: Address>(rib: &Rib<A>, levels: &Levels) -> Plan {
+        let kb = key_bits::<A>();
+        let hist = histogram(rib);
+        let (dla, lengths): (bool, Vec<u8>) = match levels {
+            Levels::Every => (false, (1..=kb).collect()),
+            Levels::Present => (false, (1..=kb).filter(|&l| hist[l as usize] > 0).collect()),
+            Levels::Ipv4Cpe => (true, vec![24, 32]),
+            Levels::Dpcpe { n, optimal: false } => (false, cpe::greedy(&hist, *n, kb)),
+            Levels::Dpcpe { n, optimal: true } => (false, cpe::optimal(&hist, *n, kb)),
+            Levels::Explicit(v) => (false, v.clone()),
+        };
+        let per_length = matches!(levels, Levels::Every | Levels::Present);
+        let mut specs = Vec::with_capacity(lengths.len());
+        let mut prev = if dla { DLA_BITS } else { 0 };
+        for len in lengths {
+            let lo = if per_length { len } else { prev + 1 };
+            specs.push(Spec { len, lo });
+            prev = len;
+        }
+        let gate = A::BITS > kb && rib.iter().any(|(p, _)| p.len() > kb);
+        Plan { dla, specs, gate }
+    }
+
+    /// Index in lookup order (the gate first, then the longest level down) of spec `i`.
+    pub(crate) fn index(&self, i: usize) -> usize {
+        self.gate as usize + self.specs.len() - 1 - i
+    }
+
+    /// `level_of[len]` for every length `0..=A::BITS`.
+    pub(crate) fn level_of<A: Address>(&self) -> Vec<u8> {
+        let kb = key_bits::<A>();
+        let mut v = vec![NO_LEVEL; A::BITS as usize + 1];
+        v[0] = if self.dla { DLA_LEVEL } else { DEFAULT_LEVEL };
+        if self.dla {
+            v[..=DLA_BITS as usize].fill(DLA_LEVEL);
+        }
+        for (i, s) in self.specs.iter().enumerate() {
+            v[s.lo as usize..=s.len as usize].fill(self.index(i) as u8);
+        }
+        if self.gate {
+            v[kb as usize + 1..].fill(0);
+        }
+        v
+    }
+}
+
+/// Routes per length, `0..=key bits` (longer ones not counted).
+pub(crate) fn histogram<A: Address>(rib: &Rib<A>) -> Vec<u64> {
+    let mut h = vec![0u64; key_bits::<A>() as usize + 1];
+    for (p, _) in rib.iter() {
+        if let Some(c) = h.get_mut(p.len() as usize) {
+            *c += 1;
+        }
+    }
+    h[0] = 0;
+    h
+}
+
+/// Builds the table and its writer. `room` scales the block arenas' reservation (a
+/// rebuild after they filled up asks for more).
+pub(crate) fn build<A: Address>(
+    rib: &Rib<A>,
+    config: &BloomConfig,
+    room: usize,
+) -> Result<(BloomTable<A>, BloomWriter<A>), BuildError> {
+    let t0 = Instant::now();
+    let r = config.resolve::<A>()?;
+    let plan = Plan::new(rib, &r.levels);
+    let name = config.name();
+    let hist = histogram(rib);
+    // The expanded keys of every level, counted exactly first (prefix capture included).
+    let exact: u128 = plan
+        .specs
+        .iter()
+        .map(|s| cpe::actual_keys(rib, s.lo, s.len))
+        .fold(0, u128::saturating_add);
+    check_capacity(
+        name,
+        "expanded prefixes",
+        config.max_expanded,
+        exact.min(u64::MAX as u128) as u64,
+    )?;
+    let keys: Vec<Vec<(u64, u32)>> = plan
+        .specs
+        .iter()
+        .map(|s| cpe::expand(cpe::band_routes(rib, s.lo, s.len), s.len))
+        .collect();
+    let gate_blocks = if plan.gate {
+        Some(gate::blocks(rib))
+    } else {
+        None
+    };
+    let n_max = keys.iter().map(|k| k.len() as u64).max().unwrap_or(0);
+    let mut levels: Vec<Option<(Level, LevelWriter)>> = Vec::new();
+    levels.resize_with(plan.specs.len() + plan.gate as usize, || None);
+    for (i, (s, k)) in plan.specs.iter().zip(&keys).enumerate() {
+        let n = if r.symmetric { n_max } else { k.len() as u64 };
+        let est = cpe::band_cost(&hist, s.lo as usize - 1, s.len as usize);
+        levels[plan.index(i)] = Some(level::<A>(name, &r, *s, false, k, n, config, room, est)?);
+    }
+    // The gate and its range blocks.
+    let mut ranges = None;
+    let mut ranges_space = FreeSpace::new(1);
+    if let Some(blocks) = gate_blocks {
+        let (arena, space, gate_keys) = gate::build_ranges(&blocks, room)
+            .ok_or_else(|| no_memory(name, "gate range words", 0))?;
+        let spec = Spec {
+            len: key_bits::<A>(),
+            lo: key_bits::<A>() + 1,
+        };
+        let n = gate_keys.len() as u64;
+        levels[0] = Some(level::<A>(
+            name, &r, spec, true, &gate_keys, n, config, room, n as u128,
+        )?);
+        ranges = Some(arena);
+        ranges_space = space;
+    }
+    let (levels, writers): (Vec<Level>, Vec<LevelWriter>) = levels
+        .into_iter()
+        .map(|l| l.expect("every level built"))
+        .unzip();
+    // The DLA, or the default route.
+    let dla = if plan.dla {
+        let mut a = Arena::<u32>::zeroed(1 << DLA_BITS)
+            .ok_or_else(|| no_memory(name, "DLA entries", 1 << DLA_BITS))?;
+        let d = a.slice_mut(0..1 << DLA_BITS);
+        let shift = A::BITS - DLA_BITS;
+        for (p, nh) in rib.iter().filter(|(p, _)| p.len() <= DLA_BITS) {
+            let (f, l) = (index_of(p.first(), shift), index_of(p.last(), shift));
+            d[f..=l].fill(nh.get());
+        }
+        Some(a)
+    } else {
+        None
+    };
+    let default =
+        Arena::<u32>::zeroed(1).ok_or_else(|| no_memory(name, "default route word", 1))?;
+    if !plan.dla {
+        let nh = rib.get(&Prefix::DEFAULT).map_or(0, NextHop::get);
+        // SAFETY: no reader can see the table yet.
+        unsafe { default.store_release(0, nh) };
+    }
+    let tops: Vec<Top> = writers
+        .iter()
+        .map(|w| Top(w.space.space.top().into()))
+        .chain(core::iter::once(Top(ranges_space.top().into())))
+        .collect();
+    let vector = r.hashing.double_hashing
+        && r.hashing.kind.vectorized()
+        && (r.hashing.reuses() || r.hashing.table_kind.vectorized());
+    let table = BloomTable {
+        name,
+        hashing: r.hashing,
+        levels,
+        ranges,
+        dla,
+        default,
+        avx2: if vector {
+            Avx2::unless(config.force_scalar)
+        } else {
+            None
+        },
+        threads: config.threads,
+        tops,
+        _family: PhantomData,
+    };
+    let writer = BloomWriter {
+        config: config.clone(),
+        levels: writers,
+        level_of: plan.level_of::<A>(),
+        ranges_space,
+        build_ms: ms_since(t0),
+        updates: 0,
+        keys_rewritten: 0,
+        rebuilds: 0,
+        update_seconds: 0.0,
+        room,
+        _family: PhantomData,
+    };
+    Ok((table, writer))
+}
+
+/// The DLA index of `a` (its first `DLA_BITS` bits).
+#[inline(always)]
+pub(crate) fn index_of<A: Address>(a: A, shift: u8) -> usize {
+    (a.to_u128() >> shift) as usize
+}
+
+fn no_memory(scheme: &str, what: &'static str, n: u64) -> BuildError {
+    BuildError::CapacityExceeded {
+        scheme: scheme.to_string(),
+        what,
+        max: 0,
+        requested: n,
+    }
+}
+
+/// Builds one level holding `keys` (sorted `(key, value)`), its filter sized for `n`.
+#[allow(clippy::too_many_arguments)]
+fn level<A: Address>(
+    name: &str,
+    r: &Resolved,
+    s: Spec,
+    gate: bool,
+    keys: &[(u64, u32)],
+    n: u64,
+    config: &BloomConfig,
+    room: usize,
+    estimate: u128,
+) -> Result<(Level, LevelWriter), BuildError> {
+    let (m, k) = filter::size(n, config.fpr);
+    check_capacity(name, "filter bits", filter::MAX_BITS, m)?;
+    debug_assert_eq!(k, r.hashing.k);
+    let filter = Filter::new(m, k).ok_or_else(|| no_memory(name, "filter bits", m))?;
+    let mut counters = Counters::new(m);
+    for &(key, _) in keys {
+        // SAFETY: no reader can see the filter yet; this is its one writer.
+        unsafe { counters.add(&filter, &r.hashing, key) };
+    }
+    let buckets = ((keys.len() as f64 / config.ht_load).ceil() as u64).clamp(1, u32::MAX as u64);
+    let fm = FastMod::new(buckets as u32);
+    let reuses = r.hashing.reuses();
+    let mut entries: Vec<(u32, u64, u32)> = keys
+        .iter()
+        .map(|&(key, v)| {
+            let t = if reuses {
+                r.hashing.filter_hash(key, 0)
+            } else {
+                r.hashing.table_hash(key)
+            };
+            (fm.reduce(t), key, v)
+        })
+        .collect();
+    entries.sort_unstable_by_key(|e| e.0);
+    let wide = key_bits::<A>() > 32;
+    let words = entries.len() * if wide { 4 } else { 3 } + 1;
+    let capacity = words.saturating_mul(3 + 2 * room) + (1 << 16);
+    let (table, space) = Table::build(buckets as u32, wide, &entries, capacity)
+        .ok_or_else(|| no_memory(name, "hash table words", words as u64))?;
+    Ok((
+        Level {
+            len: s.len,
+            lo: s.lo,
+            mask: key_mask::<A>(s.len),
+            gate,
+            filter,
+            table,
+        },
+        LevelWriter {
+            counters,
+            space,
+            estimate,
+            bound: r
+                .bound
+                .max(filter::predicted_fpr(keys.len() as u64, m, k) * r.bound / config.fpr),
+        },
+    ))
+}
+
+/// See [`Bloom::check_against`](super::Bloom::check_against).
+#[cfg(any(test, feature = "test-hooks"))]
+pub(crate) fn check_against<A: Address>(
+    t: &BloomTable<A>,
+    w: &BloomWriter<A>,
+    rib: &Rib<A>,
+) -> Result<(), String> {
+    for (i, (l, lw)) in t.levels.iter().zip(&w.levels).enumerate() {
+        let want = if l.gate {
+            let ranges = t.ranges.as_ref().ok_or("a gate without ranges")?;
+            let mut got: Vec<(u64, Vec<(u64, u32)>)> = l
+                .table
+                .entries()
+                .into_iter()
+                .map(|(k, pos)| (k, gate::read_block(ranges, pos)))
+                .collect();
+            got.sort();
+            let want: Vec<(u64, Vec<(u64, u32)>)> = gate::blocks(rib);
+            if got != want {
+                return Err(format!("gate: {} /64s, want {}", got.len(), want.len()));
+            }
+            want.iter().map(|&(k, _)| (k, 0)).collect::<Vec<_>>()
+        } else {
+            let want = cpe::expand(cpe::band_routes(rib, l.lo, l.len), l.len);
+            let mut got = l.table.entries();
+            got.sort_unstable();
+            if got != want {
+                let diff = want
+                    .iter()
+                    .find(|e| got.binary_search(e).is_err())
+                    .map(|e| format!("missing {e:x?}"))
+                    .or_else(|| {
+                        got.iter()
+                            .find(|e| want.binary_search(e).is_err())
+                            .map(|e| format!("extra {e:x?}"))
+                    });
+                return Err(format!(
+                    "level {i} (/{}): {} keys, want {}: {}",
+                    l.len,
+                    got.len(),
+                    want.len(),
+                    diff.unwrap_or_default()
+                ));
+            }
+            want
+        };
+        if lw.space.keys != want.len() as u64 {
+            return Err(format!(
+                "level {i}: the writer counts {} keys, want {}",
+                lw.space.keys,
+                want.len()
+            ));
+        }
+        for &(key, _) in &want {
+            let mut pos = [0u32; super::hash::MAX_FUNCTIONS];
+            t.hashing.positions(key, &mut pos);
+            if !pos[..l.filter.k() as usize]
+                .iter()
+                .all(|&h| l.filter.test(h))
+            {
+                return Err(format!("level {i}: key {key:x} not in its filter"));
+            }
+        }
+    }
+    if let Some(dla) = &t.dla {
+        let mut want = Vec::new();
+        cpe::paint(rib, &Prefix::DEFAULT, 0, DLA_BITS, &mut want);
+        for (i, &w) in want.iter().enumerate() {
+            // SAFETY: committed at build.
+            let got = unsafe { dla.load_acquire(i) };
+            if got != w {
+                return Err(format!("DLA[{i:#x}] = {got}, want {w}"));
+            }
+        }
+    } else {
+        let want = rib.get(&Prefix::DEFAULT).map_or(0, NextHop::get);
+        // SAFETY: committed at build.
+        let got = unsafe { t.default.load_acquire(0) };
+        if got != want {
+            return Err(format!("default route {got}, want {want}"));
+        }
+    }
+    Ok(())
+}

@@ -1,0 +1,365 @@
+//! [`BloomConfig`]: the variant and every parameter the paper varies.
+
+use core::fmt;
+use core::str::FromStr;
+
+use super::hash::{HashKind, Hashing};
+use crate::fib::BuildError;
+use crate::prefix::{Address, Family};
+
+/// The paper's variants (the registry's presets).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Variant {
+    /// §3.1: a filter per length, symmetric, MurmurHash3.
+    Naive,
+    /// §3.2: asymmetric counting filters, IPv4 CPE (DLA + G1 + G2), C `rand()`.
+    Baseline,
+    /// §4: Baseline with the hash optimizations, AVX2 hashing and (IPv6) DPCPE.
+    Bloomfwd,
+}
+
+impl Variant {
+    /// The registry name.
+    pub fn name(self) -> &'static str {
+        match self {
+            Variant::Naive => "bloom-naive",
+            Variant::Baseline => "bloom-base",
+            Variant::Bloomfwd => "bloomfwd",
+        }
+    }
+}
+
+/// Which prefix lengths get a level.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub enum Levels {
+    /// One level per length 1…32 (IPv4) or 1…64 (IPv6), empty ones included (Naïve).
+    Every,
+    /// One level per length present in the table (IPv6 Baseline, "one per present length").
+    Present,
+    /// IPv4 CPE (§3.2): a DLA for lengths ≤ 20 and the default route, G1 = /21–/24
+    /// expanded to /24, G2 = /25–/32 expanded to /32.
+    Ipv4Cpe,
+    /// DPCPE (§4.2): `n` levels, 32 (IPv4) or 64 (IPv6) among them, chosen greedily as the
+    /// paper describes, or exactly (`optimal`).
+    Dpcpe {
+        /// Levels.
+        n: usize,
+        /// The exact minimum (dynamic programming) instead of the paper's greedy choice.
+        optimal: bool,
+    },
+    /// These lengths, ascending, the last 32 (IPv4) or 64 (IPv6); each holds the lengths
+    /// down to the previous one.
+    Explicit(Vec<u8>),
+}
+
+impl fmt::Display for Levels {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Levels::Every => f.write_str("every"),
+            Levels::Present => f.write_str("present"),
+            Levels::Ipv4Cpe => f.write_str("cpe"),
+            Levels::Dpcpe { n, optimal } => {
+                write!(f, "{n}{}", if *optimal { " (optimal)" } else { "" })
+            }
+            Levels::Explicit(v) => {
+                let s: Vec<String> = v.iter().map(|l| l.to_string()).collect();
+                f.write_str(&s.join(":"))
+            }
+        }
+    }
+}
+
+impl FromStr for Levels {
+    type Err = String;
+    /// `every`, `present`, `cpe`, a DPCPE level count `N`, or lengths `a:b:…`.
+    fn from_str(s: &str) -> Result<Self, String> {
+        match s {
+            "every" => Ok(Levels::Every),
+            "present" => Ok(Levels::Present),
+            "cpe" => Ok(Levels::Ipv4Cpe),
+            _ if s.contains(':') => s
+                .split(':')
+                .map(|x| {
+                    x.parse::<u8>()
+                        .map_err(|_| format!("{x:?} is not a length"))
+                })
+                .collect::<Result<Vec<u8>, String>>()
+                .map(Levels::Explicit),
+            _ => s
+                .parse::<usize>()
+                .map(|n| Levels::Dpcpe { n, optimal: false })
+                .map_err(|_| {
+                    format!("{s:?} is not every, present, cpe, a level count or a:b:… lengths")
+                }),
+        }
+    }
+}
+
+/// Build options for [`Bloom`](super::Bloom).
+///
+/// ```
+/// use lpmkit::schemes::bloom::{BloomConfig, HashKind, Levels};
+/// let cfg = BloomConfig::bloomfwd().fpr(0.1).hash(HashKind::Murmur32).levels(Levels::Dpcpe { n: 4, optimal: false });
+/// assert_eq!(cfg.fpr, 0.1);
+/// assert_eq!(BloomConfig::baseline().name(), "bloom-base");
+/// ```
+#[derive(Clone, Debug, PartialEq)]
+pub struct BloomConfig {
+    /// The variant: names the structure and supplies the defaults of the `None` fields.
+    pub variant: Variant,
+    /// Target false-positive rate of every filter (0 < f < 1; the paper's best: 0.3).
+    pub fpr: f64,
+    /// Rebuild when an update would push a filter's false-positive rate past this
+    /// (default: `min(1.2·fpr, (1 + fpr)/2)`).
+    pub fpr_bound: Option<f64>,
+    /// The filters' hash (default: Naïve MurmurHash3, 32- or 64-bit; Baseline C `rand()`;
+    /// Bloomfwd H2 for IPv4, MurmurHash3-64 for IPv6, as §6.2 chooses).
+    pub hash: Option<HashKind>,
+    /// The tables' hash (default: the filters').
+    pub table_hash: Option<HashKind>,
+    /// Kirsch–Mitzenmacher double hashing (default: Bloomfwd only).
+    pub double_hashing: Option<bool>,
+    /// Reuse the filter's first hash as the table index when the kinds agree (default:
+    /// Bloomfwd only).
+    pub reuse_hash: Option<bool>,
+    /// Give every filter the size of the largest (default: Naïve only).
+    pub symmetric: Option<bool>,
+    /// Which lengths get a level (default: Naïve every length; Baseline IPv4 CPE / IPv6
+    /// present lengths; Bloomfwd IPv4 CPE / IPv6 DPCPE with 5 levels).
+    pub levels: Option<Levels>,
+    /// Table keys per bucket at build time (> 0).
+    pub ht_load: f64,
+    /// Most expanded keys a build may make (CPE/DPCPE); more is a `CapacityExceeded`.
+    pub max_expanded: u64,
+    /// Most expanded keys one update of one prefix may rewrite before it rebuilds instead.
+    pub max_patch_keys: u64,
+    /// Threads of large `lookup_batch` calls (≥ 1; see [`Bloom::lookup_bulk`](super::Bloom::lookup_bulk)).
+    pub threads: usize,
+    /// Hash on the scalar path even if the CPU has AVX2.
+    pub force_scalar: bool,
+}
+
+impl Default for BloomConfig {
+    fn default() -> Self {
+        Self::bloomfwd()
+    }
+}
+
+impl BloomConfig {
+    /// A variant with its defaults.
+    pub fn of(variant: Variant) -> Self {
+        BloomConfig {
+            variant,
+            fpr: 0.3,
+            fpr_bound: None,
+            hash: None,
+            table_hash: None,
+            double_hashing: None,
+            reuse_hash: None,
+            symmetric: None,
+            levels: None,
+            ht_load: 1.0,
+            max_expanded: 1 << 26,
+            max_patch_keys: 1 << 16,
+            threads: 1,
+            force_scalar: false,
+        }
+    }
+
+    /// `bloom-naive` (§3.1).
+    pub fn naive() -> Self {
+        Self::of(Variant::Naive)
+    }
+
+    /// `bloom-base` (§3.2).
+    pub fn baseline() -> Self {
+        Self::of(Variant::Baseline)
+    }
+
+    /// `bloomfwd` (§4).
+    pub fn bloomfwd() -> Self {
+        Self::of(Variant::Bloomfwd)
+    }
+
+    /// The registry name of the variant.
+    pub fn name(&self) -> &'static str {
+        self.variant.name()
+    }
+
+    /// Sets [`fpr`](Self::fpr).
+    pub fn fpr(mut self, fpr: f64) -> Self {
+        self.fpr = fpr;
+        self
+    }
+
+    /// Sets [`hash`](Self::hash).
+    pub fn hash(mut self, kind: HashKind) -> Self {
+        self.hash = Some(kind);
+        self
+    }
+
+    /// Sets [`table_hash`](Self::table_hash).
+    pub fn table_hash(mut self, kind: HashKind) -> Self {
+        self.table_hash = Some(kind);
+        self
+    }
+
+    /// Sets [`levels`](Self::levels).
+    pub fn levels(mut self, levels: Levels) -> Self {
+        self.levels = Some(levels);
+        self
+    }
+
+    /// Sets [`force_scalar`](Self::force_scalar).
+    pub fn force_scalar(mut self, force: bool) -> Self {
+        self.force_scalar = force;
+        self
+    }
+
+    fn invalid(&self, reason: String) -> BuildError {
+        BuildError::InvalidConfig {
+            scheme: self.name().to_string(),
+            reason,
+        }
+    }
+
+    /// The configuration for family `A` with every default filled in, checked.
+    pub(crate) fn resolve<A: Address>(&self) -> Result<Resolved, BuildError> {
+        let fwd = self.variant == Variant::Bloomfwd;
+        let v6 = A::FAMILY == Family::V6;
+        if !(self.fpr > 0.0 && self.fpr < 1.0) {
+            return Err(self.invalid(format!("fpr = {} is outside (0, 1)", self.fpr)));
+        }
+        let bound = self
+            .fpr_bound
+            .unwrap_or((1.2 * self.fpr).min(self.fpr + (1.0 - self.fpr) / 2.0));
+        if !(bound >= self.fpr && bound < 1.0) {
+            return Err(self.invalid(format!(
+                "fpr_bound = {bound} is outside [fpr, 1) (fpr = {})",
+                self.fpr
+            )));
+        }
+        let default_hash = match (self.variant, v6) {
+            (Variant::Naive, false) => HashKind::Murmur32,
+            (Variant::Baseline, _) => HashKind::CRand,
+            (Variant::Bloomfwd, false) => HashKind::H2,
+            (_, true) => HashKind::Murmur64,
+        };
+        let kind = self.hash.unwrap_or(default_hash);
+        let table_kind = self.table_hash.unwrap_or(kind);
+        for k in [kind, table_kind] {
+            if v6 && !k.takes_64_bit_keys() {
+                return Err(self.invalid(format!(
+                    "{k} hashes 32-bit keys; IPv6 keys are 64-bit (murmur64, knuth or crand)"
+                )));
+            }
+        }
+        let levels = self.levels.clone().unwrap_or(match (self.variant, v6) {
+            (Variant::Naive, _) => Levels::Every,
+            (Variant::Baseline, true) => Levels::Present,
+            (Variant::Bloomfwd, true) => Levels::Dpcpe {
+                n: 5,
+                optimal: false,
+            },
+            (_, false) => Levels::Ipv4Cpe,
+        });
+        let kb = super::cpe::key_bits::<A>();
+        match &levels {
+            Levels::Ipv4Cpe if v6 => {
+                return Err(self.invalid("levels = cpe is IPv4's (DLA + /24 + /32)".into()))
+            }
+            Levels::Dpcpe { n, .. } if !(1..=kb as usize).contains(n) => {
+                return Err(self.invalid(format!("levels = {n} is outside 1..={kb}")))
+            }
+            Levels::Explicit(v)
+                if v.is_empty()
+                    || v.last() != Some(&kb)
+                    || v.windows(2).any(|w| w[0] >= w[1])
+                    || v[0] == 0 =>
+            {
+                return Err(self.invalid(format!(
+                    "levels = {} must be ascending lengths 1..={kb} ending with {kb}",
+                    levels
+                )))
+            }
+            _ => {}
+        }
+        if !(self.ht_load > 0.0 && self.ht_load.is_finite()) {
+            return Err(self.invalid(format!("ht_load = {} is not positive", self.ht_load)));
+        }
+        if self.threads == 0 {
+            return Err(self.invalid("threads = 0".into()));
+        }
+        let k = super::filter::size(1, self.fpr).1;
+        Ok(Resolved {
+            hashing: Hashing {
+                kind,
+                table_kind,
+                double_hashing: self.double_hashing.unwrap_or(fwd),
+                reuse: self.reuse_hash.unwrap_or(fwd),
+                k,
+            },
+            symmetric: self.symmetric.unwrap_or(self.variant == Variant::Naive),
+            levels,
+            bound,
+        })
+    }
+}
+
+/// A [`BloomConfig`] resolved for one family.
+#[derive(Clone, Debug)]
+pub(crate) struct Resolved {
+    pub hashing: Hashing,
+    pub symmetric: bool,
+    pub levels: Levels,
+    pub bound: f64,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn defaults_per_variant_and_family() {
+        let r = BloomConfig::bloomfwd().resolve::<u32>().unwrap();
+        assert_eq!(r.hashing.kind, HashKind::H2);
+        assert!(r.hashing.double_hashing && r.hashing.reuse);
+        assert_eq!((r.hashing.k, r.levels), (2, Levels::Ipv4Cpe));
+        let r = BloomConfig::bloomfwd().resolve::<u128>().unwrap();
+        assert_eq!(r.hashing.kind, HashKind::Murmur64);
+        assert_eq!(
+            r.levels,
+            Levels::Dpcpe {
+                n: 5,
+                optimal: false
+            }
+        );
+        let r = BloomConfig::naive().resolve::<u128>().unwrap();
+        assert_eq!((r.hashing.kind, r.symmetric), (HashKind::Murmur64, true));
+        let r = BloomConfig::baseline().resolve::<u32>().unwrap();
+        assert_eq!((r.hashing.kind, r.symmetric), (HashKind::CRand, false));
+        assert!(!r.hashing.double_hashing && !r.hashing.reuse);
+        assert!(BloomConfig::bloomfwd()
+            .hash(HashKind::H2)
+            .resolve::<u128>()
+            .is_err());
+        assert!(BloomConfig::bloomfwd().fpr(1.0).resolve::<u32>().is_err());
+        assert!(BloomConfig::baseline()
+            .levels(Levels::Ipv4Cpe)
+            .resolve::<u128>()
+            .is_err());
+        assert!(BloomConfig::baseline()
+            .levels(Levels::Explicit(vec![24, 20, 32]))
+            .resolve::<u32>()
+            .is_err());
+        assert_eq!("33:38:64".parse(), Ok(Levels::Explicit(vec![33, 38, 64])));
+        assert_eq!(
+            "5".parse(),
+            Ok(Levels::Dpcpe {
+                n: 5,
+                optimal: false
+            })
+        );
+        assert!("x".parse::<Levels>().is_err());
+    }
+}

@@ -1,0 +1,223 @@
+//! The batch lookup of tables with double hashing (Bloomfwd): the paper's *match vector*
+//! (§3.1), computed for a group of keys at once and resolved in a software pipeline.
+//!
+//! A batch is cut into groups of [`GROUP`] keys, each going through four stages; while
+//! one group is in a stage, the three before it are in the next ones, so each stage's
+//! cache misses have three groups' work to complete behind:
+//!
+//! * **A — hash and filter.** For each level (longest first) the group's level keys are
+//!   hashed together (8 at a time with AVX2) and each key's `k` filter bits tested
+//!   without branches (all bits loaded — gathered 8 keys at a time with AVX2 — and
+//!   and-ed), setting one bit of the key's match vector. Levels of equal length (the gate
+//!   and the /64 level) share their hashes. Every (key, level) whose filter matched is
+//!   listed — branch-free — with its table bucket, whose head is prefetched.
+//! * **B — heads.** The listed heads are read and the blocks they name prefetched.
+//! * **C — blocks.** Each listed block is scanned; a key's first hit in level order (the
+//!   longest matching prefix; for the gate, a range with a next hop) is its answer. The
+//!   DLA entries of the keys left without one are prefetched.
+//! * **D — bottom.** Those keys read their DLA entry or take the default route.
+
+use super::cpe::top_key;
+use super::dispatch::hash_keys;
+use super::filter::Filter;
+use super::BloomTable;
+use crate::prefix::Address;
+use crate::simd::Avx2;
+
+/// Keys per group.
+pub(crate) const GROUP: usize = 64;
+/// Groups in flight (the stages).
+const DEPTH: usize = 4;
+
+/// One group's state between the stages; `P` = `GROUP` × the most levels.
+struct Group<const P: usize> {
+    /// Index of the group's first key in the batch.
+    base: usize,
+    /// Keys in the group.
+    n: usize,
+    top: [u64; GROUP],
+    /// Listed probes: key, level, bucket (stage A) then block position (stage B).
+    np: usize,
+    pk: [u8; P],
+    pl: [u8; P],
+    hd: [u32; P],
+    /// Keys answered by a level.
+    done: u64,
+}
+
+impl<const P: usize> Group<P> {
+    fn new() -> Self {
+        Group {
+            base: 0,
+            n: 0,
+            top: [0; GROUP],
+            np: 0,
+            pk: [0; P],
+            pl: [0; P],
+            hd: [0; P],
+            done: 0,
+        }
+    }
+}
+
+/// Sets bit `level` of `mask[i]` for each of the first `n` keys whose filter bits are all
+/// set (AVX2 if `avx2` is given).
+#[inline]
+fn filter_mask(
+    avx2: Option<Avx2>,
+    f: &Filter,
+    h1: &[u32],
+    h2: &[u32],
+    n: usize,
+    mask: &mut [u16],
+    level: usize,
+) {
+    #[cfg(target_arch = "x86_64")]
+    if let Some(token) = avx2 {
+        super::avx2::filter_mask(token, f, h1, h2, n, mask, level);
+        return;
+    }
+    let _ = avx2;
+    for i in 0..n {
+        mask[i] |= (f.contains_km_all(h1[i], h2[i]) as u16) << level;
+    }
+}
+
+impl<A: Address> BloomTable<A> {
+    /// [`BloomTable::batch`] for double hashing, with room for `P / GROUP` levels.
+    pub(crate) fn batch_km<const P: usize>(
+        &self,
+        addrs: &[A],
+        out: &mut [u32],
+        avx2: Option<Avx2>,
+    ) {
+        debug_assert!(self.levels.len() * GROUP <= P && self.levels.len() <= 16);
+        let groups = addrs.len().div_ceil(GROUP);
+        let mut ring: [Group<P>; DEPTH] = core::array::from_fn(|_| Group::new());
+        for c in 0..groups + DEPTH - 1 {
+            if c < groups {
+                let g = &mut ring[c % DEPTH];
+                let base = c * GROUP;
+                let end = (base + GROUP).min(addrs.len());
+                self.stage_a(g, base, &addrs[base..end], avx2);
+            }
+            if c >= 1 && c - 1 < groups {
+                self.stage_b(&mut ring[(c - 1) % DEPTH]);
+            }
+            if c >= 2 && c - 2 < groups {
+                self.stage_c(&mut ring[(c - 2) % DEPTH], addrs, out);
+            }
+            if c >= 3 && c - 3 < groups {
+                self.stage_d(&ring[(c - 3) % DEPTH], out);
+            }
+        }
+    }
+
+    /// Stage A: match vectors, the probe list, heads prefetched.
+    #[inline(always)]
+    fn stage_a<const P: usize>(
+        &self,
+        g: &mut Group<P>,
+        base: usize,
+        addrs: &[A],
+        avx2: Option<Avx2>,
+    ) {
+        let n = addrs.len();
+        let levels = &self.levels[..];
+        let hs = &self.hashing;
+        g.base = base;
+        g.n = n;
+        g.done = 0;
+        for (t, &a) in g.top.iter_mut().zip(addrs) {
+            *t = top_key(a);
+        }
+        let mut keys = [0u64; GROUP];
+        let (mut h1, mut h2) = ([0u32; GROUP], [0u32; GROUP]);
+        let mut th = [[0u32; GROUP]; 16];
+        let mut src = [0usize; 16];
+        let mut mask = [0u16; GROUP];
+        for (li, level) in levels.iter().enumerate() {
+            if li > 0 && levels[li - 1].len == level.len {
+                src[li] = src[li - 1];
+            } else {
+                for (k, &t) in keys[..n].iter_mut().zip(&g.top[..n]) {
+                    *k = t & level.mask;
+                }
+                hash_keys(
+                    avx2,
+                    hs,
+                    &keys[..n],
+                    &mut h1[..n],
+                    &mut h2[..n],
+                    &mut th[li][..n],
+                );
+                src[li] = li;
+            }
+            filter_mask(avx2, &level.filter, &h1, &h2, n, &mut mask, li);
+        }
+        let mut np = 0usize;
+        for (i, &m) in mask[..n].iter().enumerate() {
+            for l in 0..levels.len() {
+                g.pk[np] = i as u8;
+                g.pl[np] = l as u8;
+                np += (m >> l & 1) as usize;
+            }
+        }
+        g.np = np;
+        for p in 0..np {
+            let l = g.pl[p] as usize;
+            let t = &levels[l].table;
+            let b = t.bucket(th[src[l]][g.pk[p] as usize]);
+            t.prefetch_head(b);
+            g.hd[p] = b as u32;
+        }
+    }
+
+    /// Stage B: heads read, blocks prefetched.
+    #[inline(always)]
+    fn stage_b<const P: usize>(&self, g: &mut Group<P>) {
+        for p in 0..g.np {
+            let t = &self.levels[g.pl[p] as usize].table;
+            let h = t.head(g.hd[p] as usize);
+            t.prefetch_block(h);
+            g.hd[p] = h;
+        }
+    }
+
+    /// Stage C: blocks scanned; the bottom of the keys left prefetched.
+    #[inline(always)]
+    fn stage_c<const P: usize>(&self, g: &mut Group<P>, addrs: &[A], out: &mut [u32]) {
+        for p in 0..g.np {
+            let i = g.pk[p] as usize;
+            let h = g.hd[p];
+            if h == 0 || g.done >> i & 1 != 0 {
+                continue;
+            }
+            let level = &self.levels[g.pl[p] as usize];
+            if let Some(v) = level.table.scan(h, g.top[i] & level.mask) {
+                let nh = self.resolve(level, v, addrs[g.base + i]);
+                if nh != 0 {
+                    out[g.base + i] = nh;
+                    g.done |= 1 << i;
+                }
+            }
+        }
+        if self.dla.is_some() {
+            for i in 0..g.n {
+                if g.done >> i & 1 == 0 {
+                    self.prefetch_bottom(g.top[i]);
+                }
+            }
+        }
+    }
+
+    /// Stage D: the bottom.
+    #[inline(always)]
+    fn stage_d<const P: usize>(&self, g: &Group<P>, out: &mut [u32]) {
+        for i in 0..g.n {
+            if g.done >> i & 1 == 0 {
+                out[g.base + i] = self.bottom(g.top[i]);
+            }
+        }
+    }
+}
