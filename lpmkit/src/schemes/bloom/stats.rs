@@ -34,7 +34,7 @@ pub struct LevelStats {
     pub fill: f64,
     /// `(1 − e^(−kn/m))^k` for the keys held.
     pub fpr_predicted: f64,
-    /// Share of [`FPR_SAMPLE`] random keys not in the level that its filter lets through.
+    /// Share of `FPR_SAMPLE` random keys not in the level that its filter lets through.
     pub fpr_measured: f64,
     /// Table buckets.
     pub buckets: u64,
