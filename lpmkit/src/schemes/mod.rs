@@ -12,6 +12,8 @@ pub mod lulea;
 pub mod miht;
 pub mod poptrie;
 pub mod sail;
+#[cfg(test)]
+mod small_table_tests;
 pub mod spider;
 
 pub use common::Width;

@@ -87,7 +87,7 @@ pub use update::RetiredNode;
 ///
 /// ```
 /// use lpmkit::schemes::miht::MihtConfig;
-/// assert_eq!(MihtConfig::for_family(lpmkit::Family::V6).k, 32);
+/// assert_eq!(MihtConfig::for_family(lpmkit::Family::V6).k, Some(32));
 /// ```
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct MihtConfig {
