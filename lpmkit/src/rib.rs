@@ -298,6 +298,93 @@ impl<A: Address> Rib<A> {
         self.covering(prefix).pop()
     }
 
+    /// The next hop of the longest route covering `prefix` (possibly `prefix` itself):
+    /// [`covering_route`](Self::covering_route) without the list.
+    pub(crate) fn covering_next_hop(&self, prefix: &Prefix<A>) -> Option<NextHop> {
+        let mut best = None;
+        let mut cur = self.root;
+        while cur != NIL {
+            let n = &self.nodes[cur as usize];
+            if !n.prefix.covers(prefix) {
+                break;
+            }
+            if n.nh.is_some() {
+                best = n.nh;
+            }
+            if n.prefix.len() == prefix.len() {
+                break;
+            }
+            cur = n.child[prefix.addr().bit(n.prefix.len()) as usize];
+        }
+        best
+    }
+
+    /// The root of the subtree of nodes inside `prefix`, or `NIL`.
+    fn subtree(&self, prefix: &Prefix<A>) -> u32 {
+        let mut cur = self.root;
+        while cur != NIL {
+            let n = &self.nodes[cur as usize];
+            if prefix.covers(&n.prefix) {
+                return cur;
+            }
+            if !n.prefix.covers(prefix) {
+                return NIL;
+            }
+            cur = n.child[prefix.addr().bit(n.prefix.len()) as usize];
+        }
+        NIL
+    }
+
+    /// True if a route strictly longer than `prefix` lies inside it.
+    pub(crate) fn has_longer(&self, prefix: &Prefix<A>) -> bool {
+        let r = self.subtree(prefix);
+        if r == NIL {
+            return false;
+        }
+        // Every node heads at least one route (a node without a next hop joins two
+        // subtrees), so any node other than `prefix`'s own means a longer route.
+        let n = &self.nodes[r as usize];
+        n.prefix.len() > prefix.len() || n.child != [NIL, NIL]
+    }
+
+    /// Walks the routes inside `window` (itself included) down to length `depth`, in
+    /// (address, length) order — covering routes first — calling `route` for each, and
+    /// `deeper` once for the root prefix of every subtree of routes longer than `depth`
+    /// (without walking it). The level traversal of bitmap schemes (OBMA) is built on it.
+    pub(crate) fn walk_window(
+        &self,
+        window: &Prefix<A>,
+        depth: u8,
+        mut route: impl FnMut(Prefix<A>, NextHop),
+        mut deeper: impl FnMut(Prefix<A>),
+    ) {
+        let r = self.subtree(window);
+        if r == NIL {
+            return;
+        }
+        // Depth-first, left child last pushed: at most one pending right child per level.
+        let mut stack = [NIL; 130];
+        let mut top = 1;
+        stack[0] = r;
+        while top > 0 {
+            top -= 1;
+            let n = &self.nodes[stack[top] as usize];
+            if n.prefix.len() > depth {
+                deeper(n.prefix);
+                continue;
+            }
+            if let Some(nh) = n.nh {
+                route(n.prefix, nh);
+            }
+            for c in [n.child[1], n.child[0]] {
+                if c != NIL {
+                    stack[top] = c;
+                    top += 1;
+                }
+            }
+        }
+    }
+
     /// The routes inside `prefix` (including `prefix` itself), in order.
     pub fn covered(&self, prefix: &Prefix<A>) -> Iter<'_, A> {
         let mut cur = self.root;

@@ -19,6 +19,7 @@ use lpmkit::schemes::bloom::{Bloom, BloomConfig};
 use lpmkit::schemes::dxr::{Dxr, DxrConfig};
 use lpmkit::schemes::lulea::{Lulea, LuleaConfig};
 use lpmkit::schemes::miht::{Miht, MihtConfig};
+use lpmkit::schemes::obma::{Obma, ObmaConfig};
 use lpmkit::schemes::poptrie::{Poptrie, PoptrieConfig};
 use lpmkit::schemes::sail::{SailBitmap, SailBitmapConfig, SailL, SailLConfig};
 use lpmkit::sync::{
@@ -308,6 +309,9 @@ fn ipv4_2014_linx_trace() {
     incremental_scheme(&t, &changes[..5_000], "sail-b", 50, 0);
     twin_scheme(&t, &changes, "bloomfwd", 50);
     incremental_scheme(&t, &changes, "miht", 50, 0);
+    incremental_scheme(&t, &changes, "obma-b", 50, 0);
+    incremental_scheme(&t, &changes, "obma-l", 50, 0);
+    incremental_scheme(&t, &changes, "obma-s", 50, 0);
 }
 
 #[test]
@@ -325,6 +329,9 @@ fn ipv4_2024_ris_trace() {
     incremental_scheme(&t, &changes, "sail-l", 50, 0);
     twin_scheme(&t, &changes, "bloomfwd", 50);
     incremental_scheme(&t, &changes, "miht", 50, 0);
+    incremental_scheme(&t, &changes, "obma-b", 50, 0);
+    incremental_scheme(&t, &changes, "obma-l", 50, 0);
+    incremental_scheme(&t, &changes, "obma-s", 50, 0);
 }
 
 #[test]
@@ -341,6 +348,9 @@ fn ipv6_2024_ris_trace() {
     incremental_scheme(&t, &changes, "sail-m", 50, 0);
     twin_scheme(&t, &changes, "bloomfwd", 50);
     incremental_scheme(&t, &changes, "miht", 50, 0);
+    incremental_scheme(&t, &changes, "obma-b", 50, 0);
+    incremental_scheme(&t, &changes, "obma-l", 50, 0);
+    incremental_scheme(&t, &changes, "obma-s", 50, 0);
 }
 
 #[test]
@@ -370,6 +380,9 @@ fn never_a_third_answer_under_a_hot_prefix() {
     incremental_scheme(&t, &changes, "sail-l", 1, 2_000);
     twin_scheme(&t, &changes, "bloomfwd", 1);
     incremental_scheme(&t, &changes, "miht", 1, 2_000);
+    incremental_scheme(&t, &changes, "obma-b", 1, 2_000);
+    incremental_scheme(&t, &changes, "obma-l", 1, 2_000);
+    incremental_scheme(&t, &changes, "obma-s", 1, 2_000);
     rebuild_scheme(&t, &changes[..60], "spider8w", 1);
 }
 
@@ -479,6 +492,12 @@ impl<A: Address> StalledLookup<A> for lpmkit::schemes::miht::MihtTable<A> {
     }
 }
 
+impl<A: Address> StalledLookup<A> for lpmkit::schemes::obma::ObmaTable<A> {
+    fn stalled_lookup(&self, key: A, stall: impl FnOnce()) -> u32 {
+        lpmkit::schemes::obma::ObmaTable::stalled_lookup(self, key, stall)
+    }
+}
+
 impl<A: Address> StalledLookup<A> for lpmkit::schemes::bloom::BloomTable<A> {
     fn stalled_lookup(&self, key: A, stall: impl FnOnce()) -> u32 {
         lpmkit::schemes::bloom::BloomTable::stalled_lookup(self, key, stall)
@@ -535,6 +554,12 @@ fn a_stalled_reader_neither_sees_freed_memory_nor_stops_the_writer() {
     stalled_reader("bloomfwd", t.rib.clone(), bloom, key, &churn(hot, &changes));
     let miht = Miht::build(&t.rib, &MihtConfig::default()).unwrap();
     stalled_reader("miht", t.rib.clone(), miht, key, &churn(hot, &changes));
+    let obma = Obma::build(&t.rib, &ObmaConfig::b()).unwrap();
+    stalled_reader("obma-b", t.rib.clone(), obma, key, &churn(hot, &changes));
+    let obma = Obma::build(&t.rib, &ObmaConfig::l()).unwrap();
+    stalled_reader("obma-l", t.rib.clone(), obma, key, &churn(hot, &changes));
+    let obma = Obma::build(&t.rib, &ObmaConfig::s()).unwrap();
+    stalled_reader("obma-s", t.rib.clone(), obma, key, &churn(hot, &changes));
 
     let Some((t6, changes6)) = load::<u128>(
         "ipv6-ris-rrc01-linx-2017-01-12-fib.txt.xz",
@@ -553,6 +578,8 @@ fn a_stalled_reader_neither_sees_freed_memory_nor_stops_the_writer() {
     stalled_reader("bloomfwd v6", t6.rib.clone(), bloom, key, &work);
     let miht = Miht::build(&t6.rib, &MihtConfig::default()).unwrap();
     stalled_reader("miht v6", t6.rib.clone(), miht, key, &work);
+    let obma = Obma::build(&t6.rib, &ObmaConfig::b()).unwrap();
+    stalled_reader("obma-b v6", t6.rib.clone(), obma, key, &work);
 }
 
 #[test]

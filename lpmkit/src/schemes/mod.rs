@@ -10,6 +10,7 @@ pub mod dpdk;
 pub mod dxr;
 pub mod lulea;
 pub mod miht;
+pub mod obma;
 pub mod poptrie;
 pub mod sail;
 #[cfg(test)]

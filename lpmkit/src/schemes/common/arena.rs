@@ -187,15 +187,62 @@ impl<T: Zeroable> Arena<T> {
     }
 }
 
-impl Arena<u32> {
+/// Element types that serve as switch words: loaded and stored atomically in place.
+///
+/// # Safety
+/// `load_acquire` / `store_release` must be one atomic access of the whole value.
+pub(crate) unsafe trait AtomicWord: Zeroable {
+    /// An atomic load with `Acquire` ordering of `*p`.
+    ///
+    /// # Safety
+    /// `p` must be valid, aligned and only ever accessed atomically while shared.
+    unsafe fn load_acquire(p: *const Self) -> Self;
+    /// An atomic store with `Release` ordering to `*p`.
+    ///
+    /// # Safety
+    /// As [`load_acquire`](Self::load_acquire).
+    unsafe fn store_release(p: *const Self, v: Self);
+}
+
+// SAFETY: one `AtomicU16` access.
+unsafe impl AtomicWord for u16 {
+    #[inline(always)]
+    unsafe fn load_acquire(p: *const Self) -> Self {
+        // SAFETY: the caller's contract; `AtomicU16` has `u16`'s size and alignment.
+        unsafe { core::sync::atomic::AtomicU16::from_ptr(p as *mut u16) }.load(Ordering::Acquire)
+    }
+    #[inline(always)]
+    unsafe fn store_release(p: *const Self, v: Self) {
+        // SAFETY: as above.
+        unsafe { core::sync::atomic::AtomicU16::from_ptr(p as *mut u16) }
+            .store(v, Ordering::Release)
+    }
+}
+
+// SAFETY: one `AtomicU32` access.
+unsafe impl AtomicWord for u32 {
+    #[inline(always)]
+    unsafe fn load_acquire(p: *const Self) -> Self {
+        // SAFETY: the caller's contract; `AtomicU32` has `u32`'s size and alignment.
+        unsafe { AtomicU32::from_ptr(p as *mut u32) }.load(Ordering::Acquire)
+    }
+    #[inline(always)]
+    unsafe fn store_release(p: *const Self, v: Self) {
+        // SAFETY: as above.
+        unsafe { AtomicU32::from_ptr(p as *mut u32) }.store(v, Ordering::Release)
+    }
+}
+
+impl<T: AtomicWord> Arena<T> {
     /// Switch word `i`, read by a reader (pairs with [`store_release`](Self::store_release)).
     ///
     /// # Safety
     /// `i` must be committed.
     #[inline(always)]
-    pub(crate) unsafe fn load_acquire(&self, i: usize) -> u32 {
-        // SAFETY: forwarded.
-        unsafe { self.atomic_u32(i, 0) }.load(Ordering::Acquire)
+    pub(crate) unsafe fn load_acquire(&self, i: usize) -> T {
+        debug_assert!(i < self.committed());
+        // SAFETY: `i` is committed (caller), so the element is valid and aligned.
+        unsafe { T::load_acquire(self.as_ptr().add(i)) }
     }
 
     /// Publishes switch word `i`: one atomic store, ordered after every write of the
@@ -204,9 +251,10 @@ impl Arena<u32> {
     /// # Safety
     /// Only the writer may call it; `i` must be committed.
     #[inline(always)]
-    pub(crate) unsafe fn store_release(&self, i: usize, v: u32) {
-        // SAFETY: forwarded.
-        unsafe { self.atomic_u32(i, 0) }.store(v, Ordering::Release)
+    pub(crate) unsafe fn store_release(&self, i: usize, v: T) {
+        debug_assert!(i < self.committed());
+        // SAFETY: as `load_acquire`; the one-writer rule is the caller's.
+        unsafe { T::store_release(self.as_ptr().add(i), v) }
     }
 }
 

@@ -1,0 +1,388 @@
+//! What OBMA lookups read, and the lookups themselves (Algorithm 1).
+//!
+//! * `dpa`: the Direct Pointing Array, `2^dpa_bits` entries (switch words).
+//! * `dirs[j]`: the chunk list of layer `j` (the paper's *Chunk List*): chunk id → word
+//!   offset of the chunk structure in `chunks` (OBMA_L: of its one group in `groups`).
+//! * `chunks`: chunk structures, 32-bit words. OBMA_B: `[width << 24][group offset; 2^width]`;
+//!   OBMA_S: `[sparse << 31 | width << 24 | bis bits 0..24][bis bits 24..56][group offsets]`,
+//!   or a sparse chunk `[1 << 31 | k << 24][k sparse entries]`.
+//! * `groups`: groups — code words then lookup entries — in entry-sized words.
+//!
+//! An entry (DPA element, lookup entry, sparse entry value) below `lim` is a next hop
+//! (0: no route); `lim + id` points to chunk `id` of the next layer.
+
+use core::marker::PhantomData;
+use core::sync::atomic::{AtomicUsize, Ordering};
+
+use super::group::{code_words, entry_index};
+use crate::prefix::Address;
+use crate::schemes::common::{Arena, AtomicWord, Word};
+use crate::simd::prefetch;
+
+/// Most chunk layers of any geometry (IPv6: 16 + 14 × 8).
+pub(crate) const MAX_LAYERS: usize = 14;
+
+/// The variant, as the lookup sees it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Variant {
+    /// OBMA_B (§III): chunk structures with group lists.
+    B,
+    /// OBMA_L (§IV): one group per chunk, no chunk structure.
+    L,
+    /// OBMA_S (§V): BIS in the chunk structure, sparse chunks.
+    S,
+}
+
+/// The address partition: the DPA's bits, then the stride of every chunk layer.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Geometry {
+    /// Bits resolved by the Direct Pointing Array.
+    pub dpa_bits: u8,
+    /// Bits resolved by each chunk layer (3..=8 each).
+    pub strides: Vec<u8>,
+}
+
+impl Geometry {
+    /// The paper's [18-6-8] partition of IPv4 (Fig. 4).
+    pub fn ipv4() -> Self {
+        Geometry {
+            dpa_bits: 18,
+            strides: vec![6, 8],
+        }
+    }
+
+    /// lpmkit's IPv6 partition, [16-8-8-…-8]: a 2^16 DPA, then fourteen 8-bit layers
+    /// (the layer-3 chunk of the IPv4 layout, repeated).
+    pub fn ipv6() -> Self {
+        Geometry {
+            dpa_bits: 16,
+            strides: vec![8; 14],
+        }
+    }
+
+    /// The first bit of layer `j`.
+    pub(crate) fn top(&self, j: usize) -> u8 {
+        self.dpa_bits + self.strides[..j].iter().sum::<u8>()
+    }
+}
+
+/// Writer-updated figures, on a cache line of their own.
+#[repr(align(64))]
+#[derive(Debug, Default)]
+pub(crate) struct Fill {
+    /// Bytes of live structure.
+    pub(crate) bytes: AtomicUsize,
+}
+
+/// The arrays of one entry width.
+pub(crate) struct Layout<A, E: Word + AtomicWord> {
+    pub(crate) dpa: Arena<E>,
+    pub(crate) dirs: Vec<Arena<u32>>,
+    pub(crate) chunks: Arena<u32>,
+    pub(crate) groups: Arena<E>,
+    pub(crate) lim: u32,
+    pub(crate) variant: Variant,
+    pub(crate) dpa_bits: u8,
+    pub(crate) tops: [u8; MAX_LAYERS],
+    pub(crate) strides: [u8; MAX_LAYERS],
+    pub(crate) layers: usize,
+    pub(crate) fill: Fill,
+    pub(crate) _a: PhantomData<A>,
+}
+
+/// Keys per block of the batched lookup.
+const BLOCK: usize = 32;
+
+/// Words of a chunk structure's header.
+#[inline(always)]
+pub(crate) fn header_words(v: Variant) -> usize {
+    match v {
+        Variant::B => 1,
+        Variant::L => 0,
+        Variant::S => 2,
+    }
+}
+
+impl<A: Address, E: Word + AtomicWord> Layout<A, E> {
+    pub(crate) fn new(
+        geometry: &Geometry,
+        variant: Variant,
+        lim: u32,
+        ids: usize,
+        words: usize,
+    ) -> Option<Self> {
+        let mut tops = [0; MAX_LAYERS];
+        let mut strides = [0; MAX_LAYERS];
+        for j in 0..geometry.strides.len() {
+            tops[j] = geometry.top(j);
+            strides[j] = geometry.strides[j];
+        }
+        Some(Layout {
+            dpa: Arena::zeroed(1 << geometry.dpa_bits)?,
+            dirs: (0..geometry.strides.len())
+                .map(|_| Arena::new(ids))
+                .collect::<Option<_>>()?,
+            chunks: Arena::new(words)?,
+            groups: Arena::new(words)?,
+            lim,
+            variant,
+            dpa_bits: geometry.dpa_bits,
+            tops,
+            strides,
+            layers: geometry.strides.len(),
+            fill: Fill::default(),
+            _a: PhantomData,
+        })
+    }
+
+    /// Entry `i` of the group at `g` (`2^d` elements, BIS `bis`).
+    #[inline(always)]
+    fn group_entry(&self, g: usize, d: u32, idx: u32, bis: u32) -> u32 {
+        let i = (idx ^ bis) as usize;
+        // SAFETY: `g` is a published group (read through a switch word, or the writer's
+        // own), so its code words and entries are committed and complete.
+        unsafe {
+            let cw = self.groups.get(g + (i >> 3)).get();
+            self.groups
+                .get(g + code_words(1 << d) + entry_index(cw, i))
+                .get()
+        }
+    }
+
+    /// The sparse chunk at `c` (§V-D): the first of its entries, longest first, whose
+    /// prefix matches `seg`.
+    #[inline(never)]
+    fn sparse_entry(&self, c: usize, hdr: u32, s: u32, seg: u32) -> u32 {
+        let k = ((hdr >> 24) & 0x7f) as usize;
+        for t in 0..k {
+            // SAFETY: the chunk's `k` entries are committed and complete (published).
+            let (key, value) = unsafe { self.sparse_at(c, t) };
+            let len = key & 0xf;
+            if len == 0 || seg >> (s - len) == key >> 4 {
+                return value;
+            }
+        }
+        0
+    }
+
+    /// Sparse entry `t` of the chunk at `c`: (`prefix << 4 | len`, value).
+    ///
+    /// # Safety
+    /// The chunk at `c` must be a complete sparse chunk with more than `t` entries.
+    #[inline(always)]
+    pub(crate) unsafe fn sparse_at(&self, c: usize, t: usize) -> (u32, u32) {
+        unsafe {
+            if E::WIDTH.bits() == 16 {
+                let w = self.chunks.get(c + 1 + t);
+                (w >> 16, w & 0xffff)
+            } else {
+                (
+                    self.chunks.get(c + 1 + 2 * t),
+                    self.chunks.get(c + 2 + 2 * t),
+                )
+            }
+        }
+    }
+
+    /// The element `seg` of the chunk whose structure is at `c` in layer `j`.
+    #[inline(always)]
+    pub(crate) fn chunk_entry<const V: u8>(&self, j: usize, c: usize, seg: u32) -> u32 {
+        let s = self.strides[j] as u32;
+        // SAFETY: `c` was read from a published chunk-list entry: the structure is
+        // committed and complete, its group offsets are switch words.
+        unsafe {
+            match V {
+                VL => self.group_entry(c, s, seg, 0),
+                VB => {
+                    let w = (self.chunks.get(c) >> 24) & 0x7f;
+                    let d = s - w;
+                    let g = self.chunks.load_acquire(c + 1 + (seg >> d) as usize);
+                    self.group_entry(g as usize, d, seg & ((1 << d) - 1), 0)
+                }
+                _ => {
+                    let hdr = self.chunks.get(c);
+                    if hdr >> 31 != 0 {
+                        return self.sparse_entry(c, hdr, s, seg);
+                    }
+                    let w = (hdr >> 24) & 0x7f;
+                    let d = s - w;
+                    let gi = seg >> d;
+                    let bis = chunk_bis(hdr, self.chunks.get(c + 1), gi, d);
+                    let g = self.chunks.load_acquire(c + 2 + gi as usize);
+                    self.group_entry(g as usize, d, seg & ((1 << d) - 1), bis)
+                }
+            }
+        }
+    }
+
+    /// Algorithm 1 for one key.
+    #[inline(always)]
+    pub(crate) fn lookup_one<const V: u8>(&self, key: A) -> u32 {
+        // SAFETY: the DPA is committed whole; chunk ids read from published entries are
+        // committed in their chunk list.
+        unsafe {
+            let mut v = self
+                .dpa
+                .load_acquire(key.top_bits(self.dpa_bits as u32) as usize)
+                .get();
+            let mut j = 0;
+            while v >= self.lim {
+                let c = self.dirs[j].load_acquire((v - self.lim) as usize) as usize;
+                let seg = key.bits_at(self.tops[j], self.strides[j]);
+                v = self.chunk_entry::<V>(j, c, seg);
+                j += 1;
+            }
+            v
+        }
+    }
+
+    /// A lookup that runs `stall` after reading the DPA entry (for the stalled-reader
+    /// test).
+    #[cfg(any(test, feature = "test-hooks"))]
+    pub(crate) fn lookup_stalled<const V: u8>(&self, key: A, stall: impl FnOnce()) -> u32 {
+        // SAFETY: as `lookup_one`.
+        unsafe {
+            let mut v = self
+                .dpa
+                .load_acquire(key.top_bits(self.dpa_bits as u32) as usize)
+                .get();
+            stall();
+            let mut j = 0;
+            while v >= self.lim {
+                let c = self.dirs[j].load_acquire((v - self.lim) as usize) as usize;
+                let seg = key.bits_at(self.tops[j], self.strides[j]);
+                v = self.chunk_entry::<V>(j, c, seg);
+                j += 1;
+            }
+            v
+        }
+    }
+
+    /// Algorithm 1 over `BLOCK` keys in stages: every key's DPA entry, then, layer by
+    /// layer for the keys that go on (kept in a compacted list, so no stage branches on
+    /// a key's fate), the chunk-list entries (prefetching the chunk structures), the group
+    /// offsets (prefetching the code words), and the entries, so the misses of a stage
+    /// overlap.
+    #[inline(always)]
+    fn lookup_block<const V: u8>(&self, keys: &[A], out: &mut [u32]) {
+        let keys = &keys[..BLOCK];
+        let out = &mut out[..BLOCK];
+        let mut act = [0u8; BLOCK];
+        let mut g = [0usize; BLOCK];
+        let mut d = [0u32; BLOCK];
+        let mut idx = [0u32; BLOCK];
+        let lim = self.lim;
+        let mut n = 0;
+        for i in 0..BLOCK {
+            // SAFETY: the DPA is committed whole.
+            let v = unsafe {
+                self.dpa
+                    .load_acquire(keys[i].top_bits(self.dpa_bits as u32) as usize)
+            }
+            .get();
+            out[i] = v;
+            act[n] = i as u8;
+            n += (v >= lim) as usize;
+        }
+        for j in 0..self.layers {
+            if n == 0 {
+                return;
+            }
+            let dir = &self.dirs[j];
+            let (top, stride) = (self.tops[j], self.strides[j]);
+            let s = stride as u32;
+            for k in 0..n {
+                let i = act[k] as usize;
+                // SAFETY: a published chunk id is committed in its chunk list.
+                let c = unsafe { dir.load_acquire((out[i] - lim) as usize) } as usize;
+                g[k] = c;
+                idx[k] = keys[i].bits_at(top, stride);
+                if V == VL {
+                    prefetch(
+                        self.groups
+                            .as_ptr()
+                            .wrapping_add(c + (idx[k] >> 3) as usize),
+                    );
+                } else {
+                    prefetch(self.chunks.as_ptr().wrapping_add(c));
+                }
+            }
+            if V != VL {
+                for k in 0..n {
+                    let c = g[k];
+                    // SAFETY: as `chunk_entry`.
+                    unsafe {
+                        let hdr = self.chunks.get(c);
+                        if V == VS && hdr >> 31 != 0 {
+                            // A sparse chunk answers at once.
+                            idx[k] = self.sparse_entry(c, hdr, s, idx[k]);
+                            d[k] = u32::MAX;
+                            continue;
+                        }
+                        let w = (hdr >> 24) & 0x7f;
+                        let dd = s - w;
+                        let gi = idx[k] >> dd;
+                        let (bis, h) = if V == VS {
+                            (chunk_bis(hdr, self.chunks.get(c + 1), gi, dd), 2)
+                        } else {
+                            (0, 1)
+                        };
+                        g[k] = self.chunks.load_acquire(c + h + gi as usize) as usize;
+                        idx[k] = (idx[k] & ((1 << dd) - 1)) ^ bis;
+                        d[k] = dd;
+                        prefetch(
+                            self.groups
+                                .as_ptr()
+                                .wrapping_add(g[k] + (idx[k] >> 3) as usize),
+                        );
+                    }
+                }
+            }
+            let mut m = 0;
+            for k in 0..n {
+                let i = act[k] as usize;
+                let v = if V == VL {
+                    self.group_entry(g[k], s, idx[k], 0)
+                } else if V == VS && d[k] == u32::MAX {
+                    idx[k]
+                } else {
+                    self.group_entry(g[k], d[k], idx[k], 0)
+                };
+                out[i] = v;
+                act[m] = i as u8;
+                m += (v >= lim) as usize;
+            }
+            n = m;
+        }
+    }
+
+    /// `lookup_batch` for variant `V`.
+    pub(crate) fn lookup_batch<const V: u8>(&self, keys: &[A], out: &mut [u32]) {
+        let mut kc = keys.chunks_exact(BLOCK);
+        let mut oc = out.chunks_exact_mut(BLOCK);
+        for (k, o) in (&mut kc).zip(&mut oc) {
+            self.lookup_block::<V>(k, o);
+        }
+        for (o, &k) in oc.into_remainder().iter_mut().zip(kc.remainder()) {
+            *o = self.lookup_one::<V>(k);
+        }
+    }
+
+    /// Bytes of live structure.
+    pub(crate) fn bytes(&self) -> usize {
+        self.fill.bytes.load(Ordering::Relaxed)
+    }
+}
+
+/// Const tags of the variants, for monomorphised lookups.
+pub(crate) const VB: u8 = 0;
+pub(crate) const VL: u8 = 1;
+pub(crate) const VS: u8 = 2;
+
+/// The BIS of group `gi` (of `d` bits each) packed in an OBMA_S chunk header (§V-D: 56
+/// bits after the 1-bit type and the 7-bit group width).
+#[inline(always)]
+pub(crate) fn chunk_bis(hdr: u32, hdr2: u32, gi: u32, d: u32) -> u32 {
+    let all = (hdr & 0xff_ffff) as u64 | (hdr2 as u64) << 24;
+    ((all >> (gi * d)) & ((1 << d) - 1)) as u32
+}

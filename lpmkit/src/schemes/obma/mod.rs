@@ -1,0 +1,510 @@
+//! OBMA, the Overlay BitMap Algorithm family of C. Zhang, Y. Feng, H. Song, Y. Wan, W. Xu
+//! and B. Liu, "OBMA: Scalable Route Lookups with Fast and Zero-interrupt Updates"
+//! (`../shared/papers/obma-overlay-bitmap-updates.txt`): OBMA_B, OBMA_L and OBMA_S, for
+//! IPv4 and IPv6, with updates in place under concurrent readers.
+//!
+//! # Structure (§III)
+//!
+//! The prefix trie is the [`Rib`], kept unaltered (no leaf pushing). The address is
+//! partitioned [18-6-8] (Fig. 4): a **Direct Pointing Array** of 2^18 entries, then
+//! **layer-2 chunks** of 6 levels and **layer-3 chunks** of 8 levels. A chunk's
+//! Forwarding Port Array (its elements at its last level, each the longest match of the
+//! routes down to that level: *level traversal*, §III-A) is split into equal **groups**
+//! of `d` levels (`d ≥ 3`), each an **overlay bitmap** of 8-bit **clusters** with one code
+//! word per cluster (bitmap + cumulative counter), the **Index Table** of 1-counts, and
+//! the lookup entries (`group.rs`). An entry below `lim` is a next hop; `lim + id` points
+//! to chunk `id` of the next layer through that layer's **chunk list** (`layout.rs`).
+//! The lookup is Algorithm 1, one key at a time ([`Fib::lookup`]) or in blocks of 16 keys
+//! whose stages interleave with prefetching ([`Fib::lookup_batch`]).
+//!
+//! * **OBMA_B** (§III-B): a chunk structure holds the group index width and the group
+//!   list; **adaptive grouping** (§VI-B1, `f0 = 32`, `β = 4`, online addition and periodic
+//!   decay) picks each chunk's width from its update count, and the **24th-level
+//!   optimisation** (§VI-B2, Table II) changes one element of a group without a trie
+//!   traversal. Both switchable ([`Grouping`], [`ObmaConfig::level24`]) so Table IV's rows
+//!   can be reproduced: fixed groupings (0-3-3), (1-2-3), (2-1-3), (3-0-3) and
+//!   adaptive grouping⁻ (the chunk structure with one group).
+//! * **OBMA_L** (§IV): fixed [0-3-3] layer-2 and [0-5-3] layer-3 groups, the chunk
+//!   structure omitted: chunk lists hold the group offsets.
+//! * **OBMA_S** (§V): each group's FPA is permuted by a **Bit Inversion Sequence**
+//!   (greedy top-down Algorithm 2 by default, or the exhaustive optimum), the BISes of a
+//!   chunk packed in 56 bits of its header after the type bit and the 7-bit width (so
+//!   widths stay below 4); chunks with at most `K = 4` entries are **sparse chunks**
+//!   searched linearly, longest prefix first. OBMA_S⁻ is OBMA_S without sparse chunks.
+//!
+//! # Updates (§VI), stronger than the paper's
+//!
+//! [`ObmaWriter`] patches the one live table while readers look it up
+//! ([`crate::sync::InPlace`]): it rebuilds only the groups (OBMA_B), group (OBMA_L) or
+//! chunk (OBMA_S) a change touches beside the live ones and publishes each by one atomic
+//! store of a DPA element, a group offset or a chunk-list entry; what it unlinks is
+//! reclaimed only after every reader that could hold it has moved on. The paper's
+//! "pointer buffer" admits transient wrong answers (§VI-C); here every lookup returns, per
+//! key, the answer of the table before or after each change. `lpmkit info` reports Table
+//! III's figures (pointers changed, DPA elements modified and bytes of new structure per
+//! update). See `writer.rs`.
+//!
+//! # Deliberate differences
+//!
+//! * **Entries.** The paper's entries are a type bit and a 15-bit port or index, which
+//!   caps a layer at 32,768 chunks; the bart table needs 64,989 layer-2 chunks. Here an
+//!   entry below `lim` (a power of two above the largest next hop, at least 256, or the
+//!   largest next hop + 1 if the ids would not fit otherwise) is a next hop and `lim + id`
+//!   a chunk — the same information, with the split where the table needs it. A table
+//!   whose next hops or chunk ids do not fit 16-bit entries gets 32-bit ones (the shared
+//!   width rule; [`ObmaConfig::entry_width`] forces one, and a table that does not fit it
+//!   is a [`BuildError`]).
+//! * **Pointers** are 32-bit word offsets into two arenas (chunk structures, groups)
+//!   that never move under a reader; a chunk list entry is one 32-bit offset.
+//! * **Algorithm 2** is run with its benefit and cost counted exactly (the 1s the
+//!   permutation leaves, for each candidate bit from the top down): `O(n log n)` instead
+//!   of the paper's `O(n)` bookkeeping, same greedy choice rule.
+//! * **Fixed groupings of Table IV** name layer-2 widths; layer-3 chunks take the same
+//!   group index width (so (1-2-3) is (1-4-3) in layer 3).
+//! * **The 24th-level optimisation** applies at the last level of every chunk layer (/24
+//!   and /32 for IPv4; /24, /32, /40, … for IPv6).
+//! * **Periodic decay** runs every [`Grouping::Adaptive::decay_updates`] updates (the
+//!   paper: once a day); counters restart after each decay.
+//! * **IPv6** (the paper's closing remark) uses the same chunks with a [16-8-…-8]
+//!   partition: a 2^16 DPA and fourteen 8-bit layers ([`Geometry::ipv6`]).
+//!
+//! ```
+//! use lpmkit::{Fib, IncrementalFib, Change, Ipv4, NextHop, Rib};
+//! use lpmkit::schemes::obma::{Obma, ObmaConfig};
+//!
+//! let nh = |v| NextHop::new(v).unwrap();
+//! let mut rib = Rib::<Ipv4>::new();
+//! rib.insert("10.0.0.0/8".parse()?, nh(1));
+//! rib.insert("10.1.2.0/24".parse()?, nh(2));
+//! rib.insert("10.1.2.128/25".parse()?, nh(3));
+//! let mut fib = Obma::build(&rib, &ObmaConfig::b())?;
+//! assert_eq!(fib.lookup(0x0a01_0281), Some(nh(3)));
+//! assert_eq!(fib.lookup(0x0a01_0201), Some(nh(2)));
+//! assert_eq!(fib.lookup(0x0b00_0000), None);
+//!
+//! let change = Change::Withdraw("10.1.2.0/24".parse()?);
+//! change.apply_to(&mut rib);
+//! fib.apply(&rib, &[change])?;
+//! assert_eq!(fib.lookup(0x0a01_0201), Some(nh(1)));
+//! # Ok::<(), Box<dyn std::error::Error>>(())
+//! ```
+
+mod group;
+mod layout;
+mod stats;
+#[cfg(test)]
+mod tests;
+mod writer;
+
+use std::time::Instant;
+
+use crate::fib::{
+    apply_alone, max_next_hop, BuildError, Change, Fib, IncrementalFib, Stats, UpdateStats,
+};
+use crate::nexthop::NextHop;
+use crate::prefix::{Address, Prefix};
+use crate::rib::Rib;
+use crate::schemes::common::{ms_since, with_width, ByWidth, Width};
+use crate::sync::IntoInPlace;
+
+pub use layout::{Geometry, Variant};
+use layout::{Layout, VB, VL, VS};
+pub use writer::{ObmaWriter, Retired};
+
+/// How chunks are cut into groups.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Grouping {
+    /// Adaptive grouping (§VI-B1): a chunk with `c` updates gets group index width `i`
+    /// for `c` in `[f_{i-1}, f_i)`, `f_i = β f_{i-1}`, starting from `f_0 = f0`.
+    Adaptive {
+        /// The first threshold, `f0` (the paper: 32).
+        f0: u32,
+        /// The factor between thresholds, `β` (the paper: 4).
+        beta: u32,
+        /// Updates between periodic decays (0: never).
+        decay_updates: u64,
+    },
+    /// Every chunk has this group index width (Table IV's fixed groups, capped at the
+    /// layer's widest).
+    Fixed(u8),
+}
+
+/// How OBMA_S picks a group's Bit Inversion Sequence.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum BisSearch {
+    /// No inversion.
+    Off,
+    /// Algorithm 2, greedy top-down.
+    Greedy,
+    /// Exhaustive: the fewest 1s.
+    Optimal,
+}
+
+/// Build options for [`Obma`].
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ObmaConfig {
+    /// OBMA_B, OBMA_L or OBMA_S.
+    pub variant: Variant,
+    /// Group widths (OBMA_L always uses one group per chunk).
+    pub grouping: Grouping,
+    /// The 24th-level optimisation (§VI-B2).
+    pub level24: bool,
+    /// OBMA_S's BIS search.
+    pub bis: BisSearch,
+    /// OBMA_S's sparse chunks: at most this many entries (0: none, OBMA_S⁻).
+    pub sparse_k: usize,
+    /// Force an entry width instead of the narrowest that holds the table.
+    pub entry_width: Option<Width>,
+    /// The address partition (default: [`Geometry::ipv4`] or [`Geometry::ipv6`]).
+    pub geometry: Option<Geometry>,
+}
+
+/// The paper's adaptive grouping: `f0 = 32`, `β = 4`, decay every 2^20 updates.
+pub const ADAPTIVE: Grouping = Grouping::Adaptive {
+    f0: 32,
+    beta: 4,
+    decay_updates: 1 << 20,
+};
+
+impl ObmaConfig {
+    /// OBMA_B with the paper's update optimisations.
+    pub fn b() -> Self {
+        ObmaConfig {
+            variant: Variant::B,
+            grouping: ADAPTIVE,
+            level24: true,
+            bis: BisSearch::Off,
+            sparse_k: 0,
+            entry_width: None,
+            geometry: None,
+        }
+    }
+
+    /// OBMA_L: [0-3-3] and [0-5-3] groups.
+    pub fn l() -> Self {
+        ObmaConfig {
+            variant: Variant::L,
+            grouping: Grouping::Fixed(0),
+            ..Self::b()
+        }
+    }
+
+    /// OBMA_S: greedy BIS, sparse chunks of up to 4 entries, adaptive grouping.
+    pub fn s() -> Self {
+        ObmaConfig {
+            variant: Variant::S,
+            bis: BisSearch::Greedy,
+            sparse_k: 4,
+            ..Self::b()
+        }
+    }
+}
+
+impl Default for ObmaConfig {
+    fn default() -> Self {
+        Self::b()
+    }
+}
+
+/// What OBMA lookups read: shared with reader threads while an [`ObmaWriter`] patches it.
+pub struct ObmaTable<A: Address> {
+    layout: ByWidth<Layout<A, u16>, Layout<A, u32>>,
+}
+
+impl<A: Address> core::fmt::Debug for ObmaTable<A> {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        f.debug_struct("ObmaTable")
+            .field("variant", &self.variant())
+            .field("entry_width", &self.layout.width())
+            .field("bytes", &self.memory_bytes())
+            .finish()
+    }
+}
+
+impl<A: Address> ObmaTable<A> {
+    /// The variant.
+    pub fn variant(&self) -> Variant {
+        with_width!(&self.layout, t => t.variant)
+    }
+
+    /// The entry width in use.
+    pub fn entry_width(&self) -> Width {
+        self.layout.width()
+    }
+
+    /// A lookup of `key` that stalls after reading the DPA (`stall` runs in between):
+    /// what a reader descheduled inside a lookup does. For the concurrency tests.
+    #[cfg(any(test, feature = "test-hooks"))]
+    #[doc(hidden)]
+    pub fn stalled_lookup(&self, key: A, stall: impl FnOnce()) -> u32 {
+        with_width!(&self.layout, t => match t.variant {
+            Variant::B => t.lookup_stalled::<VB>(key, stall),
+            Variant::L => t.lookup_stalled::<VL>(key, stall),
+            Variant::S => t.lookup_stalled::<VS>(key, stall),
+        })
+    }
+}
+
+impl<A: Address> Fib<A> for ObmaTable<A> {
+    fn name(&self) -> &str {
+        match self.variant() {
+            Variant::B => "obma-b",
+            Variant::L => "obma-l",
+            Variant::S => "obma-s",
+        }
+    }
+
+    #[inline]
+    fn lookup(&self, addr: A) -> Option<NextHop> {
+        NextHop::new(with_width!(&self.layout, t => match t.variant {
+            Variant::B => t.lookup_one::<VB>(addr),
+            Variant::L => t.lookup_one::<VL>(addr),
+            Variant::S => t.lookup_one::<VS>(addr),
+        }))
+    }
+
+    fn lookup_batch(&self, addrs: &[A], out: &mut [u32]) {
+        assert!(out.len() >= addrs.len(), "output shorter than input");
+        let out = &mut out[..addrs.len()];
+        with_width!(&self.layout, t => match t.variant {
+            Variant::B => t.lookup_batch::<VB>(addrs, out),
+            Variant::L => t.lookup_batch::<VL>(addrs, out),
+            Variant::S => t.lookup_batch::<VS>(addrs, out),
+        })
+    }
+
+    fn memory_bytes(&self) -> usize {
+        with_width!(&self.layout, t => t.bytes())
+    }
+}
+
+/// Chunk ids each layer needs for `rib` (one per prefix at the layer's first level with
+/// longer routes below it).
+fn chunks_needed<A: Address>(rib: &Rib<A>, g: &Geometry) -> usize {
+    let tops: Vec<u8> = (0..g.strides.len()).map(|j| g.top(j)).collect();
+    let mut last: Vec<Option<Prefix<A>>> = vec![None; tops.len()];
+    let mut count = vec![0usize; tops.len()];
+    for (p, _) in rib.iter() {
+        for (j, &top) in tops.iter().enumerate() {
+            if p.len() <= top {
+                break;
+            }
+            let root = Prefix::new_truncating(p.addr(), top);
+            if last[j] != Some(root) {
+                last[j] = Some(root);
+                count[j] += 1;
+            }
+        }
+    }
+    count.into_iter().max().unwrap_or(0)
+}
+
+/// Builds the table and its writer.
+pub(crate) fn build_with<A: Address>(
+    rib: &Rib<A>,
+    config: &ObmaConfig,
+) -> Result<(ObmaTable<A>, ObmaWriter<A>), BuildError> {
+    let t0 = Instant::now();
+    let name = match config.variant {
+        Variant::B => "obma-b",
+        Variant::L => "obma-l",
+        Variant::S => "obma-s",
+    };
+    let geometry = config.geometry.clone().unwrap_or_else(|| match A::FAMILY {
+        crate::Family::V4 => Geometry::ipv4(),
+        crate::Family::V6 => Geometry::ipv6(),
+    });
+    let total: u32 =
+        geometry.dpa_bits as u32 + geometry.strides.iter().map(|&s| s as u32).sum::<u32>();
+    if total != A::BITS as u32
+        || geometry.dpa_bits > 24
+        || geometry.strides.len() > layout::MAX_LAYERS
+        || geometry.strides.iter().any(|s| !(3..=8).contains(s))
+    {
+        return Err(BuildError::InvalidConfig {
+            scheme: name.into(),
+            reason: format!(
+                "partition {geometry:?}: the DPA takes at most 24 bits, at most {} layers of 3..=8 bits each, {} bits in all",
+                layout::MAX_LAYERS,
+                A::BITS
+            ),
+        });
+    }
+    let max = max_next_hop(rib);
+    let needed = chunks_needed(rib, &geometry);
+    let words = (rib.len() * 32).max(1 << 22);
+    let widths: &[Width] = match config.entry_width {
+        Some(Width::U16) => &[Width::U16],
+        Some(Width::U32) => &[Width::U32],
+        None => &Width::ALL,
+    };
+    let mut last = None;
+    for &w in widths {
+        let (lim, ids) = match w {
+            Width::U16 => {
+                let roomy = (max + 1).next_power_of_two().max(256);
+                if max >= u16::MAX as u32 {
+                    last = Some(BuildError::NextHopOverflow {
+                        scheme: name.into(),
+                        max: u16::MAX as u64 - 1,
+                        requested: max as u64,
+                    });
+                    continue;
+                }
+                let lim = if (1 << 16) - roomy as usize >= needed {
+                    roomy
+                } else {
+                    max + 1
+                };
+                if (1 << 16) - (lim as usize) < needed {
+                    last = Some(BuildError::CapacityExceeded {
+                        scheme: name.into(),
+                        what: "chunk ids of one layer (16-bit entries)",
+                        max: (1 << 16) - lim as u64,
+                        requested: needed as u64,
+                    });
+                    continue;
+                }
+                (lim, (1usize << 16) - lim as usize)
+            }
+            Width::U32 => {
+                let lim = (max + 1).next_power_of_two().max(256);
+                if max >= 1 << 31 {
+                    last = Some(BuildError::NextHopOverflow {
+                        scheme: name.into(),
+                        max: (1 << 31) - 1,
+                        requested: max as u64,
+                    });
+                    continue;
+                }
+                (lim, (1usize << 26).min((u32::MAX - lim) as usize))
+            }
+        };
+        let no_room = || BuildError::CapacityExceeded {
+            scheme: name.into(),
+            what: "bytes of address space for the chunk memory",
+            max: 0,
+            requested: words as u64 * 4,
+        };
+        let mut writer = ObmaWriter::new(
+            config.clone(),
+            geometry.dpa_bits,
+            geometry.strides.clone(),
+            ids as u32,
+        );
+        let built = match w {
+            Width::U16 => {
+                let t = Layout::<A, u16>::new(&geometry, config.variant, lim, ids, words)
+                    .ok_or_else(no_room)?;
+                writer.fill(&t, rib).map(|()| ByWidth::U16(t))
+            }
+            Width::U32 => {
+                let t = Layout::<A, u32>::new(&geometry, config.variant, lim, ids, words)
+                    .ok_or_else(no_room)?;
+                writer.fill(&t, rib).map(|()| ByWidth::U32(t))
+            }
+        };
+        match built {
+            Ok(layout) => {
+                writer.build_ms = ms_since(t0);
+                writer.counters = Default::default();
+                return Ok((ObmaTable { layout }, writer));
+            }
+            Err(writer::Full) => {
+                last = Some(BuildError::CapacityExceeded {
+                    scheme: name.into(),
+                    what: "chunk ids of one layer or chunk memory",
+                    max: ids as u64,
+                    requested: needed as u64,
+                })
+            }
+        }
+    }
+    Err(last.expect("a width was tried"))
+}
+
+/// The OBMA lookup structure: its table and its writer, for use on one thread
+/// ([`IncrementalFib`]) or handed to [`crate::sync::InPlace`] for updates under readers.
+#[derive(Debug)]
+pub struct Obma<A: Address> {
+    table: Box<ObmaTable<A>>,
+    writer: ObmaWriter<A>,
+}
+
+impl<A: Address> Obma<A> {
+    /// Builds the structure from `rib`.
+    pub fn build(rib: &Rib<A>, config: &ObmaConfig) -> Result<Self, BuildError> {
+        let (table, writer) = build_with(rib, config)?;
+        Ok(Obma {
+            table: Box::new(table),
+            writer,
+        })
+    }
+
+    /// The lookup structure.
+    pub fn table(&self) -> &ObmaTable<A> {
+        &self.table
+    }
+
+    /// The entry width in use.
+    pub fn entry_width(&self) -> Width {
+        self.table.entry_width()
+    }
+
+    /// Runs adaptive grouping's periodic decay now (§VI-B1; also run every
+    /// `decay_updates` updates): chunks whose update count fell below their width's range
+    /// are regrouped, and the counters restart.
+    pub fn decay(&mut self, rib: &Rib<A>) -> Result<(), BuildError> {
+        let r = with_width!(&self.table.layout, t => self.writer.decay(t, rib));
+        let mut retired = self.writer.take_pending();
+        match r {
+            Ok(()) => {
+                for b in retired.drain(..) {
+                    // SAFETY: `&mut self` excludes every reader.
+                    unsafe { crate::fib::InPlaceWriter::reuse(&mut self.writer, &self.table, b) };
+                }
+                Ok(())
+            }
+            Err(writer::Full) => {
+                *self = Obma::build(rib, &self.writer.config)?;
+                Ok(())
+            }
+        }
+    }
+}
+
+impl<A: Address> IntoInPlace<A> for Obma<A> {
+    type Writer = ObmaWriter<A>;
+    fn into_parts(self) -> (Box<ObmaTable<A>>, ObmaWriter<A>) {
+        (self.table, self.writer)
+    }
+}
+
+impl<A: Address> IncrementalFib<A> for Obma<A> {
+    fn apply(&mut self, rib: &Rib<A>, changes: &[Change<A>]) -> Result<UpdateStats, BuildError> {
+        apply_alone(&mut self.writer, &mut self.table, rib, changes)
+    }
+}
+
+impl<A: Address> Fib<A> for Obma<A> {
+    fn name(&self) -> &str {
+        self.table.name()
+    }
+
+    #[inline]
+    fn lookup(&self, addr: A) -> Option<NextHop> {
+        self.table.lookup(addr)
+    }
+
+    fn lookup_batch(&self, addrs: &[A], out: &mut [u32]) {
+        self.table.lookup_batch(addrs, out)
+    }
+
+    fn memory_bytes(&self) -> usize {
+        self.table.memory_bytes()
+    }
+
+    fn stats(&self) -> Stats {
+        stats::stats(&self.table, &self.writer)
+    }
+}

@@ -1,0 +1,759 @@
+//! The writer: the build (level traversal, §III-A), and updates in place under readers
+//! (§VI-B, §VI-C), with the paper's two optimisations.
+//!
+//! * **What a change touches.** A change of prefix `p` only alters elements inside `p` at
+//!   the level of the layer `p` ends in (its *home*: the DPA for `p` up to /18, else the
+//!   chunk whose levels hold `p`'s length), and — through the chunks below those
+//!   elements — the defaults those chunks inherit. Above its home, only whether an element
+//!   *points* to a chunk can change (a first route below it, or its last one gone).
+//! * **DPA elements** are switch words: a change up to /18 stores each element it alters
+//!   (the paper: "only the DPA needs to be updated"); a chunk below an element whose
+//!   inherited value changed is rebuilt.
+//! * **Groups** (OBMA_B) are the unit of rebuild: the groups of the home chunk that `p`
+//!   covers are rebuilt beside the live ones by a level traversal of their window and
+//!   published by one store of their offset in the chunk structure. OBMA_L rebuilds its
+//!   one group per chunk and publishes it in the chunk list; OBMA_S rebuilds the chunk
+//!   (its BIS and sparse form live in the chunk structure).
+//! * **The 24th-level optimisation** (§VI-B2): a change whose length is the last level of
+//!   its home chunk (/24 and /32 for IPv4) and whose element is no pointer changes one
+//!   element: the new group is derived from the old one by Table II's transforms
+//!   ([`group::set_element`]), with no trie traversal.
+//! * **Adaptive grouping** (§VI-B1): a counter per chunk counts the updates it receives;
+//!   reaching the upper bound of its range (`[f_{i-1}, f_i)`, `f_i = β f_{i-1}`) widens
+//!   the chunk's group index by one bit and rebuilds it (*online addition*); every
+//!   `decay_updates` updates every chunk whose count fell below its range is rebuilt with
+//!   the width its count calls for and the counters restart (*periodic decay*).
+//! * **Zero interrupt, without the paper's transient errors** (§VI-C): nothing a reader can
+//!   reach is written except switch words (DPA elements, chunk-list entries, group
+//!   offsets), each by one atomic store after what it points to is complete; what a patch
+//!   unlinks is retired and reused only after the grace period
+//!   ([`crate::sync::InPlace`]), so a lookup sees, per key, the table before or after
+//!   each change.
+
+mod traverse;
+mod update;
+
+use super::group::{self, code_words, group_words};
+use super::layout::{chunk_bis, header_words, Layout, Variant, VB, VL, VS};
+use super::{BisSearch, Grouping, ObmaConfig};
+use traverse::{paint, sparse_entries};
+
+use crate::prefix::{Address, Prefix};
+use crate::rib::Rib;
+use crate::schemes::common::{AtomicWord, FreeSpace, Word};
+
+/// A layout limit (chunk ids, arena room): rebuild, wider if need be.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct Full;
+
+/// Something a patch made unreachable, reused after its grace period.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Retired {
+    /// Words of the chunk-structure memory.
+    Chunk {
+        /// First word.
+        off: u32,
+        /// Words.
+        len: u32,
+    },
+    /// Words of the group memory.
+    Group {
+        /// First word.
+        off: u32,
+        /// Words.
+        len: u32,
+    },
+    /// A chunk id of a layer.
+    Id {
+        /// The layer (0: the first below the DPA).
+        layer: u8,
+        /// The id.
+        id: u32,
+    },
+}
+
+/// The writer's record of one chunk.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct ChunkRec<A: Address> {
+    /// The chunk's root (a prefix as long as its layer's first level).
+    pub(crate) root: Prefix<A>,
+    /// Offset of its structure in `chunks` (OBMA_L: of its group in `groups`).
+    pub(crate) off: u32,
+    /// Words of its structure (OBMA_L: 0).
+    pub(crate) words: u32,
+    /// Group index width.
+    pub(crate) width: u8,
+    /// A sparse chunk (OBMA_S).
+    pub(crate) sparse: bool,
+    /// The value its root inherits (the longest match at or above the root).
+    pub(crate) default: u32,
+    /// Updates received since the last decay (adaptive grouping).
+    pub(crate) counter: u32,
+    pub(crate) live: bool,
+}
+
+/// Counters of the update path (Table III and Table IV's explanations).
+#[derive(Clone, Copy, Debug, Default)]
+pub(crate) struct Counters {
+    pub(crate) updates: u64,
+    pub(crate) dpa_stores: u64,
+    pub(crate) pointer_stores: u64,
+    pub(crate) new_bytes: u64,
+    pub(crate) splices: u64,
+    pub(crate) groups_rebuilt: u64,
+    pub(crate) chunks_rebuilt: u64,
+    pub(crate) chunks_built: u64,
+    pub(crate) regroups: u64,
+    pub(crate) decays: u64,
+    pub(crate) full_rebuilds: u64,
+    pub(crate) update_seconds: f64,
+}
+
+/// Fig. 13's counts over 16-element windows of every chunk at build: 1s of Lulea-style
+/// bitmaps, of overlay bitmaps, and of bit-inversion bitmaps (greedy and optimal BIS).
+#[derive(Clone, Copy, Debug, Default)]
+pub(crate) struct Fig13 {
+    pub(crate) windows: u64,
+    pub(crate) lulea: u64,
+    pub(crate) overlay: u64,
+    pub(crate) bis_greedy: u64,
+    pub(crate) bis_optimal: u64,
+}
+
+/// Scratch of one layer (the traversal recurses into the next layer).
+#[derive(Debug, Default)]
+struct Scratch {
+    fpa: Vec<u32>,
+    old: Vec<u32>,
+    deeper: Vec<u32>,
+    routes: Vec<(u32, u8, u32)>,
+    words: Vec<u32>,
+    offs: Vec<u32>,
+}
+
+/// The writer side of an [`super::ObmaTable`]: chunk records, free space, counters.
+#[derive(Debug)]
+pub struct ObmaWriter<A: Address> {
+    pub(crate) config: ObmaConfig,
+    pub(crate) variant: Variant,
+    pub(crate) dpa_bits: u8,
+    pub(crate) tops: Vec<u8>,
+    pub(crate) strides: Vec<u8>,
+    pub(crate) chunk_space: FreeSpace,
+    pub(crate) group_space: FreeSpace,
+    pub(crate) ids: Vec<FreeSpace>,
+    pub(crate) id_limit: u32,
+    pub(crate) recs: Vec<Vec<ChunkRec<A>>>,
+    pub(crate) counters: Counters,
+    pub(crate) fig13: Fig13,
+    collect_fig13: bool,
+    pub(crate) routes: usize,
+    pub(crate) build_ms: f64,
+    pub(crate) live_group_words: usize,
+    pub(crate) live_chunk_words: usize,
+    pub(crate) live_ids: usize,
+    pub(crate) sparse_chunks: usize,
+    pub(crate) live_groups: usize,
+    since_decay: u64,
+    scratch: Vec<Scratch>,
+    pending: Vec<Retired>,
+}
+
+/// The address of `prefix`'s first element `idx` at `bits` below it.
+fn extend<A: Address>(root: &Prefix<A>, idx: u32, bits: u8) -> Prefix<A> {
+    let len = root.len() + bits;
+    let shift = A::BITS - len;
+    let addr = A::from_u128(root.addr().to_u128() | ((idx as u128) << shift));
+    Prefix::new_truncating(addr, len)
+}
+
+impl<A: Address> ObmaWriter<A> {
+    pub(crate) fn new(config: ObmaConfig, dpa_bits: u8, strides: Vec<u8>, id_limit: u32) -> Self {
+        let tops = strides
+            .iter()
+            .scan(dpa_bits, |t, &s| {
+                let top = *t;
+                *t += s;
+                Some(top)
+            })
+            .collect();
+        let layers = strides.len();
+        ObmaWriter {
+            variant: config.variant,
+            config,
+            dpa_bits,
+            tops,
+            strides,
+            chunk_space: FreeSpace::new(0),
+            group_space: FreeSpace::new(0),
+            ids: vec![FreeSpace::new(0); layers],
+            id_limit,
+            recs: vec![Vec::new(); layers],
+            counters: Counters::default(),
+            fig13: Fig13::default(),
+            collect_fig13: false,
+            routes: 0,
+            build_ms: 0.0,
+            live_group_words: 0,
+            live_chunk_words: 0,
+            live_ids: 0,
+            sparse_chunks: 0,
+            live_groups: 0,
+            since_decay: 0,
+            scratch: (0..=layers).map(|_| Scratch::default()).collect(),
+            pending: Vec::new(),
+        }
+    }
+
+    /// The widest group index of layer `j`: clusters are 3 levels; OBMA_S packs at most
+    /// eight BISes in its chunk header (§V-D: width < 4); OBMA_L has one group.
+    fn max_width(&self, j: usize) -> u8 {
+        match self.variant {
+            Variant::L => 0,
+            Variant::B => self.strides[j] - 3,
+            Variant::S => (self.strides[j] - 3).min(3),
+        }
+    }
+
+    /// The group width a chunk of layer `j` starts with.
+    fn initial_width(&self, j: usize) -> u8 {
+        match self.config.grouping {
+            Grouping::Fixed(w) => w.min(self.max_width(j)),
+            Grouping::Adaptive { .. } => 0,
+        }
+    }
+
+    /// The width adaptive grouping gives `count` updates: the `i` with `count` in
+    /// `[f_{i-1}, f_i)`, capped at the layer's widest.
+    fn width_for(&self, j: usize, count: u32) -> u8 {
+        let Grouping::Adaptive { f0, beta, .. } = self.config.grouping else {
+            return self.initial_width(j);
+        };
+        let mut w = 0;
+        let mut f = f0 as u64;
+        while w < self.max_width(j) && count as u64 >= f {
+            w += 1;
+            f = f.saturating_mul(beta as u64);
+        }
+        w
+    }
+
+    // ---- building -------------------------------------------------------------------
+
+    /// Builds every structure of `rib` into the empty layout `t`.
+    pub(crate) fn fill<E: Word + AtomicWord>(
+        &mut self,
+        t: &Layout<A, E>,
+        rib: &Rib<A>,
+    ) -> Result<(), Full> {
+        self.collect_fig13 = true;
+        let mut sc = std::mem::take(&mut self.scratch[0]);
+        let window = Prefix::<A>::DEFAULT;
+        paint(rib, &window, self.dpa_bits, &mut sc, false);
+        for &x in &sc.deeper {
+            let e = extend(&window, x, self.dpa_bits);
+            let id = self.build_chunk(t, rib, 0, e, sc.fpa[x as usize])?;
+            sc.fpa[x as usize] = t.lim + id;
+        }
+        for (x, &v) in sc.fpa.iter().enumerate() {
+            // SAFETY: nothing is published yet; the DPA is committed whole.
+            unsafe { t.dpa.write(x, E::from_u32(v)) };
+        }
+        self.scratch[0] = sc;
+        self.collect_fig13 = false;
+        self.routes = rib.len();
+        self.publish_fill(t);
+        Ok(())
+    }
+
+    fn publish_fill<E: Word + AtomicWord>(&self, t: &Layout<A, E>) {
+        let bytes = (t.dpa.committed() + self.live_group_words) * core::mem::size_of::<E>()
+            + (self.live_chunk_words + self.live_ids) * 4
+            + group::INDEX_TABLE.len();
+        t.fill
+            .bytes
+            .store(bytes, core::sync::atomic::Ordering::Relaxed);
+    }
+
+    fn alloc_id<E: Word + AtomicWord>(&mut self, t: &Layout<A, E>, j: usize) -> Result<u32, Full> {
+        let id = self.ids[j].alloc(1);
+        if id >= self.id_limit as usize {
+            self.ids[j].free(id, 1);
+            return Err(Full);
+        }
+        // SAFETY: the writer grows its own arenas.
+        if !unsafe { t.dirs[j].grow(self.ids[j].top()) } {
+            return Err(Full);
+        }
+        let recs = &mut self.recs[j];
+        if recs.len() <= id {
+            recs.resize(
+                id + 1,
+                ChunkRec {
+                    root: Prefix::DEFAULT,
+                    off: 0,
+                    words: 0,
+                    width: 0,
+                    sparse: false,
+                    default: 0,
+                    counter: 0,
+                    live: false,
+                },
+            );
+        }
+        self.live_ids += 1;
+        Ok(id as u32)
+    }
+
+    fn put_group<E: Word + AtomicWord>(
+        &mut self,
+        t: &Layout<A, E>,
+        words: &[u32],
+    ) -> Result<u32, Full> {
+        let off = self.group_space.alloc(words.len());
+        // SAFETY: the writer grows its own arenas; the slots are fresh (never published,
+        // or reused after their grace period).
+        unsafe {
+            if !t.groups.grow(self.group_space.top()) {
+                return Err(Full);
+            }
+            for (k, &w) in words.iter().enumerate() {
+                t.groups.write(off + k, E::from_u32(w));
+            }
+        }
+        self.live_group_words += words.len();
+        self.live_groups += 1;
+        self.counters.new_bytes += (words.len() * core::mem::size_of::<E>()) as u64;
+        Ok(off as u32)
+    }
+
+    fn put_chunk<E: Word + AtomicWord>(
+        &mut self,
+        t: &Layout<A, E>,
+        words: &[u32],
+    ) -> Result<u32, Full> {
+        let off = self.chunk_space.alloc(words.len());
+        // SAFETY: as `put_group`.
+        unsafe {
+            if !t.chunks.grow(self.chunk_space.top()) {
+                return Err(Full);
+            }
+            for (k, &w) in words.iter().enumerate() {
+                t.chunks.write(off + k, w);
+            }
+        }
+        self.live_chunk_words += words.len();
+        self.counters.new_bytes += (words.len() * 4) as u64;
+        Ok(off as u32)
+    }
+
+    /// Builds the chunk of layer `j` at `root` (inheriting `default`) and its children,
+    /// publishes it in its chunk list, returns its id.
+    fn build_chunk<E: Word + AtomicWord>(
+        &mut self,
+        t: &Layout<A, E>,
+        rib: &Rib<A>,
+        j: usize,
+        root: Prefix<A>,
+        default: u32,
+    ) -> Result<u32, Full> {
+        let id = self.alloc_id(t, j)?;
+        let width = self.initial_width(j);
+        self.recs[j][id as usize] = ChunkRec {
+            root,
+            off: 0,
+            words: 0,
+            width,
+            sparse: false,
+            default,
+            counter: 0,
+            live: true,
+        };
+        self.encode_chunk(t, rib, j, id, width, false)?;
+        self.counters.chunks_built += 1;
+        Ok(id)
+    }
+
+    /// (Re)builds chunk `id` of layer `j` with group width `width` from `rib` and
+    /// publishes it by one store of its chunk-list entry; with `old`, the live structure
+    /// is retired and the children it points to are kept, refreshed or retired.
+    fn encode_chunk<E: Word + AtomicWord>(
+        &mut self,
+        t: &Layout<A, E>,
+        rib: &Rib<A>,
+        j: usize,
+        id: u32,
+        width: u8,
+        old: bool,
+    ) -> Result<(), Full> {
+        let rec = self.recs[j][id as usize];
+        let s = self.strides[j];
+        let mut sc = std::mem::take(&mut self.scratch[j + 1]);
+        paint(
+            rib,
+            &rec.root,
+            self.tops[j] + s,
+            &mut sc,
+            self.variant == Variant::S || self.collect_fig13,
+        );
+        if old {
+            self.decode_chunk(t, j, id, &mut sc.old);
+        }
+        self.resolve_pointers(t, rib, j, &rec.root, s, 0, &mut sc, old)?;
+        if self.collect_fig13 {
+            self.count_fig13(&sc, s);
+        }
+        let n = 1usize << (s - width);
+        // The new structure.
+        sc.words.clear();
+        sc.offs.clear();
+        let mut sparse = false;
+        let (off, words) = match self.variant {
+            Variant::L => {
+                group::encode(&sc.fpa, 0, &mut sc.words);
+                (self.put_group(t, &sc.words)?, 0)
+            }
+            Variant::B => {
+                for gi in 0..1usize << width {
+                    sc.words.clear();
+                    group::encode(&sc.fpa[gi * n..(gi + 1) * n], 0, &mut sc.words);
+                    let g = self.put_group(t, &sc.words)?;
+                    sc.offs.push(g);
+                }
+                sc.words.clear();
+                sc.words.push((width as u32) << 24);
+                sc.words.extend_from_slice(&sc.offs);
+                (self.put_chunk(t, &sc.words)?, sc.words.len() as u32)
+            }
+            Variant::S => {
+                if let Some(entries) = sparse_entries(&sc, s, rec.default, self.config.sparse_k) {
+                    sparse = true;
+                    sc.words.clear();
+                    sc.words.push(1 << 31 | (entries.len() as u32) << 24);
+                    for (key, value) in entries {
+                        if E::WIDTH.bits() == 16 {
+                            sc.words.push(key << 16 | value);
+                        } else {
+                            sc.words.extend([key, value]);
+                        }
+                    }
+                } else {
+                    let mut all = 0u64;
+                    for gi in 0..1usize << width {
+                        let part = &sc.fpa[gi * n..(gi + 1) * n];
+                        let bis = match self.config.bis {
+                            BisSearch::Greedy => group::greedy_bis(part),
+                            BisSearch::Optimal => group::optimal_bis(part),
+                            BisSearch::Off => 0,
+                        };
+                        all |= (bis as u64) << (gi * (s - width) as usize);
+                        sc.words.clear();
+                        group::encode(part, bis, &mut sc.words);
+                        let g = self.put_group(t, &sc.words)?;
+                        sc.offs.push(g);
+                    }
+                    sc.words.clear();
+                    sc.words
+                        .push((width as u32) << 24 | (all & 0xff_ffff) as u32);
+                    sc.words.push((all >> 24) as u32);
+                    sc.words.extend_from_slice(&sc.offs);
+                }
+                (self.put_chunk(t, &sc.words)?, sc.words.len() as u32)
+            }
+        };
+        // Publish, then retire what the old structure held.
+        if old {
+            self.retire_structure(t, j, id);
+        }
+        // SAFETY: the structure at `off` is complete; one store makes it visible.
+        unsafe { t.dirs[j].store_release(id as usize, off) };
+        self.counters.pointer_stores += 1;
+        let r = &mut self.recs[j][id as usize];
+        r.off = off;
+        r.words = words;
+        r.width = width;
+        if sparse != r.sparse {
+            if sparse {
+                self.sparse_chunks += 1;
+            } else {
+                self.sparse_chunks -= 1;
+            }
+        }
+        r.sparse = sparse;
+        self.scratch[j + 1] = sc;
+        Ok(())
+    }
+
+    /// Turns the deeper elements of a painted window (`sc.deeper`, element indices from
+    /// `base`) into pointers: kept (refreshing a child whose inherited value changed),
+    /// or built; with `old` (the window's previous values in `sc.old`), pointers that
+    /// are gone retire their chunks.
+    #[allow(clippy::too_many_arguments)]
+    fn resolve_pointers<E: Word + AtomicWord>(
+        &mut self,
+        t: &Layout<A, E>,
+        rib: &Rib<A>,
+        j: usize,
+        window: &Prefix<A>,
+        bits: u8,
+        base: usize,
+        sc: &mut Scratch,
+        old: bool,
+    ) -> Result<(), Full> {
+        let lim = t.lim;
+        let last = j + 1 == self.strides.len();
+        debug_assert!(
+            !last || sc.deeper.is_empty(),
+            "no route is longer than the address"
+        );
+        for k in 0..sc.deeper.len() {
+            let x = sc.deeper[k] as usize;
+            let lpm = sc.fpa[x];
+            let prev = if old { sc.old[x] } else { 0 };
+            if prev >= lim {
+                let cid = prev - lim;
+                if self.recs[j + 1][cid as usize].default != lpm {
+                    self.recs[j + 1][cid as usize].default = lpm;
+                    let w = self.recs[j + 1][cid as usize].width;
+                    self.encode_chunk(t, rib, j + 1, cid, w, true)?;
+                    self.counters.chunks_rebuilt += 1;
+                }
+                sc.fpa[x] = prev;
+            } else {
+                let e = extend(window, (base + x) as u32, bits);
+                let cid = self.build_chunk(t, rib, j + 1, e, lpm)?;
+                sc.fpa[x] = lim + cid;
+            }
+        }
+        if old {
+            for x in 0..sc.old.len() {
+                let prev = sc.old[x];
+                if prev >= lim && sc.fpa[x] != prev {
+                    self.retire_chunk(t, j + 1, prev - lim);
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// Decodes chunk `id` of layer `j` into its FPA.
+    fn decode_chunk<E: Word + AtomicWord>(
+        &self,
+        t: &Layout<A, E>,
+        j: usize,
+        id: u32,
+        out: &mut Vec<u32>,
+    ) {
+        let rec = self.recs[j][id as usize];
+        let s = self.strides[j] as u32;
+        out.clear();
+        let c = rec.off as usize;
+        for seg in 0..1u32 << s {
+            out.push(match self.variant {
+                Variant::B => t.chunk_entry::<VB>(j, c, seg),
+                Variant::L => t.chunk_entry::<VL>(j, c, seg),
+                Variant::S => t.chunk_entry::<VS>(j, c, seg),
+            });
+        }
+    }
+
+    /// The live element `seg` of chunk `id` of layer `j`.
+    fn element<E: Word + AtomicWord>(&self, t: &Layout<A, E>, j: usize, id: u32, seg: u32) -> u32 {
+        let c = self.recs[j][id as usize].off as usize;
+        match self.variant {
+            Variant::B => t.chunk_entry::<VB>(j, c, seg),
+            Variant::L => t.chunk_entry::<VL>(j, c, seg),
+            Variant::S => t.chunk_entry::<VS>(j, c, seg),
+        }
+    }
+
+    /// (offset, words) of group `gi` of chunk `id`, and its BIS.
+    pub(crate) fn group_at<E: Word + AtomicWord>(
+        &self,
+        t: &Layout<A, E>,
+        j: usize,
+        id: u32,
+        gi: usize,
+    ) -> (usize, usize, usize) {
+        let rec = self.recs[j][id as usize];
+        let n = 1usize << (self.strides[j] - rec.width);
+        // SAFETY: the writer reads its own published structures.
+        unsafe {
+            let (g, bis) = match self.variant {
+                Variant::L => (rec.off as usize, 0),
+                Variant::B => (t.chunks.get(rec.off as usize + 1 + gi) as usize, 0),
+                Variant::S => {
+                    let c = rec.off as usize;
+                    let bis = chunk_bis(
+                        t.chunks.get(c),
+                        t.chunks.get(c + 1),
+                        gi as u32,
+                        self.strides[j] as u32 - rec.width as u32,
+                    );
+                    (t.chunks.get(c + 2 + gi) as usize, bis as usize)
+                }
+            };
+            let last = t.groups.get(g + code_words(n) - 1).get();
+            (g, group_words(n, last), bis)
+        }
+    }
+
+    /// Retires chunk `id` of layer `j`, everything below it, and its id.
+    fn retire_chunk<E: Word + AtomicWord>(&mut self, t: &Layout<A, E>, j: usize, id: u32) {
+        if j + 1 < self.strides.len() {
+            let mut vals = Vec::new();
+            self.decode_chunk(t, j, id, &mut vals);
+            for v in vals {
+                if v >= t.lim {
+                    self.retire_chunk(t, j + 1, v - t.lim);
+                }
+            }
+        }
+        self.retire_structure(t, j, id);
+        let r = &mut self.recs[j][id as usize];
+        r.live = false;
+        if r.sparse {
+            self.sparse_chunks -= 1;
+            r.sparse = false;
+        }
+        self.live_ids -= 1;
+        self.pending.push(Retired::Id { layer: j as u8, id });
+    }
+
+    /// Retires the live structure of chunk `id` (its groups and chunk words).
+    fn retire_structure<E: Word + AtomicWord>(&mut self, t: &Layout<A, E>, j: usize, id: u32) {
+        let rec = self.recs[j][id as usize];
+        let groups = if rec.sparse { 0 } else { 1usize << rec.width };
+        for gi in 0..groups {
+            let (g, len, _) = self.group_at(t, j, id, gi);
+            self.live_group_words -= len;
+            self.live_groups -= 1;
+            self.pending.push(Retired::Group {
+                off: g as u32,
+                len: len as u32,
+            });
+        }
+        if rec.words > 0 {
+            self.live_chunk_words -= rec.words as usize;
+            self.pending.push(Retired::Chunk {
+                off: rec.off,
+                len: rec.words,
+            });
+        }
+    }
+
+    /// Sets element `seg` of chunk `id` to `v` by Table II's transform of its group, and
+    /// publishes the new group.
+    fn set_element<E: Word + AtomicWord>(
+        &mut self,
+        t: &Layout<A, E>,
+        rib: &Rib<A>,
+        j: usize,
+        id: u32,
+        seg: u32,
+        v: u32,
+    ) -> Result<(), Full> {
+        let rec = self.recs[j][id as usize];
+        if rec.sparse {
+            let w = rec.width;
+            self.counters.chunks_rebuilt += 1;
+            return self.encode_chunk(t, rib, j, id, w, true);
+        }
+        let d = self.strides[j] - rec.width;
+        let n = 1usize << d;
+        let gi = (seg >> d) as usize;
+        let (g, len, bis) = self.group_at(t, j, id, gi);
+        let mut sc = std::mem::take(&mut self.scratch[j + 1]);
+        sc.old.clear();
+        // SAFETY: the writer reads its own published group.
+        sc.old
+            .extend((0..len).map(|k| unsafe { t.groups.get(g + k) }.get()));
+        sc.words.clear();
+        let changed = group::set_element(&sc.old, n, bis, seg as usize & (n - 1), v, &mut sc.words);
+        let result = if changed {
+            self.counters.splices += 1;
+            self.replace_group(t, j, id, gi, g, len, &sc.words)
+        } else {
+            Ok(())
+        };
+        self.scratch[j + 1] = sc;
+        result
+    }
+
+    /// Publishes `words` as group `gi` of chunk `id`, retiring the group at `g`.
+    #[allow(clippy::too_many_arguments)]
+    fn replace_group<E: Word + AtomicWord>(
+        &mut self,
+        t: &Layout<A, E>,
+        j: usize,
+        id: u32,
+        gi: usize,
+        g: usize,
+        len: usize,
+        words: &[u32],
+    ) -> Result<(), Full> {
+        let off = self.put_group(t, words)?;
+        let rec = self.recs[j][id as usize];
+        // SAFETY: the new group is complete; one store of its offset publishes it.
+        unsafe {
+            match self.variant {
+                Variant::L => {
+                    t.dirs[j].store_release(id as usize, off);
+                    self.recs[j][id as usize].off = off;
+                }
+                _ => {
+                    let h = header_words(self.variant);
+                    t.chunks.store_release(rec.off as usize + h + gi, off);
+                }
+            }
+        }
+        self.counters.pointer_stores += 1;
+        self.live_group_words -= len;
+        self.live_groups -= 1;
+        self.pending.push(Retired::Group {
+            off: g as u32,
+            len: len as u32,
+        });
+        Ok(())
+    }
+
+    /// Rebuilds group `gi` of chunk `id` (OBMA_B) by a level traversal of its window.
+    fn rebuild_group<E: Word + AtomicWord>(
+        &mut self,
+        t: &Layout<A, E>,
+        rib: &Rib<A>,
+        j: usize,
+        id: u32,
+        gi: usize,
+    ) -> Result<(), Full> {
+        let rec = self.recs[j][id as usize];
+        let d = self.strides[j] - rec.width;
+        let n = 1usize << d;
+        let window = extend(&rec.root, gi as u32, rec.width);
+        let (g, len, _) = self.group_at(t, j, id, gi);
+        let mut sc = std::mem::take(&mut self.scratch[j + 1]);
+        paint(rib, &window, window.len() + d, &mut sc, false);
+        sc.words.clear();
+        // SAFETY: the writer reads its own published group.
+        sc.words
+            .extend((0..len).map(|k| unsafe { t.groups.get(g + k) }.get()));
+        let words = std::mem::take(&mut sc.words);
+        group::decode(&words, n, 0, &mut sc.old);
+        sc.words = words;
+        let r = self.resolve_pointers(t, rib, j, &rec.root, self.strides[j], gi * n, &mut sc, true);
+        let r = r.and_then(|()| {
+            if sc.fpa == sc.old {
+                return Ok(());
+            }
+            self.counters.groups_rebuilt += 1;
+            sc.words.clear();
+            group::encode(&sc.fpa, 0, &mut sc.words);
+            let words = std::mem::take(&mut sc.words);
+            let r = self.replace_group(t, j, id, gi, g, len, &words);
+            sc.words = words;
+            r
+        });
+        self.scratch[j + 1] = sc;
+        r
+    }
+}
