@@ -2,7 +2,8 @@
 //!
 //! * `dpa`: the Direct Pointing Array, `2^dpa_bits` entries (switch words).
 //! * `dirs[j]`: the chunk list of layer `j` (the paper's *Chunk List*): chunk id → word
-//!   offset of the chunk structure in `chunks` (OBMA_L: of its one group in `groups`).
+//!   offset of the chunk structure in `chunks`, flagged by bit 31 — or, for a chunk of one
+//!   group without BIS (every OBMA_L chunk), the offset of that group in `groups`.
 //! * `chunks`: chunk structures, 32-bit words. OBMA_B: `[width << 24][group offset; 2^width]`;
 //!   OBMA_S: `[sparse << 31 | width << 24 | bis bits 0..24][bis bits 24..56][group offsets]`,
 //!   or a sparse chunk `[1 << 31 | k << 24][k sparse entries]`.
@@ -193,13 +194,17 @@ impl<A: Address, E: Word + AtomicWord> Layout<A, E> {
         unsafe {
             match V {
                 VL => self.group_entry(c, s, seg, 0),
+                // A chunk of one group without BIS: its entry is the group's offset.
+                _ if c >> 31 == 0 => self.group_entry(c, s, seg, 0),
                 VB => {
+                    let c = c & STRUCTURE_MASK;
                     let w = (self.chunks.get(c) >> 24) & 0x7f;
                     let d = s - w;
                     let g = self.chunks.load_acquire(c + 1 + (seg >> d) as usize);
                     self.group_entry(g as usize, d, seg & ((1 << d) - 1), 0)
                 }
                 _ => {
+                    let c = c & STRUCTURE_MASK;
                     let hdr = self.chunks.get(c);
                     if hdr >> 31 != 0 {
                         return self.sparse_entry(c, hdr, s, seg);
@@ -297,19 +302,24 @@ impl<A: Address, E: Word + AtomicWord> Layout<A, E> {
                 let c = unsafe { dir.load_acquire((out[i] - lim) as usize) } as usize;
                 g[k] = c;
                 idx[k] = keys[i].bits_at(top, stride);
-                if V == VL {
+                if V == VL || c >> 31 == 0 {
                     prefetch(
                         self.groups
                             .as_ptr()
                             .wrapping_add(c + (idx[k] >> 3) as usize),
                     );
                 } else {
-                    prefetch(self.chunks.as_ptr().wrapping_add(c));
+                    prefetch(self.chunks.as_ptr().wrapping_add(c & STRUCTURE_MASK));
                 }
             }
             if V != VL {
                 for k in 0..n {
-                    let c = g[k];
+                    if g[k] >> 31 == 0 {
+                        // One group, no BIS: `g` is the group.
+                        d[k] = s;
+                        continue;
+                    }
+                    let c = g[k] & STRUCTURE_MASK;
                     // SAFETY: as `chunk_entry`.
                     unsafe {
                         let hdr = self.chunks.get(c);
@@ -373,6 +383,12 @@ impl<A: Address, E: Word + AtomicWord> Layout<A, E> {
         self.fill.bytes.load(Ordering::Relaxed)
     }
 }
+
+/// A chunk-list entry with bit 31 set holds the offset of a chunk structure in its low
+/// bits; with bit 31 clear, the offset of the chunk's one group (OBMA_L always; OBMA_B
+/// and OBMA_S when the chunk has one group and no BIS).
+pub(crate) const STRUCTURE: u32 = 1 << 31;
+const STRUCTURE_MASK: usize = (STRUCTURE - 1) as usize;
 
 /// Const tags of the variants, for monomorphised lookups.
 pub(crate) const VB: u8 = 0;

@@ -48,9 +48,11 @@
 //!
 //! * **Entries.** The paper's entries are a type bit and a 15-bit port or index, which
 //!   caps a layer at 32,768 chunks; the bart table needs 64,989 layer-2 chunks. Here an
-//!   entry below `lim` (a power of two above the largest next hop, at least 256, or the
-//!   largest next hop + 1 if the ids would not fit otherwise) is a next hop and `lim + id`
-//!   a chunk — the same information, with the split where the table needs it. A table
+//!   entry below `lim` is a next hop and `lim + id` a chunk — the same information, with
+//!   the split where the table needs it: `lim` leaves the chunk ids the table needs and
+//!   0.2% more for growth, and gives next hops the rest, up to 4,096 values (so next hops
+//!   that updates bring rarely force a rebuild; one at or past `lim`, or a layer out of
+//!   ids, rebuilds the table, widening the entries if need be). A table
 //!   whose next hops or chunk ids do not fit 16-bit entries gets 32-bit ones (the shared
 //!   width rule; [`ObmaConfig::entry_width`] forces one, and a table that does not fit it
 //!   is a [`BuildError`]).
@@ -342,7 +344,10 @@ pub(crate) fn build_with<A: Address>(
     for &w in widths {
         let (lim, ids) = match w {
             Width::U16 => {
-                let roomy = (max + 1).next_power_of_two().max(256);
+                // Room for next hops later updates bring (up to 4,096 values), leaving
+                // the chunk ids the table needs and 0.2% more for growth.
+                let spare = (1usize << 16).saturating_sub(needed + needed / 512);
+                let roomy = spare.min(4096) as u32;
                 if max >= u16::MAX as u32 {
                     last = Some(BuildError::NextHopOverflow {
                         scheme: name.into(),
@@ -351,11 +356,7 @@ pub(crate) fn build_with<A: Address>(
                     });
                     continue;
                 }
-                let lim = if (1 << 16) - roomy as usize >= needed {
-                    roomy
-                } else {
-                    max + 1
-                };
+                let lim = roomy.max(max + 1);
                 if (1 << 16) - (lim as usize) < needed {
                     last = Some(BuildError::CapacityExceeded {
                         scheme: name.into(),

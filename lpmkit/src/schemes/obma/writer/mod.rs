@@ -34,7 +34,7 @@ mod traverse;
 mod update;
 
 use super::group::{self, code_words, group_words};
-use super::layout::{chunk_bis, header_words, Layout, Variant, VB, VL, VS};
+use super::layout::{chunk_bis, header_words, Layout, Variant, STRUCTURE, VB, VL, VS};
 use super::{BisSearch, Grouping, ObmaConfig};
 use traverse::{paint, sparse_entries};
 
@@ -85,6 +85,8 @@ pub(crate) struct ChunkRec<A: Address> {
     pub(crate) width: u8,
     /// A sparse chunk (OBMA_S).
     pub(crate) sparse: bool,
+    /// One group without BIS, named by the chunk-list entry itself (no chunk structure).
+    pub(crate) direct: bool,
     /// The value its root inherits (the longest match at or above the root).
     pub(crate) default: u32,
     /// Updates received since the last decay (adaptive grouping).
@@ -295,6 +297,7 @@ impl<A: Address> ObmaWriter<A> {
                     words: 0,
                     width: 0,
                     sparse: false,
+                    direct: false,
                     default: 0,
                     counter: 0,
                     live: false,
@@ -365,6 +368,7 @@ impl<A: Address> ObmaWriter<A> {
             words: 0,
             width,
             sparse: false,
+            direct: false,
             default,
             counter: 0,
             live: true,
@@ -420,10 +424,14 @@ impl<A: Address> ObmaWriter<A> {
                     let g = self.put_group(t, &sc.words)?;
                     sc.offs.push(g);
                 }
-                sc.words.clear();
-                sc.words.push((width as u32) << 24);
-                sc.words.extend_from_slice(&sc.offs);
-                (self.put_chunk(t, &sc.words)?, sc.words.len() as u32)
+                if width == 0 {
+                    (sc.offs[0], 0)
+                } else {
+                    sc.words.clear();
+                    sc.words.push((width as u32) << 24);
+                    sc.words.extend_from_slice(&sc.offs);
+                    (self.put_chunk(t, &sc.words)?, sc.words.len() as u32)
+                }
             }
             Variant::S => {
                 if let Some(entries) = sparse_entries(&sc, s, rec.default, self.config.sparse_k) {
@@ -458,19 +466,26 @@ impl<A: Address> ObmaWriter<A> {
                     sc.words.push((all >> 24) as u32);
                     sc.words.extend_from_slice(&sc.offs);
                 }
-                (self.put_chunk(t, &sc.words)?, sc.words.len() as u32)
+                if !sparse && width == 0 && sc.words[0] & 0xff_ffff == 0 {
+                    (sc.offs[0], 0)
+                } else {
+                    (self.put_chunk(t, &sc.words)?, sc.words.len() as u32)
+                }
             }
         };
+        let direct = self.variant != Variant::L && words == 0;
         // Publish, then retire what the old structure held.
         if old {
             self.retire_structure(t, j, id);
         }
         // SAFETY: the structure at `off` is complete; one store makes it visible.
-        unsafe { t.dirs[j].store_release(id as usize, off) };
+        let entry = if words > 0 { STRUCTURE | off } else { off };
+        unsafe { t.dirs[j].store_release(id as usize, entry) };
         self.counters.pointer_stores += 1;
         let r = &mut self.recs[j][id as usize];
         r.off = off;
         r.words = words;
+        r.direct = direct;
         r.width = width;
         if sparse != r.sparse {
             if sparse {
@@ -544,10 +559,10 @@ impl<A: Address> ObmaWriter<A> {
         id: u32,
         out: &mut Vec<u32>,
     ) {
-        let rec = self.recs[j][id as usize];
         let s = self.strides[j] as u32;
         out.clear();
-        let c = rec.off as usize;
+        // SAFETY: the writer reads its own published chunk-list entry.
+        let c = unsafe { t.dirs[j].get(id as usize) } as usize;
         for seg in 0..1u32 << s {
             out.push(match self.variant {
                 Variant::B => t.chunk_entry::<VB>(j, c, seg),
@@ -559,7 +574,8 @@ impl<A: Address> ObmaWriter<A> {
 
     /// The live element `seg` of chunk `id` of layer `j`.
     fn element<E: Word + AtomicWord>(&self, t: &Layout<A, E>, j: usize, id: u32, seg: u32) -> u32 {
-        let c = self.recs[j][id as usize].off as usize;
+        // SAFETY: the writer reads its own published chunk-list entry.
+        let c = unsafe { t.dirs[j].get(id as usize) } as usize;
         match self.variant {
             Variant::B => t.chunk_entry::<VB>(j, c, seg),
             Variant::L => t.chunk_entry::<VL>(j, c, seg),
@@ -580,8 +596,8 @@ impl<A: Address> ObmaWriter<A> {
         // SAFETY: the writer reads its own published structures.
         unsafe {
             let (g, bis) = match self.variant {
-                Variant::L => (rec.off as usize, 0),
-                Variant::B => (t.chunks.get(rec.off as usize + 1 + gi) as usize, 0),
+                _ if self.variant == Variant::L || rec.direct => (rec.off as usize, 0),
+                Variant::B | Variant::L => (t.chunks.get(rec.off as usize + 1 + gi) as usize, 0),
                 Variant::S => {
                     let c = rec.off as usize;
                     let bis = chunk_bis(
@@ -697,7 +713,7 @@ impl<A: Address> ObmaWriter<A> {
         // SAFETY: the new group is complete; one store of its offset publishes it.
         unsafe {
             match self.variant {
-                Variant::L => {
+                _ if self.variant == Variant::L || rec.direct => {
                     t.dirs[j].store_release(id as usize, off);
                     self.recs[j][id as usize].off = off;
                 }
