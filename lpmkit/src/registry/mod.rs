@@ -39,6 +39,7 @@ use crate::schemes::Width;
 use crate::sync::Updater;
 
 mod families;
+mod obma;
 use families::FAMILIES;
 
 /// Builds a scheme for family `A` from a `Rib`.
