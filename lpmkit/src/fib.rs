@@ -138,7 +138,9 @@ pub trait InPlaceWriter<A: Address>: Send + Sized + 'static {
 
     /// Brings `table` in line with `rib`, which already holds `changes` (those that changed
     /// it), while readers may be looking `table` up. Parts made unreachable go to
-    /// `retire`. When the table cannot be patched (a layout limit), the writer builds a
+    /// `retire`. The changes come in [`patch_order`]: one per prefix, shortest prefix
+    /// first, so that a part rebuilt from `rib` never pairs what a changed covering route
+    /// gives it with what it held before (a state no generation had). When the table cannot be patched (a layout limit), the writer builds a
     /// new table from `rib` and returns it as [`Patched::Replaced`]: `table` is then left
     /// as it was and its retired parts are dropped with it.
     ///
@@ -172,6 +174,32 @@ pub enum Patched<T> {
     Replaced(Box<T>, UpdateStats),
 }
 
+/// A batch of changes in the order an [`InPlaceWriter`] patches them: one per prefix
+/// (the last; the `Rib` already holds the batch, so only the last says what a prefix
+/// became), shortest prefix first.
+///
+/// A writer patches against the `Rib` *after* the batch. Taken in arrival order, a
+/// withdrawn /48 could be patched (its chunk rebuilt from the `Rib`, with the value it
+/// inherits from its /32 as the chunk last recorded it) before the /32 that changed in
+/// the same batch: for a moment a key would answer the old /32's next hop although no
+/// generation ever had that answer for it. Shortest first, every inherited value is
+/// already the batch's when a longer change reads it.
+pub(crate) fn patch_order<A: Address>(changes: &[Change<A>]) -> std::borrow::Cow<'_, [Change<A>]> {
+    let key = |c: &Change<A>| (c.prefix().len(), c.prefix().addr());
+    if changes.windows(2).all(|w| key(&w[0]) < key(&w[1])) {
+        // Already in order (one change, say): nothing to copy.
+        return std::borrow::Cow::Borrowed(changes);
+    }
+    let mut order: Vec<(usize, Change<A>)> = changes.iter().copied().enumerate().collect();
+    // Shortest first; one prefix's changes together, the last one first.
+    order.sort_unstable_by_key(|&(i, c)| {
+        let p = c.prefix();
+        (p.len(), p.addr(), core::cmp::Reverse(i))
+    });
+    order.dedup_by_key(|&mut (_, c)| c.prefix());
+    std::borrow::Cow::Owned(order.into_iter().map(|(_, c)| c).collect())
+}
+
 /// [`IncrementalFib::apply`] for a scheme that keeps its table and writer side by side
 /// (no other thread reads the table): patch, then reuse what was retired at once.
 pub(crate) fn apply_alone<A: Address, W: InPlaceWriter<A>>(
@@ -181,9 +209,10 @@ pub(crate) fn apply_alone<A: Address, W: InPlaceWriter<A>>(
     changes: &[Change<A>],
 ) -> Result<UpdateStats, BuildError> {
     let mut retired = Vec::new();
+    let changes = patch_order(changes);
     // SAFETY: `table` is this writer's (the caller keeps them together) and `&mut`
     // excludes every reader, so nothing retired can still be read.
-    match unsafe { writer.patch(table, rib, changes, &mut retired) }? {
+    match unsafe { writer.patch(table, rib, &changes, &mut retired) }? {
         Patched::InPlace(stats) => {
             for block in retired {
                 // SAFETY: as above.

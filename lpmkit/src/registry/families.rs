@@ -446,7 +446,6 @@ fn build_bloom_incremental<A: Address>(
     )?))
 }
 
-#[allow(dead_code)] // see the bloom row: in place is not offered for now
 fn build_bloom_in_place<A: Address>(
     rib: Rib<A>,
     o: &BuildOptions,
@@ -778,20 +777,12 @@ pub(super) static FAMILIES: &[SchemeFamily] = &[
         v4: Some(Builders {
             build: build_bloom::<Ipv4>,
             incremental: Some(build_bloom_incremental::<Ipv4>),
-            // Not offered until the defect below is fixed: under readers, the in-place
-            // patch let a lookup return an answer no generation had (tests/concurrency.rs,
-            // 2014 LINX trace, now and then under load). Updates under readers go through
-            // left-right twins meanwhile; the patch itself is correct (tests/bloom.rs).
-            in_place: None,
+            in_place: Some(build_bloom_in_place::<Ipv4>),
         }),
         v6: Some(Builders {
             build: build_bloom::<Ipv6>,
             incremental: Some(build_bloom_incremental::<Ipv6>),
-            // Not offered until the defect below is fixed: under readers, the in-place
-            // patch let a lookup return an answer no generation had (tests/concurrency.rs,
-            // 2014 LINX trace, now and then under load). Updates under readers go through
-            // left-right twins meanwhile; the patch itself is correct (tests/bloom.rs).
-            in_place: None,
+            in_place: Some(build_bloom_in_place::<Ipv6>),
         }),
     },
     SchemeFamily {

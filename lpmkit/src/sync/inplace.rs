@@ -195,13 +195,25 @@ impl<A: Address, W: InPlaceWriter<A>> InPlace<A, W> {
             self.reclaim();
             return Ok(info);
         }
+        let effective = crate::fib::patch_order(&effective);
         self.begin();
         let result = self.patch(&effective, &mut info);
         self.end();
         if let Err(e) = result {
+            // Back to the Rib before the batch, and the table with it: each prefix the
+            // batch touched, as it was (its first undo entry: last in this list).
+            let restore: Vec<Change<A>> = undo
+                .iter()
+                .rev()
+                .map(|&(p, old)| match old {
+                    Some(nh) => Change::Announce(p, nh),
+                    None => Change::Withdraw(p),
+                })
+                .collect();
             undo_all(&mut self.rib, undo);
+            let restore = crate::fib::patch_order(&restore);
             self.begin();
-            let restored = self.patch(&effective, &mut info);
+            let restored = self.patch(&restore, &mut info);
             self.end();
             restored.map_err(|again| BuildError::InvalidConfig {
                 scheme: self.table().name().to_string(),

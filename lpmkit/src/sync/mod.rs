@@ -49,6 +49,9 @@
 
 mod cell;
 pub mod epoch;
+#[cfg(any(test, feature = "test-hooks"))]
+#[doc(hidden)]
+pub mod hooks;
 mod inplace;
 mod publisher;
 mod twin;

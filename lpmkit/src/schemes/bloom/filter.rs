@@ -182,6 +182,7 @@ impl Counters {
                 // SAFETY: `b < m`: committed; atomic like every access to the bits.
                 unsafe { f.bits.atomic_u32(b as usize >> 5, 0) }
                     .fetch_or(1 << (b & 31), Ordering::Release);
+                crate::schemes::common::published();
             }
             *c = c.saturating_add(1);
         }
@@ -207,6 +208,7 @@ impl Counters {
                 // SAFETY: as in `add`.
                 unsafe { f.bits.atomic_u32(b as usize >> 5, 0) }
                     .fetch_and(!(1 << (b & 31)), Ordering::Release);
+                crate::schemes::common::published();
             }
         }
     }

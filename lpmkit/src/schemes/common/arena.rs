@@ -254,7 +254,8 @@ impl<T: AtomicWord> Arena<T> {
     pub(crate) unsafe fn store_release(&self, i: usize, v: T) {
         debug_assert!(i < self.committed());
         // SAFETY: as `load_acquire`; the one-writer rule is the caller's.
-        unsafe { T::store_release(self.as_ptr().add(i), v) }
+        unsafe { T::store_release(self.as_ptr().add(i), v) };
+        published();
     }
 }
 
@@ -390,6 +391,15 @@ impl FreeSpace {
         self.by_pos.remove(&pos);
         self.by_len.remove(&(len, pos));
     }
+}
+
+/// Marks a store that publishes a writer's work (every [`Arena::store_release`], and the
+/// few atomic stores a scheme makes itself): test builds run the check of
+/// `sync::hooks` here; other builds nothing.
+#[inline(always)]
+pub(crate) fn published() {
+    #[cfg(any(test, feature = "test-hooks"))]
+    crate::sync::hooks::after_publish();
 }
 
 #[cfg(test)]

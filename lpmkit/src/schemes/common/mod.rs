@@ -15,7 +15,7 @@ mod arena;
 pub(crate) mod ranges;
 mod width;
 
-pub(crate) use arena::{Arena, AtomicWord, FreeSpace, Zeroable};
+pub(crate) use arena::{published, Arena, AtomicWord, FreeSpace, Zeroable};
 pub(crate) use ranges::{project_routes, split_blocks_per_level, LevelBlocks};
 pub use width::Width;
 pub(crate) use width::{check_capacity, check_next_hop, narrowest, with_width, ByWidth, Word};

@@ -278,6 +278,7 @@ impl<A: Address> InPlaceWriter<A> for MihtWriter<A> {
             .root
             .0
             .store((bt as u64) << 32 | pt1 as u64, Ordering::Release);
+        crate::schemes::common::published();
         let n = dropped.len() + self.tree_space.dropped.len();
         retire.extend(
             dropped

@@ -88,6 +88,7 @@ pub(super) unsafe fn update<A: Key, L: Word>(
                     .atomic_u32(parent as usize, BASE1_OFFSET)
                     .store(nb, Ordering::Release);
             }
+            crate::schemes::common::published();
             w.retire_subtree(old);
             w.retire_nodes(pn.base1, cnt);
             return Ok(rebuilt);

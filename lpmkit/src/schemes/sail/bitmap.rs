@@ -564,12 +564,14 @@ impl<E: Entry> BitmapPatch<'_, E> {
             // SAFETY: committed; the one writer stores bitmap words.
             unsafe { AtomicU64::from_ptr(self.t.bits.as_ptr().add(w) as *mut u64) }
                 .store(cur | m, Ordering::Release);
+            crate::schemes::common::published();
         }
         for (w, m) in fall {
             let cur = self.t.word(w);
             // SAFETY: as above.
             unsafe { AtomicU64::from_ptr(self.t.bits.as_ptr().add(w) as *mut u64) }
                 .store(cur & !m, Ordering::Release);
+            crate::schemes::common::published();
         }
         for (x, id) in chunk_of {
             match id {

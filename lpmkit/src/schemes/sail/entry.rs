@@ -38,7 +38,8 @@ impl Entry for u16 {
         debug_assert!(i < a.committed() && v <= 0xffff);
         // SAFETY: as above; the caller is the one writer.
         unsafe { AtomicU16::from_ptr(a.as_ptr().add(i) as *mut u16) }
-            .store(v as u16, Ordering::Release)
+            .store(v as u16, Ordering::Release);
+        crate::schemes::common::published();
     }
 }
 
