@@ -319,6 +319,28 @@ impl<A: Address> Rib<A> {
         best
     }
 
+    /// [`covering_next_hop`](Self::covering_next_hop) and
+    /// [`has_longer`](Self::has_longer) of `prefix` in one descent.
+    pub(crate) fn probe(&self, prefix: &Prefix<A>) -> (Option<NextHop>, bool) {
+        let mut best = None;
+        let mut cur = self.root;
+        while cur != NIL {
+            let n = &self.nodes[cur as usize];
+            if !n.prefix.covers(prefix) {
+                // A node inside `prefix` heads a longer route.
+                return (best, prefix.covers(&n.prefix));
+            }
+            if n.nh.is_some() {
+                best = n.nh;
+            }
+            if n.prefix.len() == prefix.len() {
+                return (best, n.child != [NIL, NIL]);
+            }
+            cur = n.child[prefix.addr().bit(n.prefix.len()) as usize];
+        }
+        (best, false)
+    }
+
     /// The root of the subtree of nodes inside `prefix`, or `NIL`.
     fn subtree(&self, prefix: &Prefix<A>) -> u32 {
         let mut cur = self.root;
@@ -597,6 +619,12 @@ mod tests {
                         .filter(|e| probe.covers(&e.0))
                         .collect();
                     assert_eq!(rib.covered(&probe).collect::<Vec<_>>(), inside);
+                    // The writers' one-descent questions.
+                    let longer = inside.iter().any(|e| e.0.len() > probe.len());
+                    let best = cov.last().map(|e| e.1);
+                    assert_eq!(rib.covering_next_hop(&probe), best, "covering {probe}");
+                    assert_eq!(rib.has_longer(&probe), longer, "has_longer {probe}");
+                    assert_eq!(rib.probe(&probe), (best, longer), "probe {probe}");
                 }
                 check_ranges(&rib, &mut rng);
             }

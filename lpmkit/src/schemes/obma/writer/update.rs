@@ -1,8 +1,6 @@
 //! The update path (§VI-B): what a change touches, the 24th-level optimisation, adaptive
 //! grouping's online addition and periodic decay, and the [`InPlaceWriter`] glue.
 
-use std::time::Instant;
-
 use super::{extend, Full, ObmaWriter, Retired};
 use crate::fib::{BuildError, Change, InPlaceWriter, Patched, UpdateStats};
 use crate::prefix::{Address, Prefix};
@@ -12,12 +10,14 @@ use crate::schemes::obma::layout::{Layout, Variant};
 use crate::schemes::obma::Grouping;
 
 impl<A: Address> ObmaWriter<A> {
-    /// Applies the change of `p` (already in `rib`).
+    /// Applies the change of `p` (already in `rib`); `announced`: `p` is in `rib`, so
+    /// every element strictly above it has a longer route below (no walk needed).
     fn change<E: Word + AtomicWord>(
         &mut self,
         t: &Layout<A, E>,
         rib: &Rib<A>,
         p: Prefix<A>,
+        announced: bool,
     ) -> Result<(), Full> {
         let l = p.len();
         let db = self.dpa_bits;
@@ -50,10 +50,10 @@ impl<A: Address> ObmaWriter<A> {
         let e = extend(&Prefix::DEFAULT, x, db);
         // SAFETY: as above.
         let old = unsafe { t.dpa.get(x as usize) }.get();
-        let deeper = rib.has_longer(&e);
+        let deeper = announced || rib.has_longer(&e);
         if old >= t.lim {
             if deeper {
-                return self.change_in(t, rib, 0, old - t.lim, p);
+                return self.change_in(t, rib, 0, old - t.lim, p, announced);
             }
             let lpm = rib.covering_next_hop(&e).map_or(0, |h| h.get());
             // SAFETY: one atomic store; the chunk is retired after it.
@@ -77,6 +77,7 @@ impl<A: Address> ObmaWriter<A> {
         j: usize,
         id: u32,
         p: Prefix<A>,
+        announced: bool,
     ) -> Result<(), Full> {
         let top = self.tops[j];
         let s = self.strides[j];
@@ -87,7 +88,7 @@ impl<A: Address> ObmaWriter<A> {
             let seg = p.addr().bits_at(top, s);
             let e = Prefix::new_truncating(p.addr(), bot);
             let old = self.element(t, j, id, seg);
-            let deeper = rib.has_longer(&e);
+            let deeper = announced || rib.has_longer(&e);
             if self.recs[j][id as usize].sparse && !(old >= t.lim && deeper) {
                 // A sparse chunk is rebuilt whole; the rebuild builds or retires the
                 // chunk below the element.
@@ -97,7 +98,7 @@ impl<A: Address> ObmaWriter<A> {
             }
             if old >= t.lim {
                 if deeper {
-                    return self.change_in(t, rib, j + 1, old - t.lim, p);
+                    return self.change_in(t, rib, j + 1, old - t.lim, p, announced);
                 }
                 let lpm = rib.covering_next_hop(&e).map_or(0, |h| h.get());
                 self.set_element(t, rib, j, id, seg, lpm)?;
@@ -114,7 +115,8 @@ impl<A: Address> ObmaWriter<A> {
         let mut done = false;
         if l == bot && self.config.level24 {
             let old = self.element(t, j, id, seg0 as u32);
-            let lpm = rib.covering_next_hop(&p).map_or(0, |h| h.get());
+            let (covering, longer) = rib.probe(&p);
+            let lpm = covering.map_or(0, |h| h.get());
             if old >= t.lim {
                 // A pointer node: the chunk below inherits the new value.
                 let cid = old - t.lim;
@@ -125,7 +127,7 @@ impl<A: Address> ObmaWriter<A> {
                     self.counters.chunks_rebuilt += 1;
                 }
                 done = true;
-            } else if !rib.has_longer(&p) {
+            } else if !longer {
                 self.set_element(t, rib, j, id, seg0 as u32, lpm)?;
                 done = true;
             }
@@ -201,7 +203,7 @@ impl<A: Address> ObmaWriter<A> {
                     return Err(Full);
                 }
             }
-            self.change(t, rib, c.prefix())?;
+            self.change(t, rib, c.prefix(), matches!(c, Change::Announce(..)))?;
             self.counters.updates += 1;
             if let Grouping::Adaptive { decay_updates, .. } = self.config.grouping {
                 self.since_decay += 1;
@@ -228,18 +230,14 @@ impl<A: Address> InPlaceWriter<A> for ObmaWriter<A> {
         changes: &[Change<A>],
         retire: &mut Vec<Retired>,
     ) -> Result<Patched<crate::schemes::obma::ObmaTable<A>>, BuildError> {
-        let t0 = Instant::now();
         let r =
             crate::schemes::common::with_width!(&table.layout, t => self.apply(t, rib, changes));
         retire.append(&mut self.pending);
         match r {
-            Ok(n) => {
-                self.counters.update_seconds += t0.elapsed().as_secs_f64();
-                Ok(Patched::InPlace(UpdateStats {
-                    units_rebuilt: n,
-                    full_rebuild: false,
-                }))
-            }
+            Ok(n) => Ok(Patched::InPlace(UpdateStats {
+                units_rebuilt: n,
+                full_rebuild: false,
+            })),
             Err(Full) => {
                 // The old table (and what it retired) goes with it.
                 retire.clear();
