@@ -225,6 +225,14 @@ fn replay_incremental<A: Address>(
     let secs = t0.elapsed().as_secs_f64();
     pb.finish_and_clear();
     let ok = agrees(&*fib, &rib, keys, changes);
+    // What one update did to the structure, where the scheme counts it (OBMA's Table III:
+    // pointers changed, DPA elements modified, new bytes, per update).
+    let per_update: Vec<String> = fib
+        .stats()
+        .iter()
+        .filter(|(k, _)| k.ends_with("_per_update"))
+        .map(|(k, v)| format!("{} {v}", k.trim_end_matches("_per_update")))
+        .collect();
     drop(fib);
     // The structure's own work: this replay's time minus the trie's, measured in this run.
     let structure = secs - trie_secs;
@@ -242,6 +250,9 @@ fn replay_incremental<A: Address>(
         },
         if ok { "equals" } else { "DIFFERS FROM" }
     );
+    if !per_update.is_empty() {
+        println!("{name:<12} per update: {}", per_update.join(", "));
+    }
     if args.readers == 0 {
         return Ok(ok);
     }

@@ -322,6 +322,30 @@ fn a_trace_whose_time_goes_back_replays_paced() {
     assert!(stdout(&o).contains("equals the trie"), "{}", stdout(&o));
 }
 
+#[test]
+fn updates_reports_what_one_update_did_to_obma() {
+    // OBMA's Table III: pointers changed, DPA elements modified, new bytes per update.
+    let s = Scratch::new("table3");
+    let t = s.file("t.txt", TABLE);
+    let trace = s.file(
+        "u.txt",
+        "1 A 10.9.0.0/16 nhx\n2 A 10.9.1.0/24 nhy\n3 W 10.9.0.0/16 -\n",
+    );
+    let (t, trace) = (t.to_str().unwrap(), trace.to_str().unwrap());
+    let o = lpmkit(&[
+        "updates", "-t", t, "--trace", trace, "-s", "obma-b", "--keys", "4096",
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let out = stdout(&o);
+    let line = out
+        .lines()
+        .find(|l| l.contains("per update:"))
+        .unwrap_or_else(|| panic!("no per-update line: {out}"));
+    for field in ["changed_pointers", "modified_dpa_elements", "new_bytes"] {
+        assert!(line.contains(field), "{field}: {line}");
+    }
+}
+
 #[cfg(unix)]
 #[test]
 fn a_closed_pipe_ends_the_program_quietly() {
