@@ -46,8 +46,9 @@ pub struct BenchArgs {
     /// and 224/3, DXR's RND; IPv6 2000::/3), rep (each key 16 times in a row, DXR's REP), seq
     /// (random with a data dependency between lookups, DXR's SEQ), zipf (skewed popularity
     /// over the table's prefixes), v6match (the Spider paper's IPv6 keys: first 32 bits of a
-    /// table prefix, 32 random bits, host part ::1), trace:FILE (an address list).
-    /// Default: rnd for IPv4, v6match for IPv6.
+    /// table prefix, 32 random bits, host part ::1), match:P (Bloomfwd's matching ratio: P %
+    /// of the keys inside a table prefix, the others routable and outside every prefix),
+    /// trace:FILE (an address list). Default: rnd for IPv4, v6match for IPv6.
     #[arg(long, short = 'p')]
     pattern: Option<Pattern>,
 

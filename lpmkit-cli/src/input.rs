@@ -91,6 +91,20 @@ pub struct TableArgs {
     /// Clear host bits of prefixes such as 10.0.0.1/8 instead of rejecting them.
     #[arg(long)]
     pub normalize: bool,
+
+    /// Keep only this fraction (0..=1) of the table's routes, chosen at random with a fixed
+    /// seed (the same fraction, the same routes): smaller tables cut from a real one, as the
+    /// Bloomfwd paper's Fig. 5 (`--sample 0.0625` for 1/16).
+    #[arg(long, value_name = "FRACTION", value_parser = parse_fraction)]
+    pub sample: Option<f64>,
+}
+
+/// A fraction 0..=1 (`--sample`).
+fn parse_fraction(s: &str) -> Result<f64, String> {
+    match s.trim().parse::<f64>() {
+        Ok(f) if (0.0..=1.0).contains(&f) => Ok(f),
+        _ => Err(format!("`{s}` is not a fraction between 0 and 1")),
+    }
 }
 
 impl TableArgs {
@@ -105,6 +119,7 @@ impl TableArgs {
             peer: None,
             family: None,
             normalize: false,
+            sample: None,
         }
     }
 }
@@ -159,12 +174,21 @@ pub fn load(args: &TableArgs) -> anyhow::Result<AnyTable> {
             t
         }
     };
+    let mut table = table;
+    let full = match &mut table {
+        AnyTable::V4(t) => sample(&mut t.rib, args.sample),
+        AnyTable::V6(t) => sample(&mut t.rib, args.sample),
+    };
     let (routes, hops) = match &table {
         AnyTable::V4(t) => (t.rib.len(), t.next_hops.len()),
         AnyTable::V6(t) => (t.rib.len(), t.next_hops.len()),
     };
+    let sampled = match (args.sample, full) {
+        (Some(f), Some(n)) => format!(" (a {f} sample of its {n})"),
+        _ => String::new(),
+    };
     eprintln!(
-        "loaded {} ({}): {} routes, {} next hops in {:.0} ms",
+        "loaded {} ({}): {} routes{sampled}, {} next hops in {:.0} ms",
         table.name(),
         table.family(),
         routes,
@@ -172,6 +196,14 @@ pub fn load(args: &TableArgs) -> anyhow::Result<AnyTable> {
         t0.elapsed().as_secs_f64() * 1e3
     );
     Ok(table)
+}
+
+/// Keeps the `--sample` fraction of `rib`; returns the count before, if it sampled.
+fn sample<A: lpmkit::Address>(rib: &mut lpmkit::Rib<A>, fraction: Option<f64>) -> Option<usize> {
+    let f = fraction?;
+    let n = rib.len();
+    *rib = rib.sample(f, 1);
+    Some(n)
 }
 
 /// Scheme settings from the command line: `--set KEY=VALUE`, repeatable.

@@ -323,6 +323,67 @@ fn a_trace_whose_time_goes_back_replays_paced() {
 }
 
 #[test]
+fn sample_cuts_a_smaller_table_and_match_sets_the_matching_ratio() {
+    // Bloomfwd's Fig. 5 (table size) and Fig. 3 (matching ratio).
+    let o = lpmkit(&[
+        "info",
+        "--synthetic",
+        "v4",
+        "--routes",
+        "1000",
+        "--sample",
+        "0.25",
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(
+        stdout(&o)
+            .lines()
+            .any(|l| l.starts_with("routes") && l.ends_with(" 250")),
+        "{}",
+        stdout(&o)
+    );
+    assert!(
+        stderr(&o).contains("a 0.25 sample of its 1000"),
+        "{}",
+        stderr(&o)
+    );
+    for bad in ["2", "-0.5", "half"] {
+        let flag = format!("--sample={bad}");
+        let o = lpmkit(&["info", "--synthetic", "v4", "--routes", "1000", &flag]);
+        assert_eq!(o.status.code(), Some(2), "{bad}");
+        assert!(stderr(&o).contains("fraction"), "{}", stderr(&o));
+    }
+    let o = lpmkit(&[
+        "bench",
+        "--synthetic",
+        "v4",
+        "--routes",
+        "5000",
+        "-s",
+        "trie",
+        "--pattern",
+        "match:80",
+        "--keys",
+        "4096",
+        "--runs",
+        "1",
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(stdout(&o).contains("pattern match:80"), "{}", stdout(&o));
+    let o = lpmkit(&[
+        "bench",
+        "--synthetic",
+        "v4",
+        "-s",
+        "trie",
+        "--pattern",
+        "match:120",
+    ]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(stderr(&o).contains("percentage"), "{}", stderr(&o));
+}
+
+#[test]
 fn updates_reports_what_one_update_did_to_obma() {
     // OBMA's Table III: pointers changed, DPA elements modified, new bytes per update.
     let s = Scratch::new("table3");

@@ -319,6 +319,37 @@ impl<A: Address> Rib<A> {
         best
     }
 
+    /// A random `fraction` (0..=1) of the routes, `round(len × fraction)` of them, chosen
+    /// with `seed` (the same seed, the same routes): smaller tables cut from a real one,
+    /// as the Bloomfwd paper's Fig. 5 ("randomly removed prefixes").
+    ///
+    /// ```
+    /// use lpmkit::{NextHop, Rib};
+    /// let mut rib = Rib::<u32>::new();
+    /// for i in 0..100u32 {
+    ///     rib.insert(lpmkit::Prefix::new_truncating(i << 8, 24), NextHop::new(1).unwrap());
+    /// }
+    /// let quarter = rib.sample(0.25, 7);
+    /// assert_eq!(quarter.len(), 25);
+    /// assert!(quarter.iter().all(|(p, h)| rib.get(&p) == Some(h)));
+    /// assert_eq!(quarter.iter().collect::<Vec<_>>(), rib.sample(0.25, 7).iter().collect::<Vec<_>>());
+    /// ```
+    pub fn sample(&self, fraction: f64, seed: u64) -> Rib<A> {
+        let mut routes: Vec<(Prefix<A>, NextHop)> = self.iter().collect();
+        let keep = ((routes.len() as f64) * fraction.clamp(0.0, 1.0)).round() as usize;
+        // A partial Fisher–Yates shuffle: the first `keep` are a uniform sample.
+        let mut rng = crate::rng::SplitMix64::new(crate::rng::mix64(seed ^ 0x7361_6d70_6c65));
+        for i in 0..keep.min(routes.len().saturating_sub(1)) {
+            let j = i + rng.below((routes.len() - i) as u64) as usize;
+            routes.swap(i, j);
+        }
+        let mut out = Rib::new();
+        for &(p, h) in &routes[..keep] {
+            out.insert(p, h);
+        }
+        out
+    }
+
     /// [`covering_next_hop`](Self::covering_next_hop) and
     /// [`has_longer`](Self::has_longer) of `prefix` in one descent.
     pub(crate) fn probe(&self, prefix: &Prefix<A>) -> (Option<NextHop>, bool) {

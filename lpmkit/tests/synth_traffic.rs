@@ -855,3 +855,48 @@ fn keys_for_every_pattern() {
     );
     assert!(traffic::keys::<u32>(&Pattern::Trace("x".into()), &v4, 1, 1).is_err());
 }
+
+#[test]
+fn matching_ratio_keys() {
+    // Bloomfwd's Fig. 3: exactly the share asked for matches a prefix other than /0, on
+    // both families; the others are routable.
+    let mut v4 = small_v4_table();
+    v4.insert(Prefix::DEFAULT, NextHop::new(9).unwrap());
+    let v6 = small_v6_table();
+    for pct in [0u32, 20, 50, 80, 100] {
+        let p: Pattern = format!("match:{pct}").parse().unwrap();
+        assert_eq!(p, Pattern::Matching(pct * 100));
+        let k4 = traffic::keys(&p, &v4, 10_000, 3).unwrap();
+        let k6 = traffic::keys(&p, &v6, 10_000, 3).unwrap();
+        let hits4 = k4
+            .iter()
+            .filter(|&&k| v4.lookup_prefix(k).is_some_and(|(q, _)| !q.is_empty()))
+            .count();
+        let hits6 = k6.iter().filter(|&&k| v6.lookup(k).is_some()).count();
+        assert_eq!(
+            (hits4, hits6),
+            (pct as usize * 100, pct as usize * 100),
+            "{p}"
+        );
+        assert!(k4
+            .iter()
+            .all(|&k| k >> 24 != 0 && k >> 24 != 127 && k >> 28 < 14));
+        // Deterministic, and a different seed gives other keys.
+        assert_eq!(k4, traffic::keys(&p, &v4, 10_000, 3).unwrap());
+        assert_ne!(k4, traffic::keys(&p, &v4, 10_000, 4).unwrap());
+    }
+    // Bad input: a percentage outside 0..=100, a table with nothing to match or miss.
+    for bad in ["match:101", "match:-1", "match:x", "match:"] {
+        let e = bad.parse::<Pattern>().unwrap_err().to_string();
+        assert!(e.contains("percentage"), "{bad}: {e}");
+    }
+    let mut only_default = Rib::<Ipv4>::new();
+    only_default.insert(Prefix::DEFAULT, NextHop::new(1).unwrap());
+    let e = traffic::matching(&only_default, 10, 0.5, 1).unwrap_err();
+    assert!(e.to_string().contains("longer than /0"), "{e}");
+    let mut everything = Rib::<Ipv4>::new();
+    everything.insert("0.0.0.0/1".parse().unwrap(), NextHop::new(1).unwrap());
+    everything.insert("128.0.0.0/1".parse().unwrap(), NextHop::new(2).unwrap());
+    let e = traffic::matching(&everything, 10, 0.5, 1).unwrap_err();
+    assert!(e.to_string().contains("outside"), "{e}");
+}

@@ -96,16 +96,17 @@ pub fn uniform<A: Address>(n: usize, seed: u64) -> Vec<A> {
 /// i.e. the 222 /8s 1–126 and 128–223 (private ranges such as 10/8 are kept: they are
 /// addresses a router may be asked about). Uniform up to a relative bias below 2^-32.
 pub fn uniform_routable_v4(n: usize, seed: u64) -> Vec<u32> {
-    const SPAN: u64 = 222 << 24;
     let mut rng = stream(seed, 0x726e_645f_7634);
-    (0..n)
-        .map(|_| {
-            let x = rng.below(SPAN) as u32;
-            // /8 index 0..=221 → first octet 1..=126, 128..=223.
-            let skip = (x >= 126 << 24) as u32;
-            x + ((1 + skip) << 24)
-        })
-        .collect()
+    (0..n).map(|_| routable_v4(&mut rng)).collect()
+}
+
+/// One key of [`uniform_routable_v4`].
+fn routable_v4(rng: &mut SplitMix64) -> u32 {
+    const SPAN: u64 = 222 << 24;
+    let x = rng.below(SPAN) as u32;
+    // /8 index 0..=221 → first octet 1..=126, 128..=223.
+    let skip = (x >= 126 << 24) as u32;
+    x + ((1 + skip) << 24)
 }
 
 /// `n` IPv6 keys uniform over the global unicast space `2000::/3` (the IPv6 side of
@@ -365,6 +366,12 @@ pub enum KeysError {
     },
     /// The pattern's keys come from a file (`trace:FILE`), which [`keys`] does not read.
     NeedsFile,
+    /// `match:P` needs prefixes (other than /0) to match, and routable addresses none of
+    /// them covers; the table lacks one or the other.
+    NoMatchingSplit {
+        /// What is missing.
+        missing: &'static str,
+    },
 }
 
 impl fmt::Display for KeysError {
@@ -376,6 +383,9 @@ impl fmt::Display for KeysError {
             KeysError::NeedsFile => f.write_str(
                 "trace keys come from a file: read it with the address-list reader (lpmkit::io)",
             ),
+            KeysError::NoMatchingSplit { missing } => {
+                write!(f, "key pattern `match`: the table has no {missing}")
+            }
         }
     }
 }
@@ -435,6 +445,74 @@ pub fn keys<A: Address>(
                 })
             }
         },
+        Pattern::Matching(r) => matching(rib, n, *r as f64 / 10_000.0, seed)?,
         Pattern::Trace(_) => return Err(KeysError::NeedsFile),
     })
+}
+
+/// `n` keys of which a share `ratio` (rounded to whole keys) match a prefix of `rib` and
+/// the rest match none — the Bloomfwd paper's *matching ratio* (§6.4, Fig. 3), shuffled.
+/// A matching key is a random address inside a prefix drawn uniformly from the table's
+/// prefixes ("the same probability to match any prefix"); a key that matches none is a
+/// routable address ([`uniform_routable_v4`], IPv6 `2000::/3`) that no prefix but /0
+/// covers (drawn until one is found). A /0 route does not count as a match: such keys
+/// "end up being forwarded to the default route".
+///
+/// ```
+/// use lpmkit::{NextHop, Rib};
+/// let mut rib = Rib::<u32>::new();
+/// rib.insert("10.0.0.0/8".parse()?, NextHop::new(1).unwrap());
+/// let keys = lpmkit::traffic::matching(&rib, 1000, 0.8, 7)?;
+/// let matched = keys.iter().filter(|&&k| rib.lookup(k).is_some()).count();
+/// assert_eq!(matched, 800);
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
+pub fn matching<A: Address>(
+    rib: &Rib<A>,
+    n: usize,
+    ratio: f64,
+    seed: u64,
+) -> Result<Vec<A>, KeysError> {
+    let hits = ((n as f64) * ratio.clamp(0.0, 1.0)).round() as usize;
+    let prefixes: Vec<Prefix<A>> = rib
+        .iter()
+        .map(|(p, _)| p)
+        .filter(|p| !p.is_empty())
+        .collect();
+    if hits > 0 && prefixes.is_empty() {
+        return Err(KeysError::NoMatchingSplit {
+            missing: "prefix longer than /0",
+        });
+    }
+    let mut rng = stream(seed, 0x6d61_7463_6869_6e67);
+    let mut out: Vec<A> = Vec::with_capacity(n);
+    for _ in 0..hits {
+        let p = prefixes[rng.below(prefixes.len() as u64) as usize];
+        let host = rng.next_u128() & A::hostmask(p.len()).to_u128();
+        out.push(A::from_u128(p.addr().to_u128() | host));
+    }
+    let covered = |a: A| rib.lookup_prefix(a).is_some_and(|(p, _)| !p.is_empty());
+    let mut misses = 0u64;
+    while out.len() < n {
+        let a = match A::FAMILY {
+            Family::V4 => A::from_u128(routable_v4(&mut rng) as u128),
+            Family::V6 => A::from_u128(rng.next_u128() >> 3 | 1 << 125),
+        };
+        if covered(a) {
+            misses += 1;
+            // The table covers (nearly) every routable address.
+            if misses > 1_000 * (n as u64 + 1) {
+                return Err(KeysError::NoMatchingSplit {
+                    missing: "routable address outside its prefixes",
+                });
+            }
+            continue;
+        }
+        out.push(a);
+    }
+    // Fisher–Yates: matching and non-matching keys interleaved.
+    for i in (1..out.len()).rev() {
+        out.swap(i, rng.below(i as u64 + 1) as usize);
+    }
+    Ok(out)
 }

@@ -14,6 +14,7 @@ use std::path::PathBuf;
 /// | `seq` | DXR's SEQ: the `rnd` keys, with a data dependency between lookups ([`seq_key`](super::seq_key)) |
 /// | `zipf` | skewed popularity over the table's prefixes ([`zipf`](super::zipf)) |
 /// | `v6match` | Spider's IPv6 matching keys ([`v6_matching`](super::v6_matching)) |
+/// | `match:P` | Bloomfwd's Fig. 3: `P` % of the keys inside a table prefix (each prefix as likely), the rest routable keys no prefix covers ([`matching`](super::matching)) |
 /// | `trace:FILE` | the addresses of a file, in order (read by `lpmkit::io`) |
 ///
 /// ```
@@ -21,8 +22,10 @@ use std::path::PathBuf;
 /// assert_eq!("rep".parse::<Pattern>()?, Pattern::Rep);
 /// assert_eq!("trace:keys.txt".parse::<Pattern>()?, Pattern::Trace("keys.txt".into()));
 /// let err = "random".parse::<Pattern>().unwrap_err();
-/// assert!(err.to_string().contains("rnd, routable, rep, seq, zipf, v6match, trace:FILE"));
+/// assert!(err.to_string().contains("rnd, routable, rep, seq, zipf, v6match, match:PERCENT, trace:FILE"));
 /// assert_eq!(Pattern::Zipf.to_string(), "zipf");
+/// assert_eq!("match:80%".parse::<Pattern>()?, Pattern::Matching(8000));
+/// assert_eq!(Pattern::Matching(1250).to_string(), "match:12.5");
 /// # Ok::<(), lpmkit::traffic::ParsePatternError>(())
 /// ```
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
@@ -39,13 +42,17 @@ pub enum Pattern {
     Zipf,
     /// Spider's IPv6 matching keys.
     V6Match,
+    /// Bloomfwd's matching ratio, in hundredths of a percent (`8000`: 80 % of the keys
+    /// match a prefix).
+    Matching(u32),
     /// The addresses of a file.
     Trace(PathBuf),
 }
 
 impl Pattern {
     /// The names [`FromStr`] accepts, as listed in errors.
-    pub const CHOICES: &'static str = "rnd, routable, rep, seq, zipf, v6match, trace:FILE";
+    pub const CHOICES: &'static str =
+        "rnd, routable, rep, seq, zipf, v6match, match:PERCENT, trace:FILE";
 
     /// The pattern's name without its argument (`"trace"` for a trace).
     pub fn name(&self) -> &'static str {
@@ -56,6 +63,7 @@ impl Pattern {
             Pattern::Seq => "seq",
             Pattern::Zipf => "zipf",
             Pattern::V6Match => "v6match",
+            Pattern::Matching(_) => "match",
             Pattern::Trace(_) => "trace",
         }
     }
@@ -66,6 +74,7 @@ impl fmt::Display for Pattern {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
             Pattern::Trace(p) => write!(f, "trace:{}", p.display()),
+            Pattern::Matching(r) => write!(f, "match:{}", *r as f64 / 100.0),
             other => f.write_str(other.name()),
         }
     }
@@ -114,6 +123,18 @@ impl FromStr for Pattern {
                 Ok(Pattern::Trace(PathBuf::from(path)))
             };
         }
+        if let Some(ratio) = t
+            .get(..6)
+            .filter(|head| head.eq_ignore_ascii_case("match:"))
+            .map(|_| t[6..].trim().trim_end_matches('%'))
+        {
+            return match ratio.parse::<f64>() {
+                Ok(p) if (0.0..=100.0).contains(&p) => {
+                    Ok(Pattern::Matching((p * 100.0).round() as u32))
+                }
+                _ => Err(err("a percentage 0..=100 is needed in")),
+            };
+        }
         match t.to_ascii_lowercase().as_str() {
             "rnd" => Ok(Pattern::Rnd),
             "routable" => Ok(Pattern::Routable),
@@ -122,6 +143,7 @@ impl FromStr for Pattern {
             "zipf" => Ok(Pattern::Zipf),
             "v6match" => Ok(Pattern::V6Match),
             "trace" => Err(err("missing file name in")),
+            "match" => Err(err("missing percentage in")),
             _ => Err(err("unknown")),
         }
     }
