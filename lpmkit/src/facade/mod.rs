@@ -15,7 +15,7 @@
 //! let routes = [("10.0.0.0/8", 64500), ("10.1.0.0/16", 64501)]
 //!     .map(|(p, asn)| (p.parse().unwrap(), Value::Int(asn)));
 //! let table = RouteTable::<Ipv4, Value>::from_routes(routes, "auto", &Default::default())?;
-//! assert_eq!(table.scheme(), "d18r");
+//! assert_eq!(table.scheme(), "d16r");
 //! assert_eq!(table.lookup(0x0a01_0203), Some(&Value::Int(64501)));
 //!
 //! // Many keys at once: the scheme's batch lookup.
@@ -45,13 +45,22 @@
 //! rebuilds the whole table at every update: Spider is faster to look up but takes 70 ms
 //! per change on a full IPv4 table).
 //!
-//! * **IPv4: `d18r`** (DXR, 2^18-entry direct table): 190–210 Mlps on the full bart table
-//!   in 2.3 MiB, in place; then `poptrie18`, then `trie`. Size does not change the choice:
-//!   the direct table is 1 MiB whatever the table, and the range table grows with it.
-//! * **IPv6: `poptrie18`** when the table has at least 2^14 routes, else `poptrie16`
-//!   (the 2^18-entry direct array costs 1 MiB, worth it only when it saves levels of a
-//!   full table); then `trie`. IPv6 schemes with in-place updates are Poptrie, SAIL-M
-//!   and MIHT, and Poptrie leads them.
+//! * **IPv4: DXR, `d16r` below 2^19 routes, `d18r` from there on**; then `poptrie18`,
+//!   then `trie`. Measured (`lpmkit bench --threads 1 --runs 3`, uniform keys, Mlps): a
+//!   10,000-route synthetic table — `d16r` 168, `d18r` 147, `poptrie16` 132; RIS rrc06,
+//!   323,487 routes — `d16r` 131, `d18r` 99, `poptrie16` 85; bart, 901,899 routes (README,
+//!   runs 7) — `d18r` 188, `d16r` 165, `poptrie18` 197 (in 3.7 MiB against `d18r`'s
+//!   2.3). A small table's ranges fit the 2^16-entry direct table's chunks; a full one
+//!   gains from resolving two more bits directly.
+//! * **IPv6: `poptrie16`** whatever the size: among the IPv6 schemes that update in
+//!   place it led on both IPv6 tables, with the least memory (`lpmkit bench --pattern
+//!   v6match --threads 1 --runs 3`, Mlps: bart 160,147 routes — `poptrie16` 58.9,
+//!   `poptrie18` 55.6, `sail-m` 34.3, `miht` 6.3; LINX 37,343 routes — 71.9, 70.4, 54.1,
+//!   10.0); then `trie`.
+//!
+//! A table that is loaded once and only looked up (no updates) is faster with a
+//! rebuild-style scheme named explicitly: `spider16w` did 175–184 Mlps on the same IPv6
+//! runs and 334 on IPv4 (README).
 //!
 //! ## Update models
 //!
@@ -104,8 +113,8 @@ pub const AUTO: &str = "auto";
 /// first that builds is used (see the [module docs](self) for why).
 pub fn auto_candidates(family: Family, routes: usize) -> &'static [&'static str] {
     match family {
-        Family::V4 => &["d18r", "poptrie18", "trie"],
-        Family::V6 if routes >= 1 << 14 => &["poptrie18", "poptrie16", "trie"],
+        Family::V4 if routes < 1 << 19 => &["d16r", "d18r", "poptrie18", "trie"],
+        Family::V4 => &["d18r", "d16r", "poptrie18", "trie"],
         Family::V6 => &["poptrie16", "trie"],
     }
 }

@@ -23,7 +23,7 @@ fn small() -> RouteTable<Ipv4, Value> {
 #[test]
 fn lookups_return_values() {
     let t = small();
-    assert_eq!(t.scheme(), "d18r");
+    assert_eq!(t.scheme(), "d16r");
     assert_eq!(t.model(), "in place, one instance");
     assert_eq!(t.len(), 4);
     assert_eq!(t.value_count(), 3, "equal values share an id");
