@@ -6,7 +6,7 @@
 //!
 //! This is the layer the Python package (`python/`), the C ABI (`lpmkit-capi`) and the
 //! CLI's `lpmkit annotate` wrap; Rust code that wants full control uses the schemes,
-//! [`registry`](crate::registry) and [`sync`](crate::sync) directly.
+//! [`crate::registry`] and [`crate::sync`] directly.
 //!
 //! ```
 //! use lpmkit::facade::{RouteTable, Value};
