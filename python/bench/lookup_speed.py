@@ -61,7 +61,8 @@ def main():
     out = np.empty(len(keys), dtype=np.int64)
     t.lookup(keys, out=out)  # warm up
     py_s = timed(lambda: t.lookup(keys, out=out), a.runs)
-    ids_s = timed(lambda: t.lookup_ids(keys), a.runs)
+    ids = np.empty(len(keys), dtype=np.uint32)
+    ids_s = timed(lambda: t.lookup_ids(keys, out=ids), a.runs)
     py_mlps, ids_mlps = len(keys) / py_s / 1e6, len(keys) / ids_s / 1e6
 
     rust_mlps, rust_line = rust_bench(a.bin, a.table, t.scheme, a.runs)
@@ -83,7 +84,7 @@ def main():
     print(f"table {pathlib.Path(a.table).name}: {len(t)} routes, scheme {t.scheme}, {len(keys)} uniform keys")
     print(f"rust  lpmkit bench (1 thread, median of {a.runs}): {rust_mlps:8.1f} Mlps   [{rust_line.strip()}]")
     print(f"python Table.lookup(numpy, out=int64):   {py_mlps:8.1f} Mlps  = {py_mlps / rust_mlps:.2f}x rust")
-    print(f"python Table.lookup_ids(numpy):          {ids_mlps:8.1f} Mlps  = {ids_mlps / rust_mlps:.2f}x rust")
+    print(f"python Table.lookup_ids(numpy, out=u32): {ids_mlps:8.1f} Mlps  = {ids_mlps / rust_mlps:.2f}x rust")
     print(f"pytricia per-call loop (str keys):       {tri_mlps:8.2f} Mlps  -> Table.lookup = {py_mlps / tri_mlps:.0f}x pytricia")
 
 
