@@ -3,6 +3,7 @@
 //! Run without arguments it benchmarks every registered scheme on the embedded synthetic
 //! IPv4 and IPv6 tables. See `lpmkit --help` and `lpmkit <command> --help`.
 
+mod annotate;
 mod bench;
 #[cfg(feature = "netlink")]
 mod follow;
@@ -57,6 +58,9 @@ enum Command {
     /// Forwarding benchmark in the spirit of Spider's `lptest`: Ethernet/IP frames in
     /// memory rings, run-to-completion workers, batch-size sweep.
     Forward(forward::ForwardArgs),
+    /// Annotate a stream of addresses (one per line, or a CSV column) with the matched
+    /// prefix and its value: CSV `address,prefix,value` out, in constant memory.
+    Annotate(annotate::AnnotateArgs),
     /// List the registered schemes.
     Schemes,
 }
@@ -112,6 +116,7 @@ fn main() -> ExitCode {
         #[cfg(feature = "netlink")]
         Some(Command::Follow(a)) => follow::run(a),
         Some(Command::Forward(a)) => forward::run(a),
+        Some(Command::Annotate(a)) => annotate::run(a),
         Some(Command::Schemes) => {
             print!("{}", SCHEMES_HELP.as_str());
             Ok(ExitCode::SUCCESS)

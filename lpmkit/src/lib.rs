@@ -35,6 +35,9 @@
 //! * [`registry`]: every scheme by name, for generic code.
 //! * [`schemes`]: one module per scheme.
 //! * [`table`]: a loaded [`Table`] (routes plus next-hop names).
+//! * [`facade`]: [`RouteTable`](facade::RouteTable), a routing table with user values, a
+//!   chosen scheme, updates under lookups and a serialised form: what the Python package,
+//!   the C ABI and `lpmkit annotate` wrap.
 //! * [`io`]: readers for text tables, MRT dumps, update traces and address lists.
 //! * [`sync`]: route updates while other threads look up (RCU-style publication).
 //! * [`synth`]: deterministic Internet-like synthetic tables.
@@ -53,6 +56,7 @@
 
 #![warn(missing_docs)]
 
+pub mod facade;
 pub mod fib;
 mod interop;
 pub mod io;

@@ -448,4 +448,8 @@ impl<A: Address, T: Fib<A> + 'static> LookupHandle<A> for InPlaceReader<A, T> {
     fn boxed_clone(&self) -> Box<dyn LookupHandle<A>> {
         Box::new(self.clone())
     }
+
+    fn offline(&mut self) {
+        InPlaceReader::offline(self)
+    }
 }

@@ -91,6 +91,11 @@ pub trait LookupHandle<A: Address>: Send {
 
     /// A new handle on the same table, for another thread.
     fn boxed_clone(&self) -> Box<dyn LookupHandle<A>>;
+
+    /// Says the handle is idle: until its next lookup it holds nothing, so it does not
+    /// hold back the reuse of retired memory (handles that pin per batch hold nothing
+    /// between batches anyway: the default does nothing).
+    fn offline(&mut self) {}
 }
 
 /// What one [`Updater::apply`] did.

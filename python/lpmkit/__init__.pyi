@@ -1,0 +1,3 @@
+from ._lpmkit import Table as Table, schemes as schemes, __version__ as __version__
+
+def asn(name: str) -> int: ...
