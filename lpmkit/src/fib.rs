@@ -138,10 +138,11 @@ pub trait InPlaceWriter<A: Address>: Send + Sized + 'static {
 
     /// Brings `table` in line with `rib`, which already holds `changes` (those that changed
     /// it), while readers may be looking `table` up. Parts made unreachable go to
-    /// `retire`. The changes come in [`patch_order`]: one per prefix, shortest prefix
-    /// first, so that a part rebuilt from `rib` never pairs what a changed covering route
-    /// gives it with what it held before (a state no generation had). When the table cannot be patched (a layout limit), the writer builds a
-    /// new table from `rib` and returns it as [`Patched::Replaced`]: `table` is then left
+    /// `retire`. The changes come in patch order (`fib::patch_order`): one per prefix,
+    /// shortest prefix first, so that a part rebuilt from `rib` never pairs what a changed
+    /// covering route gives it with what it held before (a state no generation had). When
+    /// the table cannot be patched (a layout limit), the writer builds a new table from
+    /// `rib` and returns it as [`Patched::Replaced`]: `table` is then left
     /// as it was and its retired parts are dropped with it.
     ///
     /// # Safety
