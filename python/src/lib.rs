@@ -691,10 +691,15 @@ impl Table {
             let o = w
                 .as_slice_mut()
                 .map_err(|_| PyValueError::new_err("out must be C-contiguous"))?;
+            // Id 0 (no route) maps to `default` in the table itself: one load per key, no
+            // branch on whether the key matched (random keys make it unpredictable).
+            let mut lut = ints.to_vec();
+            if let Some(first) = lut.first_mut() {
+                *first = default;
+            }
             let map = |ids: &[u32], o: &mut [i64], late: &mut bool| {
                 for (d, &id) in o.iter_mut().zip(ids) {
-                    *d = match ints.get(id as usize) {
-                        _ if id == 0 => default,
+                    *d = match lut.get(id as usize) {
                         Some(&v) => v,
                         // A value added by another thread during this call.
                         None => match self.value(id) {
