@@ -88,11 +88,11 @@ fn updates_keep_prefixes_and_values() {
 
 #[test]
 fn every_update_model() {
-    // In place (poptrie, bloom-base), rebuild (dir24-8, trie). Left-right twins serve an
-    // incremental scheme without an in-place path: no registered scheme is one today.
+    // In place (poptrie), twins (bloom-base: incremental, not offered in place), rebuild
+    // (dir24-8, trie).
     for (scheme, model) in [
         ("poptrie16", "in place, one instance"),
-        ("bloom-base", "in place, one instance"),
+        ("bloom-base", "left-right twins"),
         ("dir24-8", "rebuild, published with one pointer swap"),
         ("trie", "rebuild, published with one pointer swap"),
     ] {

@@ -446,6 +446,7 @@ fn build_bloom_incremental<A: Address>(
     )?))
 }
 
+#[allow(dead_code)] // see the bloom row: in place is not offered for now
 fn build_bloom_in_place<A: Address>(
     rib: Rib<A>,
     o: &BuildOptions,
@@ -777,12 +778,18 @@ pub(super) static FAMILIES: &[SchemeFamily] = &[
         v4: Some(Builders {
             build: build_bloom::<Ipv4>,
             incremental: Some(build_bloom_incremental::<Ipv4>),
-            in_place: Some(build_bloom_in_place::<Ipv4>),
+            // Not offered: under readers the in-place patch still, rarely, lets a lookup
+            // return an answer no generation had (tests/concurrency.rs under load; see
+            // docs/bloom.md). Updates under readers go through left-right twins.
+            in_place: None,
         }),
         v6: Some(Builders {
             build: build_bloom::<Ipv6>,
             incremental: Some(build_bloom_incremental::<Ipv6>),
-            in_place: Some(build_bloom_in_place::<Ipv6>),
+            // Not offered: under readers the in-place patch still, rarely, lets a lookup
+            // return an answer no generation had (tests/concurrency.rs under load; see
+            // docs/bloom.md). Updates under readers go through left-right twins.
+            in_place: None,
         }),
     },
     SchemeFamily {
