@@ -790,6 +790,8 @@ fn patterns_parse() {
         ("Seq", Pattern::Seq),
         ("zipf", Pattern::Zipf),
         ("v6match", Pattern::V6Match),
+        ("match:80%", Pattern::Matching(8000)),
+        ("MATCH: 12.5", Pattern::Matching(1250)),
         ("trace:/tmp/k.txt", Pattern::Trace("/tmp/k.txt".into())),
         ("TRACE:a:b", Pattern::Trace("a:b".into())),
     ] {
@@ -799,18 +801,18 @@ fn patterns_parse() {
     for (s, msg) in [
         (
             "random",
-            "unknown key pattern `random`: expected one of rnd, routable, rep, seq, zipf, v6match, trace:FILE",
+            "unknown key pattern `random`: expected one of rnd, routable, rep, seq, zipf, v6match, match:PERCENT, trace:FILE",
         ),
         (
             "trace:",
-            "missing file name in key pattern `trace:`: expected one of rnd, routable, rep, seq, zipf, v6match, trace:FILE",
+            "missing file name in key pattern `trace:`: expected one of rnd, routable, rep, seq, zipf, v6match, match:PERCENT, trace:FILE",
         ),
         (
             "trace",
-            "missing file name in key pattern `trace`: expected one of rnd, routable, rep, seq, zipf, v6match, trace:FILE",
+            "missing file name in key pattern `trace`: expected one of rnd, routable, rep, seq, zipf, v6match, match:PERCENT, trace:FILE",
         ),
-        ("", "unknown key pattern ``: expected one of rnd, routable, rep, seq, zipf, v6match, trace:FILE"),
-        ("traceé", "unknown key pattern `traceé`: expected one of rnd, routable, rep, seq, zipf, v6match, trace:FILE"),
+        ("", "unknown key pattern ``: expected one of rnd, routable, rep, seq, zipf, v6match, match:PERCENT, trace:FILE"),
+        ("traceé", "unknown key pattern `traceé`: expected one of rnd, routable, rep, seq, zipf, v6match, match:PERCENT, trace:FILE"),
     ] {
         assert_eq!(s.parse::<Pattern>().unwrap_err().to_string(), msg);
     }
