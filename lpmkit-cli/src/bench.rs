@@ -170,6 +170,31 @@ pub fn default_run() -> anyhow::Result<ExitCode> {
     Ok(exit_code(&all))
 }
 
+/// Measures as `lpmkit bench ARGV…` does, in this process, and returns the records (for
+/// `lpmkit experiment`, whose cells are bench invocations written as data).
+pub fn records_from_args(argv: &[String]) -> anyhow::Result<Vec<Record>> {
+    #[derive(clap::Parser)]
+    #[command(name = "bench")]
+    struct One {
+        #[command(flatten)]
+        args: BenchArgs,
+    }
+    let words = std::iter::once("bench".to_string()).chain(argv.iter().cloned());
+    let one = <One as clap::Parser>::try_parse_from(words)?;
+    let table = input::load(&one.args.table)?;
+    match &table {
+        AnyTable::V4(t) => bench(t, &one.args),
+        AnyTable::V6(t) => bench(t, &one.args),
+    }
+}
+
+impl Record {
+    /// A scheme returned a wrong answer in this figure's runs.
+    pub fn wrong(&self) -> bool {
+        self.checksum_ok == Some(false)
+    }
+}
+
 fn finish(args: &BenchArgs, records: &[Record]) -> anyhow::Result<ExitCode> {
     if let Some(path) = &args.json {
         let text = serde_json::to_string_pretty(records)?;

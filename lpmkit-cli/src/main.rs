@@ -5,6 +5,7 @@
 
 mod annotate;
 mod bench;
+mod experiment;
 #[cfg(feature = "netlink")]
 mod follow;
 mod forward;
@@ -58,6 +59,9 @@ enum Command {
     /// Forwarding benchmark in the spirit of Spider's `lptest`: Ethernet/IP frames in
     /// memory rings, run-to-completion workers, batch-size sweep.
     Forward(forward::ForwardArgs),
+    /// The papers' evaluations as data: `experiment list`, `experiment run NAME… [--quick]
+    /// [--out DIR]` — records (JSON Lines, CSV), one SVG per figure and a Markdown report.
+    Experiment(experiment::ExperimentArgs),
     /// Annotate a stream of addresses (one per line, or a CSV column) with the matched
     /// prefix and its value: CSV `address,prefix,value` out, in constant memory.
     Annotate(annotate::AnnotateArgs),
@@ -116,6 +120,7 @@ fn main() -> ExitCode {
         #[cfg(feature = "netlink")]
         Some(Command::Follow(a)) => follow::run(a),
         Some(Command::Forward(a)) => forward::run(a),
+        Some(Command::Experiment(a)) => experiment::run(a),
         Some(Command::Annotate(a)) => annotate::run(a),
         Some(Command::Schemes) => {
             print!("{}", SCHEMES_HELP.as_str());

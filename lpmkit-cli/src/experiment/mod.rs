@@ -1,0 +1,651 @@
+//! `lpmkit experiment`: the papers' evaluations as data.
+//!
+//! An experiment is a TOML file under `experiments/` (one per paper, embedded in the
+//! binary; `--file` runs a user's own): a list of figures, each a `bench` invocation
+//! written as its words, swept over one placeholder `{x}`, with the axes and series of
+//! the plot it draws. `run` measures every cell in this process, appends its records to
+//! `records.jsonl` as it goes (so an interrupted run resumes where it stopped: a cell
+//! whose records are there is not measured again), then writes `records.csv`, one SVG per
+//! figure and `report.md`. A wrong answer in a cell is an error that stops that cell: its
+//! records are not written and it is not plotted.
+//!
+//! ```toml
+//! name = "bloomfwd"
+//! paper = "Lucchesi, Drummond, Teodoro: Bloomfwd (2018)"
+//!
+//! [[figure]]
+//! id = "fig3"
+//! title = "Lookup rate against the matching ratio, bart IPv4"
+//! paper = "Fig. 3: the matching ratio has little impact"
+//! args = ["-t", "{data}/fib/ipv4-bart-tier1-prefixes.txt.xz", "-s", "bloomfwd,miht",
+//!         "--pattern", "match:{x}", "--runs", "3", "--keys", "4194304"]
+//! x = { label = "matching ratio (%)", values = ["0", "50", "100"] }
+//! y = "mlps_median"
+//! ```
+//!
+//! Without `x.values` a figure is one cell and its x axis is a field of the records
+//! (`x = { label = "ways", field = "ways" }` for a `--ways 1..16` sweep). `--quick` runs
+//! every cell small: a synthetic table of the same family instead of `-t FILE` (20,000
+//! routes), 65,536 keys, one run.
+
+mod plot;
+
+use std::collections::BTreeSet;
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+
+use anyhow::Context;
+use clap::{Args, Subcommand};
+use serde::Deserialize;
+use serde_json::{Map, Value};
+
+use crate::bench;
+
+/// The experiments shipped with lpmkit, one per paper (file name, text).
+const BUILTIN: &[(&str, &str)] = &[
+    ("spider", include_str!("../../../experiments/spider.toml")),
+    ("dxr", include_str!("../../../experiments/dxr.toml")),
+    ("obma", include_str!("../../../experiments/obma.toml")),
+    (
+        "bloomfwd",
+        include_str!("../../../experiments/bloomfwd.toml"),
+    ),
+    ("lpmkit", include_str!("../../../experiments/lpmkit.toml")),
+];
+
+#[derive(Args, Debug)]
+pub struct ExperimentArgs {
+    #[command(subcommand)]
+    command: ExperimentCommand,
+}
+
+#[derive(Subcommand, Debug)]
+enum ExperimentCommand {
+    /// List the experiments and their figures.
+    List(ListArgs),
+    /// Measure experiments (names from `list`, or `all`): records, plots and a report.
+    Run(RunArgs),
+}
+
+#[derive(Args, Debug)]
+struct ListArgs {
+    /// Also read this experiment file.
+    #[arg(long, value_name = "FILE")]
+    file: Vec<PathBuf>,
+}
+
+#[derive(Args, Debug)]
+struct RunArgs {
+    /// Experiments to run (`all`: every built-in one), or `EXPERIMENT/FIGURE` for one figure.
+    #[arg(required = true)]
+    names: Vec<String>,
+
+    /// Also read this experiment file (its name can then be given).
+    #[arg(long, value_name = "FILE")]
+    file: Vec<PathBuf>,
+
+    /// Small runs: a synthetic table of the same family instead of each `-t FILE`, 65,536
+    /// keys, one run per figure (CI runs `all --quick`).
+    #[arg(long)]
+    quick: bool,
+
+    /// Output directory (records.jsonl, records.csv, one SVG per figure, report.md). A
+    /// directory with records in it resumes: its measured cells are not measured again.
+    #[arg(long, value_name = "DIR")]
+    out: Option<PathBuf>,
+
+    /// The shared data directory `{data}` stands for [default: $LPMKIT_DATA, else
+    /// ../shared/data].
+    #[arg(long, value_name = "DIR")]
+    data: Option<PathBuf>,
+}
+
+/// One experiment file.
+#[derive(Deserialize, Debug)]
+#[serde(deny_unknown_fields)]
+struct Experiment {
+    name: String,
+    paper: String,
+    #[serde(rename = "figure")]
+    figures: Vec<Figure>,
+}
+
+/// One figure or table of a paper.
+#[derive(Deserialize, Debug)]
+#[serde(deny_unknown_fields)]
+struct Figure {
+    id: String,
+    title: String,
+    /// What the paper shows (quoted in the report beside this machine's figures).
+    paper: String,
+    /// The words after `lpmkit bench`; `{x}` is the swept value, `{data}` the data directory.
+    args: Vec<String>,
+    x: Axis,
+    /// The record field plotted (`mlps_median`, `memory_bytes`, `bytes_per_prefix`,
+    /// `build_ms`).
+    #[serde(default = "default_y")]
+    y: String,
+    /// The record field naming each series.
+    #[serde(default = "default_series")]
+    series: String,
+    /// `line` or `bar`.
+    #[serde(default = "default_kind")]
+    kind: String,
+}
+
+#[derive(Deserialize, Debug)]
+#[serde(deny_unknown_fields)]
+struct Axis {
+    label: String,
+    /// The swept values (`{x}`); none: one cell, x from `field`.
+    #[serde(default)]
+    values: Vec<String>,
+    /// The record field on the x axis when the sweep is inside one invocation.
+    field: Option<String>,
+}
+
+fn default_y() -> String {
+    "mlps_median".into()
+}
+fn default_series() -> String {
+    "scheme".into()
+}
+fn default_kind() -> String {
+    "line".into()
+}
+
+pub fn run(args: ExperimentArgs) -> anyhow::Result<ExitCode> {
+    match args.command {
+        ExperimentCommand::List(a) => {
+            for e in load_all(&a.file)? {
+                println!("{:<10} {}", e.name, e.paper);
+                for f in &e.figures {
+                    let cells = f.x.values.len().max(1);
+                    println!("  {}/{:<12} {} ({cells} cells)", e.name, f.id, f.title);
+                }
+            }
+            Ok(ExitCode::SUCCESS)
+        }
+        ExperimentCommand::Run(a) => run_experiments(&a),
+    }
+}
+
+/// The built-in experiments, then those of `files`.
+fn load_all(files: &[PathBuf]) -> anyhow::Result<Vec<Experiment>> {
+    let mut out = Vec::new();
+    for (name, text) in BUILTIN {
+        out.push(parse(text).with_context(|| format!("built-in experiment {name}"))?);
+    }
+    for f in files {
+        let text =
+            std::fs::read_to_string(f).with_context(|| format!("cannot read {}", f.display()))?;
+        out.push(parse(&text).with_context(|| format!("experiment file {}", f.display()))?);
+    }
+    Ok(out)
+}
+
+fn parse(text: &str) -> anyhow::Result<Experiment> {
+    let e: Experiment = toml::from_str(text)?;
+    for f in &e.figures {
+        let sweeps = f.args.iter().any(|a| a.contains("{x}"));
+        anyhow::ensure!(
+            sweeps != f.x.values.is_empty(),
+            "figure {}: `{{x}}` in args needs x.values, and x.values needs `{{x}}`",
+            f.id
+        );
+        anyhow::ensure!(
+            !f.x.values.is_empty() || f.x.field.is_some(),
+            "figure {}: x needs values or a field",
+            f.id
+        );
+        anyhow::ensure!(
+            f.kind == "line" || f.kind == "bar",
+            "figure {}: kind is `line` or `bar`, not `{}`",
+            f.id,
+            f.kind
+        );
+    }
+    Ok(e)
+}
+
+/// What this machine is, for every record.
+fn machine() -> Value {
+    let cpu = std::fs::read_to_string("/proc/cpuinfo")
+        .ok()
+        .and_then(|s| {
+            s.lines()
+                .find(|l| l.starts_with("model name"))
+                .and_then(|l| l.split(':').nth(1))
+                .map(|m| m.trim().to_string())
+        })
+        .unwrap_or_else(|| std::env::consts::ARCH.to_string());
+    let kernel = std::fs::read_to_string("/proc/sys/kernel/osrelease")
+        .map(|s| s.trim().to_string())
+        .unwrap_or_else(|_| std::env::consts::OS.to_string());
+    let commit = std::process::Command::new("git")
+        .args(["rev-parse", "--short", "HEAD"])
+        .output()
+        .ok()
+        .filter(|o| o.status.success())
+        .map(|o| String::from_utf8_lossy(&o.stdout).trim().to_string())
+        .unwrap_or_else(|| "unknown".into());
+    let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
+    serde_json::json!({
+        "cpu": cpu,
+        "avx2": lpmkit::simd::Avx2::detect().is_some(),
+        "cores": cores,
+        "kernel": kernel,
+        "lpmkit_commit": commit,
+        "lpmkit_version": env!("CARGO_PKG_VERSION"),
+        "date": today(),
+    })
+}
+
+/// Today's date (UTC), `YYYY-MM-DD`.
+fn today() -> String {
+    let secs = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_secs());
+    // Days since 1970-01-01 to a civil date (Howard Hinnant's algorithm).
+    let z = (secs / 86_400) as i64 + 719_468;
+    let era = z.div_euclid(146_097);
+    let doe = z - era * 146_097;
+    let yoe = (doe - doe / 1_460 + doe / 36_524 - doe / 146_096) / 365;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let d = doy - (153 * mp + 2) / 5 + 1;
+    let m = if mp < 10 { mp + 3 } else { mp - 9 };
+    let y = yoe + era * 400 + i64::from(m <= 2);
+    format!("{y:04}-{m:02}-{d:02}")
+}
+
+/// The words of one cell: `{x}` and `{data}` filled in; small with `quick`.
+fn cell_args(f: &Figure, x: Option<&str>, data: &Path, quick: bool) -> Vec<String> {
+    let data = data.display().to_string();
+    let mut words: Vec<String> = f
+        .args
+        .iter()
+        .map(|a| {
+            let a = a.replace("{data}", &data);
+            match x {
+                Some(x) => a.replace("{x}", x),
+                None => a,
+            }
+        })
+        .collect();
+    if quick {
+        let mut out = Vec::new();
+        let mut i = 0;
+        while i < words.len() {
+            let w = &words[i];
+            let next = words.get(i + 1).cloned();
+            match (w.as_str(), next) {
+                ("-t" | "--table", Some(file)) => {
+                    let family = if file.contains("ipv6") { "v6" } else { "v4" };
+                    out.extend(["--synthetic", family, "--routes", "20000"].map(String::from));
+                    i += 2;
+                }
+                ("-k" | "--keys", Some(_)) => {
+                    out.extend(["--keys", "65536"].map(String::from));
+                    i += 2;
+                }
+                ("-r" | "--runs", Some(_)) => {
+                    out.extend(["--runs", "1"].map(String::from));
+                    i += 2;
+                }
+                _ => {
+                    out.push(w.clone());
+                    i += 1;
+                }
+            }
+        }
+        if !out.iter().any(|w| w == "--keys" || w == "-k") {
+            out.extend(["--keys", "65536"].map(String::from));
+        }
+        if !out.iter().any(|w| w == "--runs" || w == "-r") {
+            out.extend(["--runs", "1"].map(String::from));
+        }
+        words = out;
+    }
+    drop_unavailable_schemes(&mut words);
+    words
+}
+
+/// Schemes this build does not register (`dpdk-fib` without the `dpdk` feature) are left
+/// out of `-s` (and a `--baseline` naming one is dropped), with a note.
+fn drop_unavailable_schemes(words: &mut Vec<String>) {
+    let known = |s: &str| {
+        s == "all"
+            || lpmkit::registry::schemes()
+                .iter()
+                .any(|r| r.name.starts_with(s))
+    };
+    let mut out = Vec::with_capacity(words.len());
+    let mut i = 0;
+    while i < words.len() {
+        let flag = words[i].as_str();
+        let value = words.get(i + 1);
+        match (flag, value) {
+            ("-s" | "--schemes", Some(list)) => {
+                let (kept, gone): (Vec<&str>, Vec<&str>) = list.split(',').partition(|s| known(s));
+                if !gone.is_empty() {
+                    eprintln!(
+                        "note: not in this build, left out: {} (dpdk-fib needs `--features dpdk`)",
+                        gone.join(", ")
+                    );
+                }
+                out.push(words[i].clone());
+                out.push(kept.join(","));
+                i += 2;
+            }
+            ("--baseline", Some(b)) if !known(b) => i += 2,
+            _ => {
+                out.push(words[i].clone());
+                i += 1;
+            }
+        }
+    }
+    *words = out;
+}
+
+fn run_experiments(a: &RunArgs) -> anyhow::Result<ExitCode> {
+    let all = load_all(&a.file)?;
+    // The figures asked for: (experiment, figure).
+    let mut chosen: Vec<(&Experiment, &Figure)> = Vec::new();
+    for name in &a.names {
+        let (exp, fig) = match name.split_once('/') {
+            Some((e, f)) => (e, Some(f)),
+            None => (name.as_str(), None),
+        };
+        let exps: Vec<&Experiment> = if exp == "all" {
+            all.iter().collect()
+        } else {
+            let e = all.iter().find(|e| e.name == exp).with_context(|| {
+                let names: Vec<&str> = all.iter().map(|e| e.name.as_str()).collect();
+                format!("no experiment `{exp}` (there are: {})", names.join(", "))
+            })?;
+            vec![e]
+        };
+        for e in exps {
+            for f in &e.figures {
+                if fig.is_none_or(|id| id == f.id) {
+                    chosen.push((e, f));
+                }
+            }
+        }
+        if let Some(id) = fig {
+            anyhow::ensure!(
+                chosen.iter().any(|(e, f)| e.name == exp && f.id == id),
+                "experiment `{exp}` has no figure `{id}`"
+            );
+        }
+    }
+    let out = a.out.clone().unwrap_or_else(|| {
+        let secs = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map_or(0, |d| d.as_secs());
+        PathBuf::from(format!("target/experiments/{secs}"))
+    });
+    std::fs::create_dir_all(&out).with_context(|| format!("cannot create {}", out.display()))?;
+    let data = a.data.clone().unwrap_or_else(|| {
+        std::env::var_os("LPMKIT_DATA")
+            .map(PathBuf::from)
+            .unwrap_or_else(|| PathBuf::from("../shared/data"))
+    });
+    let jsonl = out.join("records.jsonl");
+    let done: BTreeSet<String> = read_records(&jsonl)?
+        .iter()
+        .filter_map(|r| r.get("cell").and_then(Value::as_str).map(String::from))
+        .collect();
+    let machine = machine();
+    let mut file = std::fs::OpenOptions::new()
+        .create(true)
+        .append(true)
+        .open(&jsonl)
+        .with_context(|| format!("cannot open {}", jsonl.display()))?;
+    let total: usize = chosen.iter().map(|(_, f)| f.x.values.len().max(1)).sum();
+    let pb = crate::progress::bar(total as u64, "experiment cells".to_string());
+    let mut failed = Vec::new();
+    for (e, f) in &chosen {
+        let xs: Vec<Option<&str>> = if f.x.values.is_empty() {
+            vec![None]
+        } else {
+            f.x.values.iter().map(|v| Some(v.as_str())).collect()
+        };
+        for x in xs {
+            let cell = format!("{}/{}/{}", e.name, f.id, x.unwrap_or("-"));
+            pb.inc(1);
+            if done.contains(&cell) {
+                continue;
+            }
+            let words = cell_args(f, x, &data, a.quick);
+            pb.suspend(|| eprintln!("== {cell}: lpmkit bench {}", words.join(" ")));
+            let records = match pb.suspend(|| bench::records_from_args(&words)) {
+                Ok(r) => r,
+                Err(err) => {
+                    eprintln!("lpmkit: cell {cell} failed: {err:#}");
+                    failed.push(cell);
+                    continue;
+                }
+            };
+            if records.iter().any(bench::Record::wrong) {
+                eprintln!("lpmkit: cell {cell}: a scheme returned wrong answers; not recorded");
+                failed.push(cell);
+                continue;
+            }
+            for r in records {
+                let mut v = serde_json::to_value(&r)?;
+                let m = v.as_object_mut().expect("a record is an object");
+                extend_record(m, e, f, &cell, x, &machine);
+                writeln!(file, "{}", Value::Object(m.clone()))?;
+            }
+            file.flush()?;
+        }
+    }
+    pb.finish_and_clear();
+    let records = read_records(&jsonl)?;
+    write_csv(&out.join("records.csv"), &records)?;
+    let mut report = String::new();
+    report.push_str(&format!(
+        "# lpmkit experiments\n\nMachine: {} ({} cores, AVX2 {}), kernel {}; lpmkit {} ({}); {}.\n\
+         Records: `records.jsonl`, `records.csv`.{}\n",
+        machine["cpu"].as_str().unwrap_or("?"),
+        machine["cores"],
+        machine["avx2"],
+        machine["kernel"].as_str().unwrap_or("?"),
+        machine["lpmkit_version"].as_str().unwrap_or("?"),
+        machine["lpmkit_commit"].as_str().unwrap_or("?"),
+        machine["date"].as_str().unwrap_or("?"),
+        if a.quick {
+            " **Quick run** (synthetic tables, 65,536 keys, one run): shapes only."
+        } else {
+            ""
+        }
+    ));
+    for (e, f) in &chosen {
+        let mine: Vec<&Map<String, Value>> = records
+            .iter()
+            .filter(|r| {
+                r.get("experiment").and_then(Value::as_str) == Some(e.name.as_str())
+                    && r.get("figure").and_then(Value::as_str) == Some(f.id.as_str())
+            })
+            .collect();
+        let svg = format!("{}-{}.svg", e.name, f.id);
+        let series = plot::draw(&out.join(&svg), f, &mine)?;
+        report.push_str(&format!(
+            "\n## {} {}: {}\n\n*Paper ({}):* {}\n\n![{}]({svg})\n\n{}\n",
+            e.name,
+            f.id,
+            f.title,
+            e.paper,
+            f.paper,
+            f.title,
+            plot::table(f, &mine, &series)
+        ));
+    }
+    std::fs::write(out.join("report.md"), report)?;
+    eprintln!(
+        "wrote {} records, {} plots and report.md to {}",
+        records.len(),
+        chosen.len(),
+        out.display()
+    );
+    if failed.is_empty() {
+        Ok(ExitCode::SUCCESS)
+    } else {
+        eprintln!(
+            "lpmkit: {} cells failed: {}",
+            failed.len(),
+            failed.join(", ")
+        );
+        Ok(ExitCode::from(1))
+    }
+}
+
+/// Adds what a record means here: its cell, its x, derived fields, the machine.
+fn extend_record(
+    m: &mut Map<String, Value>,
+    e: &Experiment,
+    f: &Figure,
+    cell: &str,
+    x: Option<&str>,
+    machine: &Value,
+) {
+    m.insert("experiment".into(), e.name.clone().into());
+    m.insert("figure".into(), f.id.clone().into());
+    m.insert("cell".into(), cell.into());
+    let xv = match (x, &f.x.field) {
+        (Some(x), _) => Value::from(x),
+        (None, Some(field)) => m.get(field).cloned().unwrap_or(Value::Null),
+        (None, None) => Value::Null,
+    };
+    m.insert("x".into(), xv);
+    let routes = m.get("routes").and_then(Value::as_f64).unwrap_or(0.0);
+    let bytes = m.get("memory_bytes").and_then(Value::as_f64).unwrap_or(0.0);
+    if routes > 0.0 {
+        m.insert("bytes_per_prefix".into(), (bytes / routes).into());
+    }
+    m.insert("machine".into(), machine.clone());
+}
+
+/// The records of a `records.jsonl` (none if it does not exist); a line that is not a
+/// JSON object is an error naming it.
+fn read_records(path: &Path) -> anyhow::Result<Vec<Map<String, Value>>> {
+    let text = match std::fs::read_to_string(path) {
+        Ok(t) => t,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Vec::new()),
+        Err(e) => return Err(e).with_context(|| format!("cannot read {}", path.display())),
+    };
+    let mut out = Vec::new();
+    for (i, line) in text.lines().enumerate() {
+        if line.trim().is_empty() {
+            continue;
+        }
+        match serde_json::from_str::<Value>(line) {
+            Ok(Value::Object(m)) => out.push(m),
+            // An interrupted write leaves a cut last line: measured again.
+            Err(_) if i + 1 == text.lines().count() => {
+                eprintln!("note: {}: line {} is cut; ignored", path.display(), i + 1)
+            }
+            _ => anyhow::bail!("{}: line {} is not a record", path.display(), i + 1),
+        }
+    }
+    Ok(out)
+}
+
+/// One CSV row per record: its scalar fields (machine fields prefixed `machine_`).
+fn write_csv(path: &Path, records: &[Map<String, Value>]) -> anyhow::Result<()> {
+    let flat: Vec<Map<String, Value>> = records
+        .iter()
+        .map(|r| {
+            let mut f = Map::new();
+            for (k, v) in r {
+                match v {
+                    Value::Object(inner) => {
+                        for (k2, v2) in inner {
+                            f.insert(format!("{k}_{k2}"), v2.clone());
+                        }
+                    }
+                    Value::Array(_) => {
+                        f.insert(k.clone(), Value::from(v.to_string()));
+                    }
+                    _ => {
+                        f.insert(k.clone(), v.clone());
+                    }
+                }
+            }
+            f
+        })
+        .collect();
+    let mut cols: Vec<String> = Vec::new();
+    for r in &flat {
+        for k in r.keys() {
+            if !cols.contains(k) {
+                cols.push(k.clone());
+            }
+        }
+    }
+    let cell = |v: Option<&Value>| -> String {
+        let s = match v {
+            None | Some(Value::Null) => String::new(),
+            Some(Value::String(s)) => s.clone(),
+            Some(v) => v.to_string(),
+        };
+        if s.contains([',', '"', '\n']) {
+            format!("\"{}\"", s.replace('"', "\"\""))
+        } else {
+            s
+        }
+    };
+    let mut text = cols.join(",") + "\n";
+    for r in &flat {
+        let row: Vec<String> = cols.iter().map(|c| cell(r.get(c))).collect();
+        text += &(row.join(",") + "\n");
+    }
+    std::fs::write(path, text).with_context(|| format!("cannot write {}", path.display()))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_builtin_experiment_parses() {
+        let all = load_all(&[]).unwrap();
+        assert_eq!(all.len(), BUILTIN.len());
+        for e in &all {
+            assert!(!e.figures.is_empty(), "{}", e.name);
+        }
+    }
+
+    #[test]
+    fn quick_cells_are_small_and_synthetic() {
+        let e = parse(BUILTIN[3].1).unwrap();
+        let f = &e.figures[0];
+        let w = cell_args(
+            f,
+            f.x.values.first().map(String::as_str),
+            Path::new("/d"),
+            true,
+        );
+        assert!(w.windows(2).any(|p| p[0] == "--synthetic"), "{w:?}");
+        assert!(w.windows(2).any(|p| p == ["--keys", "65536"]), "{w:?}");
+        assert!(w.windows(2).any(|p| p == ["--runs", "1"]), "{w:?}");
+        assert!(!w.iter().any(|a| a.contains("{x}") || a.contains("{data}")));
+    }
+
+    #[test]
+    fn bad_files_are_errors() {
+        for bad in [
+            "name = \"x\"\npaper = \"p\"\n[[figure]]\nid = \"a\"\ntitle = \"t\"\npaper = \"p\"\n\
+             args = [\"-s\", \"trie\", \"--pattern\", \"{x}\"]\nx = { label = \"l\" }\n",
+            "name = \"x\"\npaper = \"p\"\n[[figure]]\nid = \"a\"\ntitle = \"t\"\npaper = \"p\"\n\
+             args = [\"-s\", \"trie\"]\nx = { label = \"l\", field = \"threads\" }\nkind = \"pie\"\n",
+            "name = \"x\"\npaper = \"p\"\nbogus = 1\n",
+        ] {
+            assert!(parse(bad).is_err(), "{bad}");
+        }
+        assert_eq!(today().len(), 10);
+    }
+}

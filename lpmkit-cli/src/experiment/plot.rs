@@ -1,0 +1,180 @@
+//! A figure's SVG (plotters' SVG backend: no font library needed) and its Markdown table.
+
+use std::path::Path;
+
+use plotters::prelude::*;
+use serde_json::{Map, Value};
+
+use super::Figure;
+
+/// Series colours (colour-blind-safe Okabe–Ito, then greys).
+const COLOURS: [RGBColor; 10] = [
+    RGBColor(0, 114, 178),
+    RGBColor(213, 94, 0),
+    RGBColor(0, 158, 115),
+    RGBColor(204, 121, 167),
+    RGBColor(230, 159, 0),
+    RGBColor(86, 180, 233),
+    RGBColor(240, 228, 66),
+    RGBColor(0, 0, 0),
+    RGBColor(120, 120, 120),
+    RGBColor(180, 180, 180),
+];
+
+/// A value as the label it shows.
+fn label(v: Option<&Value>) -> String {
+    match v {
+        None | Some(Value::Null) => "-".into(),
+        Some(Value::String(s)) => s.clone(),
+        Some(v) => v.to_string(),
+    }
+}
+
+/// The figure's points: x categories and series in order of first appearance, and
+/// `(series, x, y)`; a later record for the same point wins.
+pub(super) struct Points {
+    pub xs: Vec<String>,
+    pub series: Vec<String>,
+    pub ys: Vec<Vec<Option<f64>>>,
+}
+
+pub(super) fn points(f: &Figure, recs: &[&Map<String, Value>]) -> Points {
+    let mut p = Points {
+        xs: Vec::new(),
+        series: Vec::new(),
+        ys: Vec::new(),
+    };
+    for r in recs {
+        let Some(y) = r.get(&f.y).and_then(Value::as_f64) else {
+            continue;
+        };
+        let x = label(r.get("x"));
+        let s = label(r.get(&f.series));
+        let xi = p.xs.iter().position(|v| *v == x).unwrap_or_else(|| {
+            p.xs.push(x);
+            p.xs.len() - 1
+        });
+        let si = p.series.iter().position(|v| *v == s).unwrap_or_else(|| {
+            p.series.push(s);
+            p.ys.push(Vec::new());
+            p.series.len() - 1
+        });
+        let row = &mut p.ys[si];
+        if row.len() <= xi {
+            row.resize(xi + 1, None);
+        }
+        row[xi] = Some(y);
+    }
+    for row in &mut p.ys {
+        row.resize(p.xs.len(), None);
+    }
+    p
+}
+
+/// Draws `f` from its records into `path`; returns its points (for the table).
+pub(super) fn draw(
+    path: &Path,
+    f: &Figure,
+    recs: &[&Map<String, Value>],
+) -> anyhow::Result<Points> {
+    let p = points(f, recs);
+    let err = |e: &dyn std::fmt::Display| anyhow::anyhow!("drawing {}: {e}", path.display());
+    let root = SVGBackend::new(path, (860, 500)).into_drawing_area();
+    root.fill(&WHITE).map_err(|e| err(&e))?;
+    let ymax =
+        p.ys.iter()
+            .flatten()
+            .flatten()
+            .fold(0.0f64, |m, &y| m.max(y))
+            .max(f64::MIN_POSITIVE)
+            * 1.15;
+    let n = p.xs.len().max(1);
+    let mut chart = ChartBuilder::on(&root)
+        .caption(&f.title, ("sans-serif", 18))
+        .margin(12)
+        .x_label_area_size(44)
+        .y_label_area_size(70)
+        .build_cartesian_2d(-0.5f64..(n as f64 - 0.5), 0f64..ymax)
+        .map_err(|e| err(&e))?;
+    let xs = p.xs.clone();
+    chart
+        .configure_mesh()
+        .x_labels(n)
+        .x_label_formatter(&|v| {
+            let i = v.round();
+            if (v - i).abs() < 1e-6 && i >= 0.0 {
+                xs.get(i as usize).cloned().unwrap_or_default()
+            } else {
+                String::new()
+            }
+        })
+        .x_desc(f.x.label.as_str())
+        .y_desc(f.y.as_str())
+        .disable_x_mesh()
+        .draw()
+        .map_err(|e| err(&e))?;
+    let ns = p.series.len().max(1) as f64;
+    for (si, name) in p.series.iter().enumerate() {
+        let colour = COLOURS[si % COLOURS.len()];
+        let pts: Vec<(f64, f64)> = p.ys[si]
+            .iter()
+            .enumerate()
+            .filter_map(|(xi, y)| y.map(|y| (xi as f64, y)))
+            .collect();
+        let drawn = if f.kind == "bar" {
+            let w = 0.8 / ns;
+            chart
+                .draw_series(pts.iter().map(|&(x, y)| {
+                    let left = x - 0.4 + si as f64 * w;
+                    Rectangle::new([(left, 0.0), (left + w, y)], colour.filled())
+                }))
+                .map_err(|e| err(&e))?
+        } else {
+            chart
+                .draw_series(pts.iter().map(|&pt| Circle::new(pt, 3, colour.filled())))
+                .map_err(|e| err(&e))?;
+            chart
+                .draw_series(LineSeries::new(pts.clone(), colour.stroke_width(2)))
+                .map_err(|e| err(&e))?
+        };
+        drawn
+            .label(name.as_str())
+            .legend(move |(x, y)| Rectangle::new([(x, y - 4), (x + 16, y + 4)], colour.filled()));
+    }
+    chart
+        .configure_series_labels()
+        .position(SeriesLabelPosition::UpperRight)
+        .background_style(WHITE.mix(0.85))
+        .border_style(BLACK)
+        .draw()
+        .map_err(|e| err(&e))?;
+    root.present().map_err(|e| err(&e))?;
+    Ok(p)
+}
+
+/// The points as a Markdown table: one row per series, one column per x.
+pub(super) fn table(f: &Figure, _recs: &[&Map<String, Value>], p: &Points) -> String {
+    if p.series.is_empty() {
+        return "(no records)\n".into();
+    }
+    let mut t = format!("| {} \\ {} |", f.series, f.x.label);
+    for x in &p.xs {
+        t += &format!(" {x} |");
+    }
+    t += "\n|---|";
+    t += &"---:|".repeat(p.xs.len());
+    t += "\n";
+    for (si, s) in p.series.iter().enumerate() {
+        t += &format!("| {s} |");
+        for y in &p.ys[si] {
+            match y {
+                Some(y) if *y >= 1000.0 => t += &format!(" {y:.0} |"),
+                Some(y) => t += &format!(" {y:.2} |"),
+                None => t += " |",
+            }
+        }
+        t += "\n";
+    }
+    t += &format!("\n(y: `{}`)\n", f.y);
+    t
+}
