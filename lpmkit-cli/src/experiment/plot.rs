@@ -30,6 +30,16 @@ fn label(v: Option<&Value>) -> String {
     }
 }
 
+/// Field `path` of a record; `a.b` reads field `b` of object `a` (`cycles_per_16.p50`).
+fn field<'a>(r: &'a Map<String, Value>, path: &str) -> Option<&'a Value> {
+    let mut parts = path.split('.');
+    let mut v = r.get(parts.next()?)?;
+    for p in parts {
+        v = v.get(p)?;
+    }
+    Some(v)
+}
+
 /// The figure's points: x categories and series in order of first appearance, and
 /// `(series, x, y)`; a later record for the same point wins.
 pub(super) struct Points {
@@ -45,7 +55,7 @@ pub(super) fn points(f: &Figure, recs: &[&Map<String, Value>]) -> Points {
         ys: Vec::new(),
     };
     for r in recs {
-        let Some(y) = r.get(&f.y).and_then(Value::as_f64) else {
+        let Some(y) = field(r, &f.y).and_then(Value::as_f64) else {
             continue;
         };
         let x = label(r.get("x"));
@@ -121,11 +131,17 @@ pub(super) fn draw(
             .enumerate()
             .filter_map(|(xi, y)| y.map(|y| (xi as f64, y)))
             .collect();
+        // One series per x (x is the series' own field): a whole slot per bar.
+        let own_slot = f.x.field.as_deref() == Some(f.series.as_str());
         let drawn = if f.kind == "bar" {
-            let w = 0.8 / ns;
+            let (w, slot) = if own_slot {
+                (0.8, 0.0)
+            } else {
+                (0.8 / ns, si as f64)
+            };
             chart
                 .draw_series(pts.iter().map(|&(x, y)| {
-                    let left = x - 0.4 + si as f64 * w;
+                    let left = x - 0.4 + slot * w;
                     Rectangle::new([(left, 0.0), (left + w, y)], colour.filled())
                 }))
                 .map_err(|e| err(&e))?
@@ -157,6 +173,20 @@ pub(super) fn table(f: &Figure, _recs: &[&Map<String, Value>], p: &Points) -> St
     if p.series.is_empty() {
         return "(no records)\n".into();
     }
+    if f.x.field.as_deref() == Some(f.series.as_str()) {
+        // One value per series.
+        let mut t = format!("| {} | `{}` |\n|---|---:|\n", f.series, f.y);
+        for (si, s) in p.series.iter().enumerate() {
+            let y = p.ys[si]
+                .iter()
+                .flatten()
+                .next()
+                .copied()
+                .unwrap_or(f64::NAN);
+            t += &format!("| {s} | {} |\n", fmt_y(y));
+        }
+        return t;
+    }
     let mut t = format!("| {} \\ {} |", f.series, f.x.label);
     for x in &p.xs {
         t += &format!(" {x} |");
@@ -168,8 +198,7 @@ pub(super) fn table(f: &Figure, _recs: &[&Map<String, Value>], p: &Points) -> St
         t += &format!("| {s} |");
         for y in &p.ys[si] {
             match y {
-                Some(y) if *y >= 1000.0 => t += &format!(" {y:.0} |"),
-                Some(y) => t += &format!(" {y:.2} |"),
+                Some(y) => t += &format!(" {} |", fmt_y(*y)),
                 None => t += " |",
             }
         }
@@ -177,4 +206,13 @@ pub(super) fn table(f: &Figure, _recs: &[&Map<String, Value>], p: &Points) -> St
     }
     t += &format!("\n(y: `{}`)\n", f.y);
     t
+}
+
+/// A figure as the tables print it.
+fn fmt_y(y: f64) -> String {
+    if y.abs() >= 1000.0 {
+        format!("{y:.0}")
+    } else {
+        format!("{y:.2}")
+    }
 }
