@@ -458,7 +458,8 @@ fn run_experiments(a: &RunArgs) -> anyhow::Result<ExitCode> {
     let mut report = String::new();
     report.push_str(&format!(
         "# lpmkit experiments\n\nMachine: {} ({} cores, AVX2 {}), kernel {}; lpmkit {} ({}); {}.\n\
-         Records: `records.jsonl`, `records.csv`.{}\n",
+         Records: `records.jsonl`, `records.csv`. Made by `lpmkit experiment run {}{} --out {}` \
+         (run again to resume).{}\n",
         machine["cpu"].as_str().unwrap_or("?"),
         machine["cores"],
         machine["avx2"],
@@ -466,6 +467,9 @@ fn run_experiments(a: &RunArgs) -> anyhow::Result<ExitCode> {
         machine["lpmkit_version"].as_str().unwrap_or("?"),
         machine["lpmkit_commit"].as_str().unwrap_or("?"),
         machine["date"].as_str().unwrap_or("?"),
+        a.names.join(" "),
+        if a.quick { " --quick" } else { "" },
+        out.display(),
         if a.quick {
             " **Quick run** (synthetic tables, 65,536 keys, one run): shapes only."
         } else {
