@@ -131,8 +131,8 @@ pub(super) fn draw(
             .enumerate()
             .filter_map(|(xi, y)| y.map(|y| (xi as f64, y)))
             .collect();
-        // One series per x (x is the series' own field): a whole slot per bar.
-        let own_slot = f.x.field.as_deref() == Some(f.series.as_str());
+        // At most one series per x (x names the series): a whole slot per bar.
+        let own_slot = one_series_per_x(&p);
         let drawn = if f.kind == "bar" {
             let (w, slot) = if own_slot {
                 (0.8, 0.0)
@@ -173,7 +173,7 @@ pub(super) fn table(f: &Figure, _recs: &[&Map<String, Value>], p: &Points) -> St
     if p.series.is_empty() {
         return "(no records)\n".into();
     }
-    if f.x.field.as_deref() == Some(f.series.as_str()) {
+    if one_series_per_x(p) {
         // One value per series.
         let mut t = format!("| {} | `{}` |\n|---|---:|\n", f.series, f.y);
         for (si, s) in p.series.iter().enumerate() {
@@ -215,4 +215,11 @@ fn fmt_y(y: f64) -> String {
     } else {
         format!("{y:.2}")
     }
+}
+
+/// Every x has at most one series with a value and every series at most one x (the x
+/// axis names the series).
+fn one_series_per_x(p: &Points) -> bool {
+    (0..p.xs.len()).all(|xi| p.ys.iter().filter(|row| row[xi].is_some()).count() <= 1)
+        && p.ys.iter().all(|row| row.iter().flatten().count() <= 1)
 }
