@@ -11,10 +11,15 @@
 //! with the update rate, the readers' lookup rate against their idle rate, and the peak
 //! memory held for the table against its footprint when built.
 //!
+//! Every figure printed is also a field of one record per scheme (`--json FILE`, and
+//! [`records_from_args`] for `lpmkit experiment`): `alone_updates_per_s`,
+//! `structure_updates_per_s`, `in_place_reader_ratio`, `twins_updates_per_s`, the
+//! scheme's per-update counts (`per_update.pointers`, …), `table_ok`.
+//!
 //! The 2024 RIS traces are raw per-peer BGP messages; replaying them into one table keyed by
 //! prefix (as this command does) is a churn stress test, not a model of a router's FIB.
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::time::{Duration, Instant};
@@ -23,6 +28,7 @@ use anyhow::Context;
 use clap::Args;
 use lpmkit::sync::{LookupHandle, Publisher, PublisherConfig, TwinUpdater, Updater};
 use lpmkit::{traffic, Address, AnyTable, BuildOptions, Change, Fib, NextHop, Rib, Table};
+use serde_json::{Map, Value};
 
 use crate::input::{self, TableArgs};
 use crate::progress;
@@ -68,23 +74,75 @@ pub struct UpdatesArgs {
     /// Keys per reader `lookup_batch` call.
     #[arg(long, default_value_t = 256, value_parser = clap::builder::RangedU64ValueParser::<usize>::new().range(1..))]
     batch: usize,
+
+    /// Replay only the first N updates of the trace (before `--repeat`).
+    #[arg(long, value_name = "N", value_parser = clap::builder::RangedU64ValueParser::<usize>::new().range(1..))]
+    limit: Option<usize>,
+
+    /// Also write one JSON record per scheme (every figure printed) to this file.
+    #[arg(long, value_name = "FILE")]
+    json: Option<PathBuf>,
 }
 
+/// One scheme's figures, as `--json` writes them.
+pub type Record = Map<String, Value>;
+
 pub fn run(args: UpdatesArgs) -> anyhow::Result<ExitCode> {
+    let records = records(&args)?;
+    if let Some(path) = &args.json {
+        write_json(path, &records)?;
+    }
+    Ok(if records.iter().any(wrong) {
+        ExitCode::from(1)
+    } else {
+        ExitCode::SUCCESS
+    })
+}
+
+/// `lpmkit updates ARGS…` (the words after `updates`) run in this process: its records.
+pub fn records_from_args(argv: &[String]) -> anyhow::Result<Vec<Record>> {
+    #[derive(clap::Parser)]
+    #[command(name = "updates")]
+    struct One {
+        #[command(flatten)]
+        args: UpdatesArgs,
+    }
+    let words = std::iter::once("updates".to_string()).chain(argv.iter().cloned());
+    records(&<One as clap::Parser>::try_parse_from(words)?.args)
+}
+
+/// The scheme's table differed from the trie after the replay.
+pub fn wrong(r: &Record) -> bool {
+    r.get("table_ok") == Some(&Value::Bool(false))
+}
+
+/// Writes `records` as one pretty JSON array.
+pub fn write_json(path: &Path, records: &[Record]) -> anyhow::Result<()> {
+    let text = serde_json::to_string_pretty(records)?;
+    std::fs::write(path, text + "\n")
+        .with_context(|| format!("cannot write {}", path.display()))?;
+    eprintln!("wrote {} records to {}", records.len(), path.display());
+    Ok(())
+}
+
+fn records(args: &UpdatesArgs) -> anyhow::Result<Vec<Record>> {
     match input::load(&args.table)? {
-        AnyTable::V4(t) => replay(t, &args),
-        AnyTable::V6(t) => replay(t, &args),
+        AnyTable::V4(t) => replay(t, args),
+        AnyTable::V6(t) => replay(t, args),
     }
 }
 
-fn replay<A: Address>(mut table: Table<A>, args: &UpdatesArgs) -> anyhow::Result<ExitCode> {
+fn replay<A: Address>(mut table: Table<A>, args: &UpdatesArgs) -> anyhow::Result<Vec<Record>> {
     let pb = progress::spinner(format!("reading {}", args.trace.display()));
     let updates = lpmkit::io::read_updates_with_stats::<A>(&args.trace, &mut table.next_hops);
     pb.finish_and_clear();
-    let (updates, stats) = updates.context("cannot read the update trace")?;
+    let (mut updates, stats) = updates.context("cannot read the update trace")?;
     input::print_notes(&stats);
     if updates.is_empty() {
         anyhow::bail!("{} holds no {} updates", args.trace.display(), A::FAMILY);
+    }
+    if let Some(n) = args.limit {
+        updates.truncate(n);
     }
     if args.speedup.is_some_and(|f| !f.is_finite() || f <= 0.0) {
         anyhow::bail!("--speedup must be a positive number");
@@ -131,7 +189,7 @@ fn replay<A: Address>(mut table: Table<A>, args: &UpdatesArgs) -> anyhow::Result
         lpmkit::Family::V6 => traffic::Pattern::V6Match,
     };
     let keys = traffic::keys::<A>(&pattern, &table.rib, args.keys.max(args.batch), 7)?;
-    let mut failed = false;
+    let mut records = Vec::new();
     let schemes = input::schemes(&args.schemes, A::FAMILY)?;
     args.settings.check(&schemes)?;
     let trie_secs = trie_alone(&table.rib, &changes);
@@ -143,13 +201,29 @@ fn replay<A: Address>(mut table: Table<A>, args: &UpdatesArgs) -> anyhow::Result
         changes.len() as f64 / trie_secs
     );
     for info in schemes {
+        let mut rec = Record::new();
+        let mut set = |k: &str, v: Value| rec.insert(k.into(), v);
+        set("scheme", info.name.into());
+        set("family", A::FAMILY.as_str().into());
+        set("table", table.name.clone().into());
+        set("routes", table.rib.len().into());
+        set("trace", args.trace.display().to_string().into());
+        set("changes", changes.len().into());
+        set("readers", args.readers.into());
+        set(
+            "trie_updates_per_s",
+            (changes.len() as f64 / trie_secs).into(),
+        );
         let replayed = if info.incremental {
-            replay_incremental(&table.rib, info, &changes, &keys, args, trie_secs)
+            replay_incremental(&table.rib, info, &changes, &keys, args, trie_secs, &mut rec)
         } else {
-            replay_rebuild(&table.rib, info, &changes, &offsets, &keys, args)
+            replay_rebuild(&table.rib, info, &changes, &offsets, &keys, args, &mut rec)
         };
         match replayed {
-            Ok(ok) => failed |= !ok,
+            Ok(ok) => {
+                rec.insert("table_ok".into(), ok.into());
+                records.push(rec);
+            }
             // A scheme that cannot hold the table (or a state of it) does not stop the rest.
             Err(e) => match e.downcast_ref::<lpmkit::BuildError>() {
                 Some(b) => input::refused(info.name, b),
@@ -157,11 +231,7 @@ fn replay<A: Address>(mut table: Table<A>, args: &UpdatesArgs) -> anyhow::Result
             },
         }
     }
-    Ok(if failed {
-        ExitCode::from(1)
-    } else {
-        ExitCode::SUCCESS
-    })
+    Ok(records)
 }
 
 /// Seconds the `Rib` alone takes to apply `changes` (median of three replays).
@@ -204,6 +274,7 @@ fn replay_incremental<A: Address>(
     keys: &[A],
     args: &UpdatesArgs,
     trie_secs: f64,
+    rec: &mut Record,
 ) -> anyhow::Result<bool> {
     let name = info.name;
     let opts = args.settings.apply(info, BuildOptions::default());
@@ -227,11 +298,20 @@ fn replay_incremental<A: Address>(
     let ok = agrees(&*fib, &rib, keys, changes);
     // What one update did to the structure, where the scheme counts it (OBMA's Table III:
     // pointers changed, DPA elements modified, new bytes, per update).
-    let per_update: Vec<String> = fib
-        .stats()
+    let stats = fib.stats();
+    let per_update: Vec<String> = stats
         .iter()
         .filter(|(k, _)| k.ends_with("_per_update"))
         .map(|(k, v)| format!("{} {v}", k.trim_end_matches("_per_update")))
+        .collect();
+    let per_update_fields: Map<String, Value> = stats
+        .iter()
+        .filter_map(|(k, v)| {
+            Some((
+                k.strip_suffix("_per_update")?.to_string(),
+                v.as_f64()?.into(),
+            ))
+        })
         .collect();
     drop(fib);
     // The structure's own work: this replay's time minus the trie's, measured in this run.
@@ -253,6 +333,17 @@ fn replay_incremental<A: Address>(
     if !per_update.is_empty() {
         println!("{name:<12} per update: {}", per_update.join(", "));
     }
+    let alone_rate = changes.len() as f64 / secs;
+    rec.insert("effective".into(), applied.into());
+    rec.insert("alone_updates_per_s".into(), alone_rate.into());
+    rec.insert("alone_vs_trie".into(), (trie_secs / secs).into());
+    if structure > 0.0 {
+        let rate = changes.len() as f64 / structure;
+        rec.insert("structure_updates_per_s".into(), rate.into());
+    }
+    if !per_update_fields.is_empty() {
+        rec.insert("per_update".into(), per_update_fields.into());
+    }
     if args.readers == 0 {
         return Ok(ok);
     }
@@ -262,16 +353,18 @@ fn replay_incremental<A: Address>(
     let mut rates = Vec::new();
     if info.updates_in_place() {
         let updater = info.build_in_place(rib0.clone(), &opts)?;
-        let (ok, rate) = replay_with_readers(updater, name, changes, keys, args)?;
+        let (ok, rate) = replay_with_readers(updater, name, changes, keys, args, rec, "in_place")?;
         all_ok &= ok;
         rates.push(rate);
+        rec.insert("in_place_vs_alone".into(), (rate / alone_rate).into());
     }
     let twin_opts = args.settings.apply(info, BuildOptions::default());
     let build = move |r: &Rib<A>| info.build_incremental(r, &twin_opts);
     let twins = TwinUpdater::new(rib0.clone(), build)?;
-    let (ok, rate) = replay_with_readers(Box::new(twins), name, changes, keys, args)?;
+    let (ok, rate) = replay_with_readers(Box::new(twins), name, changes, keys, args, rec, "twins")?;
     all_ok &= ok;
     rates.push(rate);
+    rec.insert("twins_vs_alone".into(), (rate / alone_rate).into());
     if let [one, twins] = rates[..] {
         println!(
             "{name:<12} one instance vs twins, with {} reader(s): {:.2}x the update rate",
@@ -283,13 +376,16 @@ fn replay_incremental<A: Address>(
 }
 
 /// Replays `changes` one per `apply` through `updater` while reader threads look up;
-/// prints the rates and the memory, returns (table equals the trie, updates/s).
+/// prints the rates and the memory, records them as `{mode}_…` fields, returns (table
+/// equals the trie, updates/s).
 fn replay_with_readers<A: Address>(
     mut updater: Box<dyn Updater<A>>,
     name: &str,
     changes: &[Change<A>],
     keys: &[A],
     args: &UpdatesArgs,
+    rec: &mut Record,
+    mode: &str,
 ) -> anyhow::Result<(bool, f64)> {
     let reader = updater.reader();
     let idle_mlps = reader_rate(&*reader, keys, args, Duration::from_secs(1));
@@ -337,6 +433,16 @@ fn replay_with_readers<A: Address>(
         },
         if ok { "equals" } else { "DIFFERS FROM" }
     );
+    let mut set = |k: &str, v: Value| rec.insert(format!("{mode}_{k}"), v);
+    set("updates_per_s", rate.into());
+    // A replay shorter than a reader's first batch measured no lookups: no figure.
+    let busy = (busy_mlps > 0.0).then_some(busy_mlps);
+    set("reader_mlps", busy.into());
+    set("idle_mlps", idle_mlps.into());
+    set("reader_ratio", busy.map(|b| b / idle_mlps).into());
+    set("memory_bytes", footprint.into());
+    set("peak_bytes", peak.into());
+    set("max_wait_us", max_wait_us.into());
     Ok((ok, rate))
 }
 
@@ -392,6 +498,7 @@ fn replay_rebuild<A: Address>(
     offsets: &[f64],
     keys: &[A],
     args: &UpdatesArgs,
+    rec: &mut Record,
 ) -> anyhow::Result<bool> {
     let opts = args.settings.apply(info, BuildOptions::default());
     let build = |rib: &Rib<A>| info.build(rib, &opts);
@@ -450,6 +557,15 @@ fn replay_rebuild<A: Address>(
         idle_mlps,
         if ok { "equals" } else { "DIFFERS FROM" }
     );
+    let mut set = |k: &str, v: Value| rec.insert(format!("rebuild_{k}"), v);
+    set("updates_per_s", (changes.len() as f64 / secs).into());
+    set("publications", log.len().into());
+    set("build_ms_mean", mean_build.into());
+    set("build_ms_max", max_build.into());
+    let busy = (busy_mlps > 0.0).then_some(busy_mlps);
+    set("reader_mlps", busy.into());
+    set("idle_mlps", idle_mlps.into());
+    set("reader_ratio", busy.map(|b| b / idle_mlps).into());
     Ok(ok)
 }
 

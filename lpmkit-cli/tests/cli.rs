@@ -405,6 +405,94 @@ fn updates_reports_what_one_update_did_to_obma() {
     for field in ["changed_pointers", "modified_dpa_elements", "new_bytes"] {
         assert!(line.contains(field), "{field}: {line}");
     }
+    // The same figures as a record (`--json`), with the limit on the trace's updates.
+    let json = s.file("u.json", "");
+    let o = lpmkit(&[
+        "updates",
+        "-t",
+        t,
+        "--trace",
+        trace,
+        "-s",
+        "obma-b,d18r",
+        "--keys",
+        "4096",
+        "--limit",
+        "2",
+        "--json",
+        json.to_str().unwrap(),
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let records: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
+    let records = records.as_array().unwrap();
+    assert_eq!(records.len(), 2);
+    for r in records {
+        assert_eq!(r["changes"], 2, "{r}");
+        assert_eq!(r["table_ok"], true, "{r}");
+        assert!(r["in_place_idle_mlps"].as_f64().unwrap() > 0.0, "{r}");
+        assert!(r["twins_updates_per_s"].as_f64().unwrap() > 0.0, "{r}");
+    }
+    assert!(
+        records[0]["per_update"]["new_bytes"].is_number(),
+        "{}",
+        records[0]
+    );
+}
+
+#[test]
+fn info_writes_its_figures_as_records() {
+    let s = Scratch::new("info-json");
+    let json = s.file("i.json", "");
+    let o = lpmkit(&[
+        "info",
+        "--synthetic",
+        "v4",
+        "--routes",
+        "5000",
+        "-s",
+        "d16r,obma-b,spider16w",
+        "--search-steps",
+        "10000",
+        "--spider-depth",
+        "10000",
+        "--json",
+        json.to_str().unwrap(),
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let records: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
+    let by = |name: &str| {
+        records
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|r| r["scheme"] == name)
+            .unwrap_or_else(|| panic!("no {name}: {records}"))
+            .clone()
+    };
+    let d16r = by("d16r");
+    assert_eq!(d16r["routes"], 5000);
+    assert!(d16r["memory_bytes"].as_u64().unwrap() > 0);
+    assert!(
+        d16r["stats"]["range_table"].as_f64().unwrap() > 0.0,
+        "{d16r}"
+    );
+    let steps: f64 = d16r["search_steps"]
+        .as_object()
+        .unwrap()
+        .values()
+        .map(|v| v.as_f64().unwrap())
+        .sum();
+    assert!((steps - 1.0).abs() < 1e-9, "{d16r}");
+    assert!(
+        by("obma-b")["stats"]["fig13_ones_overlay"]
+            .as_f64()
+            .unwrap()
+            > 0.0
+    );
+    assert!(by("spider16w")["depth"]["0"].as_f64().is_some());
+    assert!(by("obma-b")["stats"]["partition"].is_string());
 }
 
 #[cfg(unix)]

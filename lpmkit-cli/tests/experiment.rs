@@ -33,13 +33,32 @@ fn a_quick_run_writes_records_plots_and_a_report_and_resumes() {
     assert!(records.len() >= 6 * 2 + 5 * 2, "{} records", records.len());
     for r in &records {
         assert_eq!(r["experiment"], "bloomfwd");
-        assert_eq!(r["checksum_ok"], true, "{r}");
         assert!(
             r["machine"]["cpu"].is_string() && r["machine"]["cores"].is_u64(),
             "{r}"
         );
-        assert!(r["mlps_median"].as_f64().unwrap() > 0.0);
+        if r["command"] == "bench" {
+            assert_eq!(r["checksum_ok"], true, "{r}");
+            assert!(r["mlps_median"].as_f64().unwrap() > 0.0);
+        }
     }
+    // Table 4 (`info` cells): the expanded prefix count per DPCPE level count and table.
+    let table4: Vec<&serde_json::Value> =
+        records.iter().filter(|r| r["figure"] == "table4").collect();
+    assert_eq!(table4.len(), 5 * 3, "5 level counts x 3 tables");
+    for r in &table4 {
+        assert_eq!(r["command"], "info");
+        assert!(r["stats"]["expanded"].as_f64().unwrap() > 0.0, "{r}");
+        assert!(r["fib"].as_str().unwrap().starts_with("ipv6-"), "{r}");
+    }
+    // Fig. 1 sweeps the hash as a second placeholder: a series per hash.
+    let fig1 = |hash: &str| {
+        records
+            .iter()
+            .filter(|r| r["figure"] == "fig1" && r["hash"] == hash)
+            .count()
+    };
+    assert_eq!(fig1("knuth"), 6, "one record per FPR");
     let fig3: Vec<&serde_json::Value> = records.iter().filter(|r| r["figure"] == "fig3").collect();
     assert_eq!(fig3.len(), 12, "6 matching ratios x 2 schemes");
     assert!(fig3
@@ -55,6 +74,11 @@ fn a_quick_run_writes_records_plots_and_a_report_and_resumes() {
         ("fig5", &["bloomfwd", "miht"][..]),
         ("table5", &["bloomfwd", "lulea"][..]),
         ("vs-miht-v6", &["bloomfwd", "miht", "poptrie16"][..]),
+        (
+            "fig1",
+            &["h2", "murmur32", "murmur64", "knuth", "crand"][..],
+        ),
+        ("table4", &["ipv6-bart-tier1-prefixes.txt.xz"][..]),
     ] {
         let svg = std::fs::read_to_string(dir.join(format!("bloomfwd-{fig}.svg"))).unwrap();
         assert!(
@@ -84,6 +108,82 @@ fn a_quick_run_writes_records_plots_and_a_report_and_resumes() {
     assert!(!String::from_utf8_lossy(&o.stderr).contains("== bloomfwd/"));
     let again = std::fs::read_to_string(dir.join("records.jsonl")).unwrap();
     assert_eq!(again.lines().count(), records.len());
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn update_and_structure_figures_are_records_and_plots() {
+    let dir = out_dir("updates");
+    let d = dir.to_str().unwrap();
+    let figs = ["obma/fig13", "obma/fig19-bart", "obma/table3", "dxr/table3"];
+    let mut args = vec!["experiment", "run"];
+    args.extend(figs);
+    let data = concat!(env!("CARGO_MANIFEST_DIR"), "/../../shared/data");
+    args.extend(["--quick", "--out", d, "--data", data]);
+    let o = lpmkit(&args);
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(o.status.success(), "{err}");
+    // Table III reads the records of Fig. 19's replay: the same words, measured once.
+    assert!(err.contains("== obma/table3/-: lpmkit updates"), "{err}");
+    assert!(err.contains("(measured already)"), "{err}");
+    let records: Vec<serde_json::Value> = std::fs::read_to_string(dir.join("records.jsonl"))
+        .unwrap()
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    let of = |fig: &str| -> Vec<&serde_json::Value> {
+        records.iter().filter(|r| r["figure"] == fig).collect()
+    };
+    // `updates` records: every scheme's table equals the trie after the replay, rates set.
+    assert_eq!(of("fig19-bart").len(), 6);
+    for r in of("fig19-bart") {
+        assert_eq!(r["table_ok"], true, "{r}");
+        assert_eq!(r["changes"], 5000, "--quick replays 5,000 updates: {r}");
+        assert!(r["alone_updates_per_s"].as_f64().unwrap() > 0.0, "{r}");
+        assert!(r["trie_updates_per_s"].as_f64().unwrap() > 0.0, "{r}");
+    }
+    let obma_b = of("table3")
+        .into_iter()
+        .find(|r| r["scheme"] == "obma-b")
+        .unwrap();
+    assert!(obma_b["per_update"]["changed_pointers"].as_f64().is_some());
+    // `info` records: Fig. 13's 1s and DXR's search-step shares (which sum to 1).
+    let fig13 = of("fig13");
+    assert_eq!(fig13.len(), 1);
+    let ones = |k: &str| fig13[0]["stats"][k].as_f64().unwrap();
+    assert!(ones("fig13_ones_overlay") <= ones("fig13_ones_lulea"));
+    assert!(ones("fig13_ones_bis_optimal") <= ones("fig13_ones_bis_greedy"));
+    for r in of("table3").iter().filter(|r| r["command"] == "info") {
+        let sum: f64 = r["search_steps"]
+            .as_object()
+            .unwrap()
+            .values()
+            .map(|v| v.as_f64().unwrap())
+            .sum();
+        assert!((sum - 1.0).abs() < 1e-9, "{r}");
+    }
+    // Plots whose x axis is several fields of each record: every label and series drawn.
+    for (svg, words) in [
+        (
+            "obma-fig13",
+            &["Lulea", "overlay", "BIS greedy", "BIS optimal", "obma-b"][..],
+        ),
+        (
+            "obma-fig19-bart",
+            &["structure alone", "obma-b", "poptrie18", "lulea"][..],
+        ),
+        (
+            "obma-table3",
+            &["pointers changed", "new bytes", "obma-s"][..],
+        ),
+        ("dxr-table3", &["d16r", "d24r"][..]),
+    ] {
+        let text = std::fs::read_to_string(dir.join(format!("{svg}.svg"))).unwrap();
+        assert!(text.trim_end().ends_with("</svg>"), "{svg}");
+        for w in words {
+            assert!(text.contains(&format!("\n{w}\n</text>")), "{svg}: no {w}");
+        }
+    }
     let _ = std::fs::remove_dir_all(&dir);
 }
 

@@ -393,6 +393,23 @@ impl fmt::Display for StatValue {
     }
 }
 
+impl StatValue {
+    /// The value as a number (bytes in bytes, durations in milliseconds); `None` for text.
+    ///
+    /// ```
+    /// use lpmkit::StatValue;
+    /// assert_eq!(StatValue::Bytes(4096).as_f64(), Some(4096.0));
+    /// assert_eq!(StatValue::Text("avx2".into()).as_f64(), None);
+    /// ```
+    pub fn as_f64(&self) -> Option<f64> {
+        match *self {
+            StatValue::Count(v) | StatValue::Bytes(v) => Some(v as f64),
+            StatValue::Millis(v) | StatValue::Ratio(v) => Some(v),
+            StatValue::Text(_) => None,
+        }
+    }
+}
+
 /// Named structure figures of a scheme, in a stable order.
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct Stats {

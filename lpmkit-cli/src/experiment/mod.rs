@@ -24,9 +24,15 @@
 //! ```
 //!
 //! Without `x.values` a figure is one cell and its x axis is a field of the records
-//! (`x = { label = "ways", field = "ways" }` for a `--ways 1..16` sweep). `--quick` runs
-//! every cell small: a synthetic table of the same family instead of `-t FILE` (20,000
-//! routes), 65,536 keys, one run.
+//! (`x = { label = "ways", field = "ways" }` for a `--ways 1..16` sweep), or several
+//! fields of each record (`x = { label = "method", fields = [["Lulea", "stats.a"], …] }`:
+//! one point per field, named by its label). `command` runs `updates` or `info` instead of
+//! `bench` (their records: `lpmkit updates --json`, `lpmkit info --json`); `each = { field =
+//! "hash", values = [...] }` sweeps a second placeholder `{each}` whose value becomes the
+//! record field `field` (a series: `series = "hash"`). Cells whose words are the same (two
+//! figures drawn from one measurement) are measured once. `--quick` runs every cell small:
+//! a synthetic table of the same family instead of `-t FILE` (20,000 routes), 65,536 keys,
+//! one run, the first 5,000 updates of a trace.
 
 mod plot;
 
@@ -40,16 +46,14 @@ use clap::{Args, Subcommand};
 use serde::Deserialize;
 use serde_json::{Map, Value};
 
-use crate::bench;
+use crate::{bench, info, updates};
 
-/// What the papers show that these experiments do not measure yet (the report says so).
-const NOT_YET: &str = "\n## Not measured by these experiments yet\n\n\
-* Update figures — OBMA Fig. 19 (updates/s), Fig. 20–21 (lookups and updates together), \
-Table III (per-update work); DXR's update rate: `lpmkit updates` prints them (see \
-`docs/obma.md`), but its results are not records yet, so the runner cannot draw them.\n\
-* Structure figures from `lpmkit info` — OBMA Fig. 13 (1s per bitmap), DXR Table 3 (lookup \
-depth), Bloomfwd Table 4 / Fig. 7 (DPCPE levels): the same, for `info`.\n\
-* Spider Fig. 9's trace keys (a CAIDA-like address list is not in `../shared/data`).\n";
+/// What the papers show that these experiments do not measure (the report says so).
+const NOT_YET: &str = "\n## Not measured by these experiments\n\n\
+* Spider Fig. 9's trace keys: a packet trace (CAIDA-like address list) is not in \
+`../shared/data`; the figure has uniform, Zipf and repeated keys.\n\
+* PNG copies of the plots: the SVGs are drawn without a font library; a PNG needs a \
+raster and font stack the project does not carry.\n";
 
 /// The experiments shipped with lpmkit, one per paper (file name, text).
 const BUILTIN: &[(&str, &str)] = &[
@@ -128,13 +132,21 @@ struct Figure {
     title: String,
     /// What the paper shows (quoted in the report beside this machine's figures).
     paper: String,
-    /// The words after `lpmkit bench`; `{x}` is the swept value, `{data}` the data directory.
+    /// The command measured: `bench` (default), `updates` or `info`.
+    #[serde(default = "default_command")]
+    command: String,
+    /// The words after `lpmkit COMMAND`; `{x}` is the swept value, `{each}` the second
+    /// sweep's, `{data}` the data directory.
     args: Vec<String>,
     x: Axis,
+    /// A second sweep (`{each}`), recorded as the field `each.field`.
+    each: Option<Each>,
     /// The record field plotted (`mlps_median`, `memory_bytes`, `bytes_per_prefix`,
     /// `build_ms`).
     #[serde(default = "default_y")]
     y: String,
+    /// The y axis' name (default: the field `y`).
+    y_label: Option<String>,
     /// The record field naming each series.
     #[serde(default = "default_series")]
     series: String,
@@ -152,8 +164,23 @@ struct Axis {
     values: Vec<String>,
     /// The record field on the x axis when the sweep is inside one invocation.
     field: Option<String>,
+    /// `[label, field]` pairs: each record gives one point per field, at x = its label
+    /// (`y` is then not used).
+    #[serde(default)]
+    fields: Vec<[String; 2]>,
 }
 
+#[derive(Deserialize, Debug)]
+#[serde(deny_unknown_fields)]
+struct Each {
+    /// The record field that holds the value (a series, usually).
+    field: String,
+    values: Vec<String>,
+}
+
+fn default_command() -> String {
+    "bench".into()
+}
 fn default_y() -> String {
     "mlps_median".into()
 }
@@ -204,9 +231,21 @@ fn parse(text: &str) -> anyhow::Result<Experiment> {
             f.id
         );
         anyhow::ensure!(
-            !f.x.values.is_empty() || f.x.field.is_some(),
-            "figure {}: x needs values or a field",
+            !f.x.values.is_empty() || f.x.field.is_some() || !f.x.fields.is_empty(),
+            "figure {}: x needs values, a field or fields",
             f.id
+        );
+        let each = f.args.iter().any(|a| a.contains("{each}"));
+        anyhow::ensure!(
+            each == f.each.is_some(),
+            "figure {}: `{{each}}` in args needs `each`, and `each` needs `{{each}}`",
+            f.id
+        );
+        anyhow::ensure!(
+            ["bench", "updates", "info"].contains(&f.command.as_str()),
+            "figure {}: command is `bench`, `updates` or `info`, not `{}`",
+            f.id,
+            f.command
         );
         anyhow::ensure!(
             f.kind == "line" || f.kind == "bar",
@@ -269,25 +308,48 @@ fn today() -> String {
     format!("{y:04}-{m:02}-{d:02}")
 }
 
-/// The words of one cell: `{x}` and `{data}` filled in; small with `quick`.
-fn cell_args(f: &Figure, x: Option<&str>, data: &Path, quick: bool) -> Vec<String> {
+/// The words of one cell: `{x}`, `{each}` and `{data}` filled in; small with `quick`.
+fn cell_args(
+    f: &Figure,
+    x: Option<&str>,
+    each: Option<&str>,
+    data: &Path,
+    quick: bool,
+) -> Vec<String> {
     let data = data.display().to_string();
     let mut words: Vec<String> = f
         .args
         .iter()
         .map(|a| {
-            let a = a.replace("{data}", &data);
-            match x {
-                Some(x) => a.replace("{x}", x),
-                None => a,
+            let mut a = a.replace("{data}", &data);
+            if let Some(x) = x {
+                a = a.replace("{x}", x);
             }
+            if let Some(e) = each {
+                a = a.replace("{each}", e);
+            }
+            a
         })
         .collect();
     if quick {
+        // What "small" means per command: (flag, its quick value).
+        let small: &[(&str, &str)] = match f.command.as_str() {
+            "updates" => &[("--keys", "65536"), ("--limit", "5000"), ("--repeat", "1")],
+            "info" => &[("--search-steps", "65536"), ("--spider-depth", "65536")],
+            _ => &[("--keys", "65536"), ("--runs", "1")],
+        };
+        let canonical = |w: &str| {
+            match w {
+                "-k" => "--keys",
+                "-r" => "--runs",
+                w => w,
+            }
+            .to_string()
+        };
         let mut out = Vec::new();
         let mut i = 0;
         while i < words.len() {
-            let w = &words[i];
+            let w = canonical(&words[i]);
             let next = words.get(i + 1).cloned();
             match (w.as_str(), next) {
                 ("-t" | "--table", Some(file)) => {
@@ -295,30 +357,55 @@ fn cell_args(f: &Figure, x: Option<&str>, data: &Path, quick: bool) -> Vec<Strin
                     out.extend(["--synthetic", family, "--routes", "20000"].map(String::from));
                     i += 2;
                 }
-                ("-k" | "--keys", Some(_)) => {
-                    out.extend(["--keys", "65536"].map(String::from));
-                    i += 2;
-                }
-                ("-r" | "--runs", Some(_)) => {
-                    out.extend(["--runs", "1"].map(String::from));
+                // Only ever smaller: a figure's `--spider-depth 0` stays 0.
+                (flag, Some(v)) if small.iter().any(|(f, _)| *f == flag) => {
+                    let (_, q) = small.iter().find(|(f, _)| *f == flag).expect("found above");
+                    match (v.parse::<u64>(), q.parse::<u64>()) {
+                        (Ok(v), Ok(q)) if v < q => out.extend([flag.to_string(), v.to_string()]),
+                        _ => out.extend([flag.to_string(), q.to_string()]),
+                    }
                     i += 2;
                 }
                 _ => {
-                    out.push(w.clone());
+                    out.push(words[i].clone());
                     i += 1;
                 }
             }
         }
-        if !out.iter().any(|w| w == "--keys" || w == "-k") {
-            out.extend(["--keys", "65536"].map(String::from));
-        }
-        if !out.iter().any(|w| w == "--runs" || w == "-r") {
-            out.extend(["--runs", "1"].map(String::from));
+        for (flag, value) in small {
+            if !out.iter().any(|w| w == flag) {
+                out.extend([flag.to_string(), value.to_string()]);
+            }
         }
         words = out;
     }
     drop_unavailable_schemes(&mut words);
     words
+}
+
+/// Measures one cell: the records of `lpmkit COMMAND WORDS…`, and whether any is wrong (a
+/// wrong answer, or a table that differs from the trie after a replay).
+fn measure(command: &str, words: &[String]) -> anyhow::Result<(Vec<Value>, bool)> {
+    Ok(match command {
+        "updates" => {
+            let r = updates::records_from_args(words)?;
+            let wrong = r.iter().any(updates::wrong);
+            (r.into_iter().map(Value::Object).collect(), wrong)
+        }
+        "info" => {
+            let r = info::records_from_args(words)?;
+            (r.into_iter().map(Value::Object).collect(), false)
+        }
+        _ => {
+            let r = bench::records_from_args(words)?;
+            let wrong = r.iter().any(bench::Record::wrong);
+            let values = r
+                .iter()
+                .map(serde_json::to_value)
+                .collect::<Result<_, _>>()?;
+            (values, wrong)
+        }
+    })
 }
 
 /// Schemes this build does not register (`dpdk-fib` without the `dpdk` feature) are left
@@ -413,41 +500,62 @@ fn run_experiments(a: &RunArgs) -> anyhow::Result<ExitCode> {
         .append(true)
         .open(&jsonl)
         .with_context(|| format!("cannot open {}", jsonl.display()))?;
-    let total: usize = chosen.iter().map(|(_, f)| f.x.values.len().max(1)).sum();
+    // Every record so far, to reuse a measurement another figure's cell already made.
+    let mut known = read_records(&jsonl)?;
+    let total: usize = chosen.iter().map(|(_, f)| cells(f).len()).sum();
     let pb = crate::progress::bar(total as u64, "experiment cells".to_string());
     let mut failed = Vec::new();
     for (e, f) in &chosen {
-        let xs: Vec<Option<&str>> = if f.x.values.is_empty() {
-            vec![None]
-        } else {
-            f.x.values.iter().map(|v| Some(v.as_str())).collect()
-        };
-        for x in xs {
-            let cell = format!("{}/{}/{}", e.name, f.id, x.unwrap_or("-"));
+        for (x, each) in cells(f) {
+            let mut cell = format!("{}/{}/{}", e.name, f.id, x.unwrap_or("-"));
+            if let Some(v) = each {
+                cell = format!("{cell}/{v}");
+            }
             pb.inc(1);
             if done.contains(&cell) {
                 continue;
             }
-            let words = cell_args(f, x, &data, a.quick);
-            pb.suspend(|| eprintln!("== {cell}: lpmkit bench {}", words.join(" ")));
-            let records = match pb.suspend(|| bench::records_from_args(&words)) {
-                Ok(r) => r,
-                Err(err) => {
-                    eprintln!("lpmkit: cell {cell} failed: {err:#}");
-                    failed.push(cell);
-                    continue;
+            let words = cell_args(f, x, each, &data, a.quick);
+            let invocation = format!("lpmkit {} {}", f.command, words.join(" "));
+            // The same words measured for another figure in this directory: reuse them.
+            let mut same: Vec<Value> = Vec::new();
+            for r in &known {
+                if r.get("invocation").and_then(Value::as_str) == Some(invocation.as_str())
+                    && (same.is_empty() || r.get("cell") == same[0].get("cell"))
+                {
+                    same.push(Value::Object(r.clone()));
+                }
+            }
+            let records = if !same.is_empty() {
+                pb.suspend(|| eprintln!("== {cell}: {invocation} (measured already)"));
+                same
+            } else {
+                pb.suspend(|| eprintln!("== {cell}: {invocation}"));
+                match pb.suspend(|| measure(&f.command, &words)) {
+                    Ok((_, true)) => {
+                        eprintln!(
+                            "lpmkit: cell {cell}: a scheme returned wrong answers; not recorded"
+                        );
+                        failed.push(cell);
+                        continue;
+                    }
+                    Ok((r, false)) => r,
+                    Err(err) => {
+                        eprintln!("lpmkit: cell {cell} failed: {err:#}");
+                        failed.push(cell);
+                        continue;
+                    }
                 }
             };
-            if records.iter().any(bench::Record::wrong) {
-                eprintln!("lpmkit: cell {cell}: a scheme returned wrong answers; not recorded");
-                failed.push(cell);
-                continue;
-            }
-            for r in records {
-                let mut v = serde_json::to_value(&r)?;
-                let m = v.as_object_mut().expect("a record is an object");
+            for mut v in records {
+                let m = v.as_object_mut().context("a record is an object")?;
+                m.insert("invocation".into(), invocation.clone().into());
+                if let (Some(each), Some(v)) = (&f.each, each) {
+                    m.insert(each.field.clone(), v.into());
+                }
                 extend_record(m, e, f, &cell, x, &machine);
                 writeln!(file, "{}", Value::Object(m.clone()))?;
+                known.push(m.clone());
             }
             file.flush()?;
         }
@@ -517,6 +625,23 @@ fn run_experiments(a: &RunArgs) -> anyhow::Result<ExitCode> {
     }
 }
 
+/// A figure's cells: every (x, each) value pair (`None` where the figure does not sweep).
+fn cells(f: &Figure) -> Vec<(Option<&str>, Option<&str>)> {
+    let xs: Vec<Option<&str>> = if f.x.values.is_empty() {
+        vec![None]
+    } else {
+        f.x.values.iter().map(|v| Some(v.as_str())).collect()
+    };
+    let eachs: Vec<Option<&str>> = match &f.each {
+        Some(e) => e.values.iter().map(|v| Some(v.as_str())).collect(),
+        None => vec![None],
+    };
+    eachs
+        .iter()
+        .flat_map(|&e| xs.iter().map(move |&x| (x, e)))
+        .collect()
+}
+
 /// Adds what a record means here: its cell, its x, derived fields, the machine.
 fn extend_record(
     m: &mut Map<String, Value>,
@@ -528,6 +653,7 @@ fn extend_record(
 ) {
     m.insert("experiment".into(), e.name.clone().into());
     m.insert("figure".into(), f.id.clone().into());
+    m.insert("command".into(), f.command.clone().into());
     m.insert("cell".into(), cell.into());
     let xv = match (x, &f.x.field) {
         (Some(x), _) => Value::from(x),
@@ -640,6 +766,7 @@ mod tests {
         let w = cell_args(
             f,
             f.x.values.first().map(String::as_str),
+            None,
             Path::new("/d"),
             true,
         );

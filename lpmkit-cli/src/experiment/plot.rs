@@ -55,25 +55,36 @@ pub(super) fn points(f: &Figure, recs: &[&Map<String, Value>]) -> Points {
         ys: Vec::new(),
     };
     for r in recs {
-        let Some(y) = field(r, &f.y).and_then(Value::as_f64) else {
-            continue;
+        let s = label(field(r, &f.series));
+        // (x, y) of this record: one point, or one per field of `x.fields`.
+        let xy: Vec<(String, f64)> = if f.x.fields.is_empty() {
+            field(r, &f.y)
+                .and_then(Value::as_f64)
+                .map(|y| (label(r.get("x")), y))
+                .into_iter()
+                .collect()
+        } else {
+            f.x.fields
+                .iter()
+                .filter_map(|[l, path]| Some((l.clone(), field(r, path)?.as_f64()?)))
+                .collect()
         };
-        let x = label(r.get("x"));
-        let s = label(r.get(&f.series));
-        let xi = p.xs.iter().position(|v| *v == x).unwrap_or_else(|| {
-            p.xs.push(x);
-            p.xs.len() - 1
-        });
-        let si = p.series.iter().position(|v| *v == s).unwrap_or_else(|| {
-            p.series.push(s);
-            p.ys.push(Vec::new());
-            p.series.len() - 1
-        });
-        let row = &mut p.ys[si];
-        if row.len() <= xi {
-            row.resize(xi + 1, None);
+        for (x, y) in xy {
+            let xi = p.xs.iter().position(|v| *v == x).unwrap_or_else(|| {
+                p.xs.push(x);
+                p.xs.len() - 1
+            });
+            let si = p.series.iter().position(|v| *v == s).unwrap_or_else(|| {
+                p.series.push(s.clone());
+                p.ys.push(Vec::new());
+                p.series.len() - 1
+            });
+            let row = &mut p.ys[si];
+            if row.len() <= xi {
+                row.resize(xi + 1, None);
+            }
+            row[xi] = Some(y);
         }
-        row[xi] = Some(y);
     }
     for row in &mut p.ys {
         row.resize(p.xs.len(), None);
@@ -119,7 +130,7 @@ pub(super) fn draw(
             }
         })
         .x_desc(f.x.label.as_str())
-        .y_desc(f.y.as_str())
+        .y_desc(y_name(f))
         .disable_x_mesh()
         .draw()
         .map_err(|e| err(&e))?;
@@ -175,7 +186,7 @@ pub(super) fn table(f: &Figure, _recs: &[&Map<String, Value>], p: &Points) -> St
     }
     if one_series_per_x(p) {
         // One value per series.
-        let mut t = format!("| {} | `{}` |\n|---|---:|\n", f.series, f.y);
+        let mut t = format!("| {} | `{}` |\n|---|---:|\n", f.series, y_name(f));
         for (si, s) in p.series.iter().enumerate() {
             let y = p.ys[si]
                 .iter()
@@ -204,8 +215,13 @@ pub(super) fn table(f: &Figure, _recs: &[&Map<String, Value>], p: &Points) -> St
         }
         t += "\n";
     }
-    t += &format!("\n(y: `{}`)\n", f.y);
+    t += &format!("\n(y: `{}`)\n", y_name(f));
     t
+}
+
+/// What the y axis shows.
+fn y_name(f: &Figure) -> &str {
+    f.y_label.as_deref().unwrap_or(&f.y)
 }
 
 /// A figure as the tables print it.
