@@ -130,11 +130,28 @@ pub trait IncrementalFib<A: Address>: Fib<A> {
 /// reader can still hold it. A lookup running during a patch therefore returns, for each
 /// key, the answer of the table before or after it — never a third answer, never a read of
 /// freed or reused memory.
+///
+/// That per-key guarantee holds for lookups that follow *one path* whose every step is
+/// the old or the new version (a trie walk, a chunk and its range table). A lookup that
+/// probes *independent* structures one after the other (every level's filter, then the
+/// tables, then a direct array: the Bloom-filter schemes) can read one of them before a
+/// patch and the next after it, and combine generations into an answer neither had. Such
+/// a scheme sets [`VALIDATED_READS`](Self::VALIDATED_READS): its readers then check, per
+/// batch, that no patch began while they looked up, and look up again if one did.
 pub trait InPlaceWriter<A: Address>: Send + Sized + 'static {
     /// What lookups read.
     type Table: Fib<A> + 'static;
     /// A piece of the table a patch made unreachable (a block of an arena).
     type Retired: Send + 'static;
+
+    /// True if a lookup must be validated against the generation counters (a seqlock-style
+    /// read: [`crate::sync::InPlace`]'s type docs), because it reads several structures a
+    /// patch changes independently. The table's lookups must then stay memory-safe and
+    /// finish whatever mix of generations they read (every index they compute in bounds,
+    /// every loop bounded), since a read that will be retried still runs to its end; and
+    /// every word a patch changes under readers must be read atomically (no data race),
+    /// as every switch word already is.
+    const VALIDATED_READS: bool = false;
 
     /// Brings `table` in line with `rib`, which already holds `changes` (those that changed
     /// it), while readers may be looking `table` up. Parts made unreachable go to

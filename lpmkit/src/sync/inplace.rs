@@ -2,7 +2,7 @@
 //! [`InPlaceReader`]s.
 
 use std::marker::PhantomData;
-use std::sync::atomic::{AtomicPtr, AtomicU64, Ordering};
+use std::sync::atomic::{fence, AtomicPtr, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Instant;
 
@@ -25,6 +25,8 @@ struct Shared<T> {
     /// Generation counters, stored at every `apply`: on a line of their own, away from the
     /// table pointer every batch loads.
     gens: GenerationCounters,
+    /// The writer's [`InPlaceWriter::VALIDATED_READS`]: readers validate every batch.
+    validated: bool,
 }
 
 #[repr(align(64))]
@@ -58,6 +60,23 @@ impl<T> Drop for Shared<T> {
 /// generation of the table gave, and no lookup reads freed or reused memory.
 /// [`InPlaceReader::lookup_batch_traced`] returns the generations a batch's answers come
 /// from.
+///
+/// **Validated schemes** ([`InPlaceWriter::VALIDATED_READS`]: the Bloom-filter schemes,
+/// whose lookup probes independent structures one after the other, so that a reader
+/// descheduled between two probes could combine two generations into a third answer)
+/// are read seqlock-style: a batch loads `done` and `begun`, looks up, and is accepted
+/// only if no patch began meanwhile (`begun` still equal to the `done` it started from);
+/// otherwise it is looked up again. An accepted batch answers every key from **one**
+/// generation. After [`BATCH_ATTEMPTS`] failed attempts (a writer patching back to back)
+/// the batch is validated key by key — each key's window is one lookup long, far shorter
+/// than the writer's work between two patches — so each key still gets the answer of one
+/// generation, but two keys may come from different ones. Readers of validated schemes
+/// are lock-free, not wait-free: they may retry, and while a patch is running (a full
+/// rebuild included: it runs between `begin` and `end`) they wait for it to end. The
+/// writer never waits for readers. A read that is retried may have seen a mix of
+/// generations, so such a table's lookups must stay in bounds and terminate whatever they
+/// read; memory stays valid as for every scheme (nothing is reused before its grace
+/// period).
 ///
 /// **Failure.** A batch the layout cannot take, even by a rebuild (the scheme's limits:
 /// next-hop ids, capacities), is an error that leaves nothing changed: the `Rib` is
@@ -137,6 +156,7 @@ impl<A: Address, W: InPlaceWriter<A>> InPlace<A, W> {
                     begun: AtomicU64::new(0),
                     done: AtomicU64::new(0),
                 },
+                validated: W::VALIDATED_READS,
             }),
             retired: Reclaimer::default(),
             retired_tables: Reclaimer::default(),
@@ -232,11 +252,18 @@ impl<A: Address, W: InPlaceWriter<A>> InPlace<A, W> {
     }
 
     /// Starts the next generation: readers may see its answers from now on.
+    ///
+    /// The release fence orders this store before every store of the patch, atomic ones
+    /// with `Relaxed` ordering included: a reader whose lookup loads one of them and then
+    /// runs an acquire fence synchronizes with this fence, so its next load of `begun`
+    /// sees this generation (or a later one) — the validation of
+    /// [`InPlaceReader::lookup_batch`] for validated schemes rests on it.
     fn begin(&mut self) {
         self.shared
             .gens
             .begun
             .store(self.generation + 1, Ordering::Release);
+        fence(Ordering::Release);
     }
 
     /// Completes the generation begun.
@@ -369,14 +396,25 @@ impl<A: Address, W: InPlaceWriter<A>> Updater<A> for InPlace<A, W> {
 pub struct InPlaceReader<A: Address, T> {
     shared: Arc<Shared<T>>,
     slot: ReaderSlot,
+    /// A copy of `shared.validated`, in the reader's own memory.
+    validated: bool,
     _family: PhantomData<fn(A)>,
 }
+
+/// Whole-batch attempts of a validated read before it validates key by key (see
+/// [`InPlace`]'s type docs).
+pub const BATCH_ATTEMPTS: u32 = 2;
+
+/// Failed attempts at one key after which a validated reader yields its CPU (the writer
+/// it waits for may be waiting for a CPU, on a busy machine) instead of spinning.
+const SPINS_BEFORE_YIELD: u32 = 64;
 
 impl<A: Address, T> InPlaceReader<A, T> {
     fn new(shared: &Arc<Shared<T>>) -> Self {
         InPlaceReader {
             shared: Arc::clone(shared),
             slot: ReaderSlot::new(&shared.domain),
+            validated: shared.validated,
             _family: PhantomData,
         }
     }
@@ -405,6 +443,10 @@ impl<A: Address, T> core::fmt::Debug for InPlaceReader<A, T> {
 impl<A: Address, T: Fib<A>> InPlaceReader<A, T> {
     /// The current table, for one batch: the reference lives as long as this `&mut`
     /// borrow, and the table it names stays valid that long.
+    ///
+    /// Lookups made directly on it are not validated: for a validated scheme
+    /// ([`InPlaceWriter::VALIDATED_READS`]) they are memory-safe but may combine two
+    /// generations; use [`lookup_batch`](Self::lookup_batch).
     #[inline]
     pub fn load(&mut self) -> &T {
         self.slot.quiescent();
@@ -414,15 +456,24 @@ impl<A: Address, T: Fib<A>> InPlaceReader<A, T> {
         unsafe { &*self.shared.table.load(Ordering::Acquire) }
     }
 
-    /// Looks up a batch (`out[i]` = the next hop of `addrs[i]`, 0 = none).
+    /// Looks up a batch (`out[i]` = the next hop of `addrs[i]`, 0 = none); validated for
+    /// validated schemes (see [`InPlace`]'s type docs).
     #[inline]
     pub fn lookup_batch(&mut self, addrs: &[A], out: &mut [u32]) {
-        self.load().lookup_batch(addrs, out);
+        if self.validated {
+            self.lookup_validated(addrs, out);
+        } else {
+            self.load().lookup_batch(addrs, out);
+        }
     }
 
     /// [`lookup_batch`](Self::lookup_batch), returning the generations its answers come
-    /// from: each key's answer is the table's at one generation of `first..=last`.
+    /// from: each key's answer is the table's at one generation of `first..=last`
+    /// (`first == last` for a validated batch accepted whole).
     pub fn lookup_batch_traced(&mut self, addrs: &[A], out: &mut [u32]) -> Generations {
+        if self.validated {
+            return self.lookup_validated(addrs, out);
+        }
         self.slot.quiescent();
         let first = self.shared.gens.done.load(Ordering::Acquire);
         // SAFETY: as in `load`.
@@ -430,9 +481,84 @@ impl<A: Address, T: Fib<A>> InPlaceReader<A, T> {
         table.lookup_batch(addrs, out);
         // Every load of the lookups before the read of `begun`: a patch store they saw
         // was made after its generation began.
-        std::sync::atomic::fence(Ordering::Acquire);
+        fence(Ordering::Acquire);
         let last = self.shared.gens.begun.load(Ordering::Relaxed).max(first);
         Generations { first, last }
+    }
+
+    /// A validated batch: whole, [`BATCH_ATTEMPTS`] times, then key by key.
+    #[inline]
+    fn lookup_validated(&mut self, addrs: &[A], out: &mut [u32]) -> Generations {
+        for _ in 0..BATCH_ATTEMPTS {
+            if let Some(g) = self.try_validated(addrs, out) {
+                return Generations { first: g, last: g };
+            }
+        }
+        self.lookup_key_by_key(addrs, out)
+    }
+
+    /// The fallback of a batch that kept meeting patches: each key validated alone.
+    #[cold]
+    #[inline(never)]
+    fn lookup_key_by_key(&mut self, addrs: &[A], out: &mut [u32]) -> Generations {
+        let mut gens: Option<Generations> = None;
+        for (a, o) in addrs.iter().zip(out.iter_mut()) {
+            let mut failed = 0u32;
+            let g = loop {
+                let one = core::slice::from_mut(o);
+                if let Some(g) = self.try_validated(core::slice::from_ref(a), one) {
+                    break g;
+                }
+                failed += 1;
+                if failed % SPINS_BEFORE_YIELD == 0 {
+                    std::thread::yield_now();
+                } else {
+                    core::hint::spin_loop();
+                }
+            };
+            gens = Some(match gens {
+                None => Generations { first: g, last: g },
+                Some(x) => Generations {
+                    first: x.first.min(g),
+                    last: x.last.max(g),
+                },
+            });
+        }
+        gens.unwrap_or_else(|| {
+            let g = self.shared.gens.done.load(Ordering::Acquire);
+            Generations { first: g, last: g }
+        })
+    }
+
+    /// One attempt of a validated read: the generation every answer of `out` comes from,
+    /// or `None` if a patch began before or during it (then `out` holds anything).
+    ///
+    /// **Why an accepted attempt saw exactly generation `s`.** Loading `done == s` with
+    /// acquire synchronizes with `end` of generation `s`: every store of patches up to
+    /// `s` happens before the lookup's loads, which therefore read those values or later
+    /// ones. A later one is a store of a patch that began after `s`; it follows the
+    /// writer's `begun` store and release fence ([`InPlace::begin`]), so the reader's
+    /// acquire fence after the lookup synchronizes with that fence and the final load of
+    /// `begun` returns `s + 1` or more — the attempt is refused. An accepted attempt
+    /// (`begun == s` after the lookup) read no store of a later patch and none older than
+    /// `s`'s: all of generation `s`. (The first load of `begun` is only an early way out
+    /// when a patch is running; `Relaxed` suffices for it.)
+    #[inline(always)]
+    fn try_validated(&mut self, addrs: &[A], out: &mut [u32]) -> Option<u64> {
+        self.slot.quiescent();
+        let gens = &self.shared.gens;
+        let s = gens.done.load(Ordering::Acquire);
+        if gens.begun.load(Ordering::Relaxed) != s {
+            return None;
+        }
+        // SAFETY: as in `load`: this attempt announced its epoch above, and nothing it
+        // reads is reused before this reader's next announcement. A read that mixes
+        // generations still only follows published positions of blocks that are not
+        // reused under it (the validated table's own contract: in bounds, bounded).
+        let table = unsafe { &*self.shared.table.load(Ordering::Acquire) };
+        table.lookup_batch(addrs, out);
+        fence(Ordering::Acquire);
+        (gens.begun.load(Ordering::Relaxed) == s).then_some(s)
     }
 }
 
@@ -449,7 +575,184 @@ impl<A: Address, T: Fib<A> + 'static> LookupHandle<A> for InPlaceReader<A, T> {
         Box::new(self.clone())
     }
 
+    #[cfg(any(test, feature = "test-hooks"))]
+    fn lookup_batch_unvalidated(&mut self, addrs: &[A], out: &mut [u32]) {
+        self.load().lookup_batch(addrs, out)
+    }
+
     fn offline(&mut self) {
         InPlaceReader::offline(self)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    //! Validated reads, deterministically: a table whose lookup reads two words one after
+    //! the other (as Bloom's lookup reads its levels) and runs a hook in between, from
+    //! which the test applies a patch — a reader descheduled between two probes.
+
+    use super::*;
+    use crate::fib::UpdateStats;
+    use crate::nexthop::NextHop;
+    use crate::prefix::Prefix;
+    use std::cell::RefCell;
+    use std::rc::Rc;
+    use std::sync::atomic::AtomicU32;
+
+    thread_local! {
+        /// Runs between the two probes of every `TwoProbes` lookup on this thread.
+        static BETWEEN: RefCell<Option<Box<dyn FnMut()>>> = const { RefCell::new(None) };
+    }
+
+    /// Two independent words; every generation stores the same value `v` in both, so its
+    /// answer is `101·v`. A lookup that reads `a` of one generation and `b` of another
+    /// answers `100·a + b`, which no generation had.
+    struct TwoProbes {
+        a: AtomicU32,
+        b: AtomicU32,
+    }
+
+    impl Fib<u32> for TwoProbes {
+        fn name(&self) -> &str {
+            "two-probes"
+        }
+        fn lookup(&self, _addr: u32) -> Option<NextHop> {
+            let a = self.a.load(Ordering::Acquire);
+            BETWEEN.with(|h| {
+                if let Some(f) = h.borrow_mut().as_mut() {
+                    f();
+                }
+            });
+            let b = self.b.load(Ordering::Acquire);
+            NextHop::new(100 * a + b)
+        }
+        fn memory_bytes(&self) -> usize {
+            8
+        }
+    }
+
+    /// Stores the announced next hop in `a`, then in `b` (release stores, as Bloom's).
+    struct TwoProbesWriter<const VALIDATED: bool>;
+
+    impl<const VALIDATED: bool> InPlaceWriter<u32> for TwoProbesWriter<VALIDATED> {
+        type Table = TwoProbes;
+        type Retired = ();
+        const VALIDATED_READS: bool = VALIDATED;
+
+        unsafe fn patch(
+            &mut self,
+            table: &TwoProbes,
+            _rib: &Rib<u32>,
+            changes: &[Change<u32>],
+            _retire: &mut Vec<()>,
+        ) -> Result<Patched<TwoProbes>, BuildError> {
+            for c in changes {
+                if let Change::Announce(_, nh) = c {
+                    table.a.store(nh.get(), Ordering::Release);
+                    table.b.store(nh.get(), Ordering::Release);
+                }
+            }
+            Ok(Patched::InPlace(UpdateStats::default()))
+        }
+
+        unsafe fn reuse(&mut self, _table: &TwoProbes, _block: ()) {}
+    }
+
+    type Shared<const V: bool> = Rc<RefCell<InPlace<u32, TwoProbesWriter<V>>>>;
+
+    /// An updater at generation 0 (both words 1) and a reader of it.
+    fn two_probes<const V: bool>() -> (Shared<V>, InPlaceReader<u32, TwoProbes>) {
+        let table = TwoProbes {
+            a: AtomicU32::new(1),
+            b: AtomicU32::new(1),
+        };
+        let updater = InPlace::from_parts(Rib::new(), Box::new(table), TwoProbesWriter::<V>);
+        let reader = updater.reader();
+        (Rc::new(RefCell::new(updater)), reader)
+    }
+
+    /// Sets the hook: at the lookups numbered in `fire` (0 = the first lookup after this
+    /// call), one patch, generation `g` storing `g + 1`. Returns the count of lookups.
+    fn patch_between<const V: bool>(updater: &Shared<V>, fire: &'static [u32]) -> Rc<RefCell<u32>> {
+        let calls = Rc::new(RefCell::new(0u32));
+        let (u, n) = (Rc::clone(updater), Rc::clone(&calls));
+        let p: Prefix<u32> = "10.0.0.0/8".parse().unwrap();
+        BETWEEN.with(|h| {
+            *h.borrow_mut() = Some(Box::new(move || {
+                let i = *n.borrow();
+                *n.borrow_mut() += 1;
+                if fire.contains(&i) {
+                    let mut u = u.borrow_mut();
+                    let nh = NextHop::new(u.generation() as u32 + 2).unwrap();
+                    u.apply(&[Change::Announce(p, nh)]).unwrap();
+                }
+            }))
+        });
+        calls
+    }
+
+    fn unhook() {
+        BETWEEN.with(|h| *h.borrow_mut() = None);
+    }
+
+    #[test]
+    fn an_unvalidated_read_can_mix_generations() {
+        // The hazard the validation removes, shown on the same table read unvalidated:
+        // `a` of generation 0 (1), `b` of generation 1 (2): 102, neither 101 nor 202.
+        let (updater, mut reader) = two_probes::<false>();
+        let calls = patch_between(&updater, &[0]);
+        let mut out = [0u32];
+        let g = reader.lookup_batch_traced(&[1], &mut out);
+        unhook();
+        assert_eq!(*calls.borrow(), 1, "one lookup: not retried");
+        assert_eq!(out, [102], "a mix of generations 0 and 1");
+        assert_eq!(g, Generations { first: 0, last: 1 });
+    }
+
+    #[test]
+    fn a_validated_read_retries_a_batch_that_met_a_patch() {
+        let (updater, mut reader) = two_probes::<true>();
+        let calls = patch_between(&updater, &[0]);
+        let mut out = [0u32; 3];
+        let g = reader.lookup_batch_traced(&[1, 2, 3], &mut out);
+        unhook();
+        // The first attempt met the patch (its first key read 102) and was refused; the
+        // second read generation 1 whole.
+        assert_eq!(*calls.borrow(), 6, "the batch was looked up twice");
+        assert_eq!(out, [202; 3]);
+        assert_eq!(g, Generations { first: 1, last: 1 });
+        // Untraced, the same.
+        let calls = patch_between(&updater, &[1]);
+        reader.lookup_batch(&[1, 2, 3], &mut out);
+        unhook();
+        assert_eq!(*calls.borrow(), 6);
+        assert_eq!(out, [303; 3], "generation 2, whole");
+        // No patch: one attempt.
+        let calls = patch_between(&updater, &[]);
+        reader.lookup_batch(&[1, 2, 3], &mut out);
+        unhook();
+        assert_eq!(*calls.borrow(), 3);
+        assert_eq!(out, [303; 3]);
+    }
+
+    #[test]
+    fn a_validated_read_falls_back_to_key_by_key() {
+        // A patch in each whole-batch attempt, then in each key's first attempt: every
+        // key still answers from one generation, each its own.
+        assert_eq!(
+            BATCH_ATTEMPTS, 2,
+            "the lookup numbers below assume two attempts"
+        );
+        let (updater, mut reader) = two_probes::<true>();
+        // Lookups: 0, 1 (attempt 1), 2, 3 (attempt 2), 4 + retry 5 (key 0), 6 + retry 7
+        // (key 1).
+        let calls = patch_between(&updater, &[0, 2, 4, 6]);
+        let mut out = [0u32; 2];
+        let g = reader.lookup_batch_traced(&[1, 2], &mut out);
+        unhook();
+        assert_eq!(*calls.borrow(), 8);
+        // Key 0 from generation 3 (value 4), key 1 from generation 4 (value 5).
+        assert_eq!(out, [404, 505]);
+        assert_eq!(g, Generations { first: 3, last: 4 });
     }
 }
