@@ -131,7 +131,11 @@ where
             effective: effective.len(),
             ..Default::default()
         };
-        if effective.is_empty() && self.spare.is_some() {
+        if effective.is_empty() {
+            // Nothing changed: nothing to publish, and no new generation. (Without a spare
+            // — given up to a reader that held it past `max_wait` — this used to rebuild
+            // and publish the same table as a new generation; the next effective apply
+            // builds the spare anyway.)
             return Ok(info);
         }
         let mut next = match self.spare.take() {
@@ -357,6 +361,38 @@ mod tests {
                 assert_eq!(g.lookup(addr), t.rib().lookup(addr), "{addr:x} after {p}");
             }
         }
+    }
+
+    /// The defect: once a reader had held the old instance past `max_wait` (no spare
+    /// left), an apply that changed nothing rebuilt and published the same table as a new
+    /// generation.
+    #[test]
+    fn an_apply_that_changes_nothing_publishes_nothing() {
+        let config = TwinConfig {
+            max_wait: Duration::from_millis(1),
+        };
+        let mut t = TwinUpdater::with_config(Rib::new(), build, config).unwrap();
+        let mut reader = t.reader();
+        let p = Prefix::new(10 << 24, 8).unwrap();
+        let held = reader.load();
+        let info = t.apply(&[Change::Announce(p, nh(1))]).unwrap();
+        assert_eq!(info.generation, 1);
+        drop(held);
+        assert!(t.spare.is_none(), "the held instance was given up");
+        let info = t.apply(&[Change::Announce(p, nh(1))]).unwrap();
+        assert_eq!((info.effective, info.generation), (0, 1));
+        assert_eq!(reader.load().generation, 1);
+        // The next change builds the spare and publishes generation 2.
+        let q = Prefix::new(11 << 24, 8).unwrap();
+        assert_eq!(
+            t.apply(&[Change::Announce(q, nh(2))]).unwrap().generation,
+            2
+        );
+        let g = reader.load();
+        assert_eq!(
+            (g.lookup(10 << 24), g.lookup(11 << 24)),
+            (Some(nh(1)), Some(nh(2)))
+        );
     }
 
     /// A reader that keeps its guard (here: on the writer's own thread, which used to
