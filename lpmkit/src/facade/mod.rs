@@ -66,9 +66,11 @@
 //!
 //! The table drives its scheme through the best model the scheme offers
 //! ([`crate::sync`]): one instance patched in place where it can be (DXR, Poptrie, Luleå,
-//! SAIL, MIHT, OBMA), left-right twins for the other incremental schemes (Bloom-filter
-//! LPM), a rebuild published with one pointer swap for the rest (DIR-24-8, Spider, the
-//! trie). Lookups never lock: each
+//! SAIL, MIHT, OBMA, and the Bloom-filter schemes, whose readers validate each batch
+//! against the generation counters and look it up again if a patch began meanwhile),
+//! left-right twins for an incremental scheme that cannot patch one instance (none of
+//! the registry's at present), a rebuild published with one pointer swap for the rest
+//! (DIR-24-8, Spider, the trie). Lookups never lock: each
 //! thread's batch runs on a reader handle taken from a small pool (one lock of the pool per
 //! call, not per key; [`RouteTable::reader`] gives a thread a handle of its own). Updates
 //! take the table's writer lock, one at a time. **Values** are interned (equal values

@@ -88,11 +88,12 @@ fn updates_keep_prefixes_and_values() {
 
 #[test]
 fn every_update_model() {
-    // In place (poptrie), twins (bloom-base: incremental, not offered in place), rebuild
-    // (dir24-8, trie).
+    // In place (poptrie; bloom-base with validated reads), rebuild (dir24-8, trie). No
+    // registry scheme goes through twins any more: every incremental one patches in place.
     for (scheme, model) in [
         ("poptrie16", "in place, one instance"),
-        ("bloom-base", "left-right twins"),
+        ("bloom-base", "in place, one instance"),
+        ("bloomfwd", "in place, one instance"),
         ("dir24-8", "rebuild, published with one pointer swap"),
         ("trie", "rebuild, published with one pointer swap"),
     ] {

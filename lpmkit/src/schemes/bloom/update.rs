@@ -88,6 +88,20 @@ impl<A: Address> InPlaceWriter<A> for BloomWriter<A> {
     type Table = BloomTable<A>;
     type Retired = RetiredBlock;
 
+    /// A lookup probes every level's filter, then the tables longest first, then the DLA
+    /// (or the default route): independent structures, each read at its own moment, so a
+    /// reader descheduled between two of them could combine two generations (docs/bloom.md,
+    /// "Correctness"). Readers validate their batches instead. A read that is retried
+    /// stays safe whatever mix it saw: filter positions are reduced `mod m`, buckets `mod`
+    /// their count, DLA indices have `DLA_BITS` bits; a head names a published block,
+    /// complete when its head was stored and not reused before the reader's grace period,
+    /// and a block is a count and that many entries (no pointer chain that could loop);
+    /// a gate value names a published range block likewise. Every word a patch changes
+    /// under readers is accessed atomically: filter words (read-modify-writes, release;
+    /// acquire loads), table heads, DLA entries and the default route (release stores,
+    /// acquire loads); blocks are written only while unreachable.
+    const VALIDATED_READS: bool = true;
+
     unsafe fn patch(
         &mut self,
         table: &BloomTable<A>,
