@@ -392,3 +392,60 @@ proptest! {
         run_sequence::<u128>(&ops, &config_of(cfg))?;
     }
 }
+
+/// What validated reads cost a reader (`InPlaceWriter::VALIDATED_READS`): bloomfwd on the
+/// bart IPv4 table, uniform random keys in batches of 256 (`lpmkit bench`'s defaults),
+/// looked up on the bare table, through an `InPlaceReader` unvalidated (`load()` then the
+/// table's `lookup_batch`: the reader path before validated reads) and through the reader
+/// validated (`lookup_batch`), with no writer; rounds interleaved, median Mlps of each.
+/// A measurement, not a check: `cargo test --release --test bloom -- --ignored
+/// --nocapture validated_reader_overhead`.
+#[test]
+#[ignore]
+fn validated_reader_overhead() {
+    use lpmkit::sync::InPlace;
+    use std::time::Instant;
+    let Some(path) = common::data_file("fib/ipv4-bart-tier1-prefixes.txt.xz") else {
+        return;
+    };
+    let t = load_table::<u32>(&path);
+    let bare = Bloom::build(&t.rib, &BloomConfig::bloomfwd()).unwrap();
+    let updater = InPlace::new(
+        t.rib.clone(),
+        Bloom::build(&t.rib, &BloomConfig::bloomfwd()).unwrap(),
+    );
+    let mut reader = updater.reader();
+    let mut rng = SplitMix64::new(1);
+    let keys: Vec<u32> = (0..1 << 22).map(|_| rng.next() as u32).collect();
+    let mut out = vec![0u32; 256];
+    let mut rates: [Vec<f64>; 3] = Default::default();
+    for _round in 0..7 {
+        for (way, rate) in rates.iter_mut().enumerate() {
+            let t0 = Instant::now();
+            let mut sum = 0u64;
+            for chunk in keys.chunks(256) {
+                let o = &mut out[..chunk.len()];
+                match way {
+                    0 => bare.lookup_batch(chunk, o),
+                    1 => reader.load().lookup_batch(chunk, o),
+                    _ => reader.lookup_batch(chunk, o),
+                }
+                sum += o[0] as u64;
+            }
+            std::hint::black_box(sum);
+            rate.push(keys.len() as f64 / t0.elapsed().as_secs_f64() / 1e6);
+        }
+    }
+    let median = |v: &mut Vec<f64>| {
+        v.sort_by(f64::total_cmp);
+        v[v.len() / 2]
+    };
+    let [mut a, mut b, mut c] = rates;
+    let (a, b, c) = (median(&mut a), median(&mut b), median(&mut c));
+    eprintln!(
+        "bloomfwd, bart IPv4, rnd, batches of 256 (median Mlps of 7 rounds): bare {a:.1}, \
+         reader unvalidated {b:.1} ({:.3}x), reader validated {c:.1} ({:.3}x of unvalidated)",
+        b / a,
+        c / b
+    );
+}
