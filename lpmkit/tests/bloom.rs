@@ -394,11 +394,11 @@ proptest! {
 }
 
 /// What validated reads cost a reader (`InPlaceWriter::VALIDATED_READS`): bloomfwd on the
-/// bart IPv4 table, uniform random keys in batches of 256 (`lpmkit bench`'s defaults),
-/// looked up on the bare table, through an `InPlaceReader` unvalidated (`load()` then the
-/// table's `lookup_batch`: the reader path before validated reads) and through the reader
-/// validated (`lookup_batch`), with no writer; rounds interleaved, median Mlps of each.
-/// A measurement, not a check: `cargo test --release --test bloom -- --ignored
+/// bart IPv4 table, uniform random keys in batches of 256 (`lpmkit bench`'s default) and
+/// of 16, looked up on the bare table, through an `InPlaceReader` unvalidated (`load()`
+/// then the table's `lookup_batch`: the reader path before validated reads) and through
+/// the reader validated (`lookup_batch`), with no writer; rounds interleaved, median Mlps
+/// of each. A measurement, not a check: `cargo test --release --test bloom -- --ignored
 /// --nocapture validated_reader_overhead`.
 #[test]
 #[ignore]
@@ -417,35 +417,38 @@ fn validated_reader_overhead() {
     let mut reader = updater.reader();
     let mut rng = SplitMix64::new(1);
     let keys: Vec<u32> = (0..1 << 22).map(|_| rng.next() as u32).collect();
-    let mut out = vec![0u32; 256];
-    let mut rates: [Vec<f64>; 3] = Default::default();
-    for _round in 0..7 {
-        for (way, rate) in rates.iter_mut().enumerate() {
-            let t0 = Instant::now();
-            let mut sum = 0u64;
-            for chunk in keys.chunks(256) {
-                let o = &mut out[..chunk.len()];
-                match way {
-                    0 => bare.lookup_batch(chunk, o),
-                    1 => reader.load().lookup_batch(chunk, o),
-                    _ => reader.lookup_batch(chunk, o),
+    for batch in [256usize, 16] {
+        let mut out = vec![0u32; batch];
+        let mut rates: [Vec<f64>; 3] = Default::default();
+        for _round in 0..7 {
+            for (way, rate) in rates.iter_mut().enumerate() {
+                let t0 = Instant::now();
+                let mut sum = 0u64;
+                for chunk in keys.chunks(batch) {
+                    let o = &mut out[..chunk.len()];
+                    match way {
+                        0 => bare.lookup_batch(chunk, o),
+                        1 => reader.load().lookup_batch(chunk, o),
+                        _ => reader.lookup_batch(chunk, o),
+                    }
+                    sum += o[0] as u64;
                 }
-                sum += o[0] as u64;
+                std::hint::black_box(sum);
+                rate.push(keys.len() as f64 / t0.elapsed().as_secs_f64() / 1e6);
             }
-            std::hint::black_box(sum);
-            rate.push(keys.len() as f64 / t0.elapsed().as_secs_f64() / 1e6);
         }
+        let median = |v: &mut Vec<f64>| {
+            v.sort_by(f64::total_cmp);
+            v[v.len() / 2]
+        };
+        let [mut a, mut b, mut c] = rates;
+        let (a, b, c) = (median(&mut a), median(&mut b), median(&mut c));
+        eprintln!(
+            "bloomfwd, bart IPv4, rnd, batches of {batch} (median Mlps of 7 rounds): bare \
+             {a:.1}, reader unvalidated {b:.1} ({:.3}x), reader validated {c:.1} ({:.3}x of \
+             unvalidated)",
+            b / a,
+            c / b
+        );
     }
-    let median = |v: &mut Vec<f64>| {
-        v.sort_by(f64::total_cmp);
-        v[v.len() / 2]
-    };
-    let [mut a, mut b, mut c] = rates;
-    let (a, b, c) = (median(&mut a), median(&mut b), median(&mut c));
-    eprintln!(
-        "bloomfwd, bart IPv4, rnd, batches of 256 (median Mlps of 7 rounds): bare {a:.1}, \
-         reader unvalidated {b:.1} ({:.3}x), reader validated {c:.1} ({:.3}x of unvalidated)",
-        b / a,
-        c / b
-    );
 }
