@@ -33,9 +33,18 @@ fn check<A: Address>(names: &[&str], rib: &Rib<A>, keys: &[A], label: &str, widt
     for name in names {
         let settings: &[&str] = if widths { &["", "width=32"] } else { &[""] };
         for s in settings {
-            let o = BuildOptions::default().with_settings(s).unwrap();
-            let fib = registry::find(name).unwrap().build(rib, &o).unwrap();
-            compare(&*fib, keys, &want, &format!("{label} {name} {s}"));
+            // Both code paths: SAIL_L's AVX2 kernel (where the CPU has it) and its twin.
+            for scalar in [false, true] {
+                let mut o = BuildOptions::default().with_settings(s).unwrap();
+                o.force_scalar = scalar;
+                let fib = registry::find(name).unwrap().build(rib, &o).unwrap();
+                compare(
+                    &*fib,
+                    keys,
+                    &want,
+                    &format!("{label} {name} {s} scalar={scalar}"),
+                );
+            }
         }
     }
 }

@@ -212,6 +212,7 @@ fn sail_l_config<A: Address>(
             })?;
     }
     cfg.entry_width = s.width("width")?;
+    cfg.force_scalar = o.force_scalar;
     Ok(cfg)
 }
 

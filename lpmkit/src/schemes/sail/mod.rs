@@ -43,9 +43,13 @@
 //!   switch words stored atomically, new chunks are built beside the live ones, retired
 //!   chunks are reused after a grace period; SAIL_B/SAIL_U fall back to a full rebuild
 //!   for the one store order that cannot be made safe (see `bitmap.rs`).
-//! * Lookups in batches interleave 16 keys level by level with prefetching (no SIMD:
-//!   the levels are data-dependent single loads).
+//! * Lookups in batches interleave 16 keys level by level with prefetching. SAIL_L for
+//!   IPv4 runs a three-stage software pipeline over blocks of 64 keys, on AVX2 with one
+//!   `vpgatherdd` per level for eight keys (detected at run time; the scalar pipeline is
+//!   its twin, `force_scalar`).
 
+#[cfg(target_arch = "x86_64")]
+mod avx2;
 mod bitmap;
 mod entry;
 mod pivot;

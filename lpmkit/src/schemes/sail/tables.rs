@@ -8,13 +8,14 @@ use super::bitmap::{BitmapPatch, BitmapState, Bitmaps, Rebuild, Shape};
 use super::entry::{id_limit, lim_for};
 use super::pivot::{Full, PivotPatch, Pivots, MAX_LEVELS};
 use crate::fib::{
-    apply_alone, max_next_hop, BuildError, Change, Fib, InPlaceWriter, IncrementalFib, Patched,
-    StatValue, Stats, UpdateStats,
+    apply_alone, max_next_hop, BuildError, Change, Fib, Implementation, InPlaceWriter,
+    IncrementalFib, Patched, StatValue, Stats, UpdateStats,
 };
 use crate::nexthop::NextHop;
 use crate::prefix::{Address, Ipv4, Prefix};
 use crate::rib::Rib;
 use crate::schemes::common::{ms_since, with_width, ByWidth, FreeSpace, Width};
+use crate::simd::Avx2;
 use crate::sync::IntoInPlace;
 
 /// Widths to try: the forced one, else 16 then 32 bits.
@@ -53,6 +54,8 @@ pub struct SailLConfig {
     pub pivots: Vec<u8>,
     /// Force an entry width instead of the narrowest that holds the table.
     pub entry_width: Option<Width>,
+    /// Run the scalar batch kernel even where AVX2 is available.
+    pub force_scalar: bool,
 }
 
 impl SailLConfig {
@@ -61,6 +64,7 @@ impl SailLConfig {
         SailLConfig {
             pivots: vec![16, 24, 32],
             entry_width: None,
+            force_scalar: false,
         }
     }
 
@@ -69,6 +73,7 @@ impl SailLConfig {
         SailLConfig {
             pivots: (2..=16).map(|i| i * 8).collect(),
             entry_width: None,
+            force_scalar: false,
         }
     }
 
@@ -109,6 +114,8 @@ pub struct SailLTable<A: Address> {
     name: &'static str,
     /// IPv4 with pivots 16, 24, 32: the pipelined kernel.
     v4_fast: bool,
+    /// The pipelined kernel on AVX2 (`v4_fast` only).
+    avx2: Option<Avx2>,
     _a: PhantomData<fn(A)>,
 }
 
@@ -152,6 +159,10 @@ impl<A: Address> Fib<A> for SailLTable<A> {
                 // SAFETY: `v4_fast` is set only for `A = u32` (checked at build), so the
                 // slice reinterpretation is a no-op cast.
                 let keys = unsafe { core::slice::from_raw_parts(addrs.as_ptr() as *const u32, addrs.len()) };
+                #[cfg(target_arch = "x86_64")]
+                if let Some(token) = self.avx2 {
+                    return super::avx2::lookup_batch_v4(token, t, keys, out);
+                }
                 t.lookup_batch_v4(keys, out)
             } else {
                 t.lookup_batch(addrs, out)
@@ -160,6 +171,13 @@ impl<A: Address> Fib<A> for SailLTable<A> {
     }
     fn memory_bytes(&self) -> usize {
         with_width!(&self.layout, t => t.bytes())
+    }
+    fn implementation(&self) -> Implementation {
+        if self.avx2.is_some() {
+            Implementation::Avx2
+        } else {
+            Implementation::Scalar
+        }
     }
 }
 
@@ -238,12 +256,14 @@ fn build_l<A: Address>(
         };
         match r {
             Ok(layout) => {
+                let v4_fast = A::BITS == 32
+                    && core::mem::size_of::<A>() == 4
+                    && config.pivots == [16, 24, 32];
                 let table = SailLTable {
                     layout,
                     name,
-                    v4_fast: A::BITS == 32
-                        && core::mem::size_of::<A>() == 4
-                        && config.pivots == [16, 24, 32],
+                    v4_fast,
+                    avx2: Avx2::unless(config.force_scalar).filter(|_| v4_fast),
                     _a: PhantomData,
                 };
                 let writer = SailLWriter {
@@ -378,6 +398,9 @@ impl<A: Address> Fib<A> for SailL<A> {
     }
     fn memory_bytes(&self) -> usize {
         self.table.memory_bytes()
+    }
+    fn implementation(&self) -> Implementation {
+        self.table.implementation()
     }
     fn stats(&self) -> Stats {
         let w = &self.writer;
