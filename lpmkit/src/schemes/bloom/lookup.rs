@@ -32,6 +32,13 @@ pub(crate) const BULK_CHUNK: usize = 4096;
 /// Smallest `lookup_batch` that the `threads` setting spreads over threads.
 pub(crate) const PARALLEL_MIN: usize = 1 << 16;
 
+/// True if level `li` is not among the `allowed` ones (the level hint; levels past the
+/// 32nd are never skipped, a table with a hint has no more).
+#[inline(always)]
+pub(crate) fn skipped(allowed: u32, li: usize) -> bool {
+    li < 32 && allowed >> li & 1 == 0
+}
+
 impl<A: Address> BloomTable<A> {
     /// Prefetches what [`bottom`](Self::bottom) reads for `top`.
     #[inline(always)]
@@ -113,7 +120,11 @@ impl<A: Address> BloomTable<A> {
         let hs = &self.hashing;
         let (mut h1, mut h2, mut t) = (0u32, 0u32, 0u32);
         let mut hashed = u8::MAX;
-        for level in &self.levels {
+        let allowed = self.allowed(top);
+        for (li, level) in self.levels.iter().enumerate() {
+            if skipped(allowed, li) {
+                continue;
+            }
             let key = top & level.mask;
             let th = if hs.double_hashing {
                 if level.len != hashed {
@@ -179,6 +190,12 @@ impl<A: Address> BloomTable<A> {
                 crate::simd::prefetch(d.as_ptr().wrapping_add((tk >> shift) as usize));
             }
         }
+        let mut allow = [u32::MAX; CHUNK];
+        if self.hint.is_some() {
+            for (a, &tk) in allow.iter_mut().zip(&top[..n]) {
+                *a = self.allowed(tk);
+            }
+        }
         let hs = &self.hashing;
         let km = hs.double_hashing;
         let mut na = n;
@@ -188,7 +205,7 @@ impl<A: Address> BloomTable<A> {
         let mut pos = [0u8; CHUNK];
         let mut bk = [0u32; CHUNK];
         let mut hd = [0u32; CHUNK];
-        for level in &self.levels {
+        for (li, level) in self.levels.iter().enumerate() {
             if na == 0 {
                 break;
             }
@@ -209,6 +226,9 @@ impl<A: Address> BloomTable<A> {
             // Filters: the keys that pass, their buckets' heads prefetched.
             let mut np = 0;
             for j in 0..na {
+                if skipped(allow[act[j] as usize], li) {
+                    continue;
+                }
                 let th = if km {
                     level.filter.contains_km(h1[j], h2[j]).then_some(t[j])
                 } else {

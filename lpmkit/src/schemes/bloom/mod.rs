@@ -119,6 +119,7 @@ mod dispatch;
 mod filter;
 mod gate;
 mod hash;
+mod hint;
 mod lookup;
 mod pipeline;
 mod stats;
@@ -178,6 +179,8 @@ pub struct BloomTable<A: Address> {
     pub(crate) dla: Option<Arena<u32>>,
     /// The default route when there is no DLA (one switch word).
     pub(crate) default: Arena<u32>,
+    /// The IPv6 level hint (`hint.rs`).
+    pub(crate) hint: Option<hint::Hint>,
     pub(crate) avx2: Option<Avx2>,
     /// Threads of [`Bloom::lookup_bulk`] for large `lookup_batch` calls (1: none).
     pub(crate) threads: usize,
@@ -384,6 +387,16 @@ impl<A: Address> BloomTable<A> {
             + ranges
             + self.dla.as_ref().map_or(0, |d| d.committed_bytes())
             + self.default.committed_bytes()
+            + self.hint.as_ref().map_or(0, |h| h.bytes())
+    }
+
+    /// The levels to probe for `top` (a [`cpe::top_key`]): the hint's, or all.
+    #[inline(always)]
+    pub(crate) fn allowed(&self, top: u64) -> u32 {
+        match &self.hint {
+            Some(h) => h.levels((top >> (64 - hint::HINT_BITS)) as u32),
+            None => u32::MAX,
+        }
     }
 }
 

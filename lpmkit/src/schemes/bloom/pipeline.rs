@@ -95,6 +95,11 @@ impl<A: Address> BloomTable<A> {
         let groups = addrs.len().div_ceil(GROUP);
         let mut ring: [Group<P>; DEPTH] = core::array::from_fn(|_| Group::new());
         for c in 0..groups + DEPTH - 1 {
+            if c + 1 < groups {
+                // The next group's hint slots (and its keys, read again next round).
+                let next = &addrs[(c + 1) * GROUP..((c + 2) * GROUP).min(addrs.len())];
+                self.prefetch_hints(next);
+            }
             if c < groups {
                 let g = &mut ring[c % DEPTH];
                 let base = c * GROUP;
@@ -109,6 +114,21 @@ impl<A: Address> BloomTable<A> {
             }
             if c >= 3 && c - 3 < groups {
                 self.stage_d(&ring[(c - 3) % DEPTH], out);
+            }
+        }
+    }
+
+    /// Before stage A: prefetches the level-hint slots of `addrs` and the keys two groups
+    /// ahead.
+    #[inline(always)]
+    fn prefetch_hints(&self, addrs: &[A]) {
+        if let Some(h) = &self.hint {
+            for a in addrs {
+                h.prefetch((top_key(*a) >> 32) as u32);
+            }
+            let ahead = addrs.as_ptr().wrapping_add(GROUP);
+            for i in (0..core::mem::size_of_val(addrs)).step_by(64) {
+                crate::simd::prefetch(ahead.cast::<u8>().wrapping_add(i));
             }
         }
     }
@@ -136,9 +156,63 @@ impl<A: Address> BloomTable<A> {
         let mut th = [[0u32; GROUP]; 16];
         let mut src = [0usize; 16];
         let mut mask = [0u16; GROUP];
+        // The level hint: the levels each key may match at (all without a hint).
+        let mut allow = [u16::MAX; GROUP];
+        let mut any = u16::MAX;
+        if let Some(h) = &self.hint {
+            any = 0;
+            for (a, &t) in allow.iter_mut().zip(&g.top[..n]) {
+                *a = h.levels((t >> 32) as u32) as u16;
+                any |= *a;
+            }
+        }
+        // The length and level of the hashes in h1/h2 (a level of all the group's keys).
+        let mut dense: Option<(u8, usize)> = None;
+        let mut idx = [0u8; GROUP];
         for (li, level) in levels.iter().enumerate() {
-            if li > 0 && levels[li - 1].len == level.len {
-                src[li] = src[li - 1];
+            if any >> li & 1 == 0 {
+                // No key of the group can match here: nothing to hash or test.
+                src[li] = li;
+                continue;
+            }
+            // The keys the hint lets match here, listed (branch-free).
+            let mut m = n;
+            if self.hint.is_some() {
+                m = 0;
+                for (i, &a) in allow[..n].iter().enumerate() {
+                    idx[m] = i as u8;
+                    m += (a >> li & 1) as usize;
+                }
+            }
+            if m < n {
+                // Hash and test only those (compacted), then scatter.
+                src[li] = li;
+                if m == 0 {
+                    continue;
+                }
+                let (mut c1, mut c2, mut ct) = ([0u32; GROUP], [0u32; GROUP], [0u32; GROUP]);
+                let mut cm = [0u16; GROUP];
+                for (k, &i) in keys[..m].iter_mut().zip(&idx[..m]) {
+                    *k = g.top[i as usize] & level.mask;
+                }
+                hash_keys(
+                    avx2,
+                    hs,
+                    &keys[..m],
+                    &mut c1[..m],
+                    &mut c2[..m],
+                    &mut ct[..m],
+                );
+                filter_mask(avx2, &level.filter, &c1, &c2, m, &mut cm, 0);
+                for j in 0..m {
+                    let i = idx[j] as usize;
+                    th[li][i] = ct[j];
+                    mask[i] |= (cm[j] & 1) << li;
+                }
+                continue;
+            }
+            if let Some((_, d)) = dense.filter(|&(len, _)| len == level.len) {
+                src[li] = d;
             } else {
                 for (k, &t) in keys[..n].iter_mut().zip(&g.top[..n]) {
                     *k = t & level.mask;
@@ -152,11 +226,13 @@ impl<A: Address> BloomTable<A> {
                     &mut th[li][..n],
                 );
                 src[li] = li;
+                dense = Some((level.len, li));
             }
             filter_mask(avx2, &level.filter, &h1, &h2, n, &mut mask, li);
         }
         let mut np = 0usize;
         for (i, &m) in mask[..n].iter().enumerate() {
+            let m = m & allow[i];
             for l in 0..levels.len() {
                 g.pk[np] = i as u8;
                 g.pl[np] = l as u8;
@@ -180,6 +256,8 @@ impl<A: Address> BloomTable<A> {
             let t = &self.levels[g.pl[p] as usize].table;
             let h = t.head(g.hd[p] as usize);
             t.prefetch_block(h);
+            // A chain of more than one entry may run into the next cache line.
+            t.prefetch_block(h.wrapping_add(15));
             g.hd[p] = h;
         }
     }
