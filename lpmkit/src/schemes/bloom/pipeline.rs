@@ -25,7 +25,7 @@ use crate::prefix::Address;
 use crate::simd::Avx2;
 
 /// Keys per group.
-pub(crate) const GROUP: usize = 64;
+pub(crate) const GROUP: usize = 32;
 /// Groups in flight (the stages).
 const DEPTH: usize = 4;
 
