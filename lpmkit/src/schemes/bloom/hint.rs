@@ -193,6 +193,6 @@ mod tests {
         assert_eq!(added, 21, "three quarters of 4 buckets of 7 slots");
         assert!(h.add(7, 1), "a listed /32 takes more bits when full");
         assert_eq!(h.levels(7), 0b1_0111);
-        assert!(h.has(150, 1) && !h.has(150, 2));
+        assert!(h.has(100, 1) && !h.has(100, 2));
     }
 }

@@ -9,7 +9,10 @@
 //!   hashed together (8 at a time with AVX2) and each key's `k` filter bits tested
 //!   without branches (all bits loaded — gathered 8 keys at a time with AVX2 — and
 //!   and-ed), setting one bit of the key's match vector. Levels of equal length (the gate
-//!   and the /64 level) share their hashes. Every (key, level) whose filter matched is
+//!   and the /64 level) share their hashes. With the level hint (IPv6, `hint.rs`; its
+//!   buckets prefetched one group ahead), a level is hashed and tested only for the keys
+//!   whose /32 it may hold a key under (those keys listed, hashed and tested together,
+//!   the bits scattered back), and not at all when none of the group's keys may match. Every (key, level) whose filter matched is
 //!   listed — branch-free — with its table bucket, whose head is prefetched.
 //! * **B — heads.** The listed heads are read and the blocks they name prefetched.
 //! * **C — blocks.** Each listed block is scanned; a key's first hit in level order (the
