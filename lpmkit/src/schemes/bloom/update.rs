@@ -291,10 +291,11 @@ impl<A: Address> BloomWriter<A> {
         for c in changes {
             let p = c.prefix();
             let l = self.level_of[p.len() as usize];
-            if p.len() > HINT_BITS && usize::from(l) < t.levels.len() {
-                if !h.add(build::hint_top(p.first()), 1 << l) {
-                    return Err(Rebuild::Plain);
-                }
+            if p.len() > HINT_BITS
+                && usize::from(l) < t.levels.len()
+                && !h.add(build::hint_top(p.first()), 1 << l)
+            {
+                return Err(Rebuild::Plain);
             }
         }
         Ok(())
