@@ -161,12 +161,12 @@ impl<A: Address> BloomTable<A> {
     /// Looks up `addrs` (`out[i]` = next hop id or 0), hashing with AVX2 if `avx2` is
     /// given; `out` has the length of `addrs`.
     pub(crate) fn batch(&self, addrs: &[A], out: &mut [u32], avx2: Option<Avx2>) {
-        use super::pipeline::GROUP;
+        use super::pipeline::{GROUP, GROUP_FEW};
         if self.hashing.double_hashing {
             match self.levels.len() {
-                0..=2 => return self.batch_km::<{ 2 * GROUP }>(addrs, out, avx2),
-                3..=8 => return self.batch_km::<{ 8 * GROUP }>(addrs, out, avx2),
-                9..=16 => return self.batch_km::<{ 16 * GROUP }>(addrs, out, avx2),
+                0..=2 => return self.batch_km::<{ 2 * GROUP_FEW }, GROUP_FEW>(addrs, out, avx2),
+                3..=8 => return self.batch_km::<{ 8 * GROUP }, GROUP>(addrs, out, avx2),
+                9..=16 => return self.batch_km::<{ 16 * GROUP }, GROUP>(addrs, out, avx2),
                 _ => {}
             }
         }
