@@ -374,6 +374,10 @@ const BLOOM_SETTINGS: &[(&str, &str)] = &[
         "threads",
         "threads for lookup_batch calls of 65,536 keys or more (default 1)",
     ),
+    (
+        "hint",
+        "IPv6 level hint per /32, beyond the paper: true or false (default: bloomfwd true)",
+    ),
 ];
 
 fn bloom_config(o: &BuildOptions) -> Result<schemes::bloom::BloomConfig, BuildError> {
@@ -426,6 +430,7 @@ fn bloom_config(o: &BuildOptions) -> Result<schemes::bloom::BloomConfig, BuildEr
     c.ht_load = s.get("ht_load")?.unwrap_or(c.ht_load);
     c.max_expanded = s.get("max_expanded")?.unwrap_or(c.max_expanded);
     c.threads = s.get("threads")?.unwrap_or(c.threads);
+    c.level_hint = s.get("hint")?;
     c.force_scalar = o.force_scalar;
     Ok(c)
 }

@@ -10,6 +10,7 @@ use super::cpe::{self, key_bits, key_mask};
 use super::filter::{self, Counters, Filter};
 use super::gate;
 use super::hash::FastMod;
+use super::hint::{Hint, HINT_BITS};
 use super::table::Table;
 use super::{
     BloomConfig, BloomTable, BloomWriter, Level, LevelWriter, Top, DEFAULT_LEVEL, DLA_BITS,
@@ -189,6 +190,8 @@ pub(crate) fn build<A: Address>(
         .map(|w| Top(w.space.space.top().into()))
         .chain(core::iter::once(Top(ranges_space.top().into())))
         .collect();
+    let level_of = plan.level_of::<A>();
+    let hint = (r.hint && levels.len() <= 32).then(|| hint_of(rib, &levels, &level_of));
     let vector = r.hashing.double_hashing
         && r.hashing.kind.vectorized()
         && (r.hashing.reuses() || r.hashing.table_kind.vectorized());
@@ -199,6 +202,7 @@ pub(crate) fn build<A: Address>(
         ranges,
         dla,
         default,
+        hint,
         avx2: if vector {
             Avx2::unless(config.force_scalar)
         } else {
@@ -211,7 +215,7 @@ pub(crate) fn build<A: Address>(
     let writer = BloomWriter {
         config: config.clone(),
         levels: writers,
-        level_of: plan.level_of::<A>(),
+        level_of,
         ranges_space,
         build_ms: ms_since(t0),
         updates: 0,
@@ -222,6 +226,41 @@ pub(crate) fn build<A: Address>(
         _family: PhantomData,
     };
     Ok((table, writer))
+}
+
+/// The level hint of `rib` (`hint.rs`): every route longer than /32 names its level under
+/// its /32; the levels whose band reaches /32 or below are probed always.
+fn hint_of<A: Address>(rib: &Rib<A>, levels: &[Level], level_of: &[u8]) -> Hint {
+    let always = levels
+        .iter()
+        .enumerate()
+        .filter(|(_, l)| !l.gate && l.lo <= HINT_BITS)
+        .fold(0u32, |m, (i, _)| m | 1 << i);
+    let mut entries: Vec<(u32, u32)> = rib
+        .iter()
+        .filter(|(p, _)| p.len() > HINT_BITS)
+        .filter_map(|(p, _)| {
+            let l = level_of[p.len() as usize];
+            (usize::from(l) < levels.len()).then(|| (hint_top(p.first()), 1u32 << l))
+        })
+        .collect();
+    entries.sort_unstable();
+    entries.dedup();
+    // One entry per /32: its bits or-ed.
+    let mut merged: Vec<(u32, u32)> = Vec::with_capacity(entries.len());
+    for (top, bits) in entries {
+        match merged.last_mut() {
+            Some(last) if last.0 == top => last.1 |= bits,
+            _ => merged.push((top, bits)),
+        }
+    }
+    Hint::new(&merged, always)
+}
+
+/// The first [`HINT_BITS`] bits of `a` (IPv6).
+#[inline(always)]
+pub(crate) fn hint_top<A: Address>(a: A) -> u32 {
+    (a.to_u128() >> (A::BITS - HINT_BITS)) as u32
 }
 
 /// The DLA index of `a` (its first `DLA_BITS` bits).
@@ -362,6 +401,14 @@ pub(crate) fn check_against<A: Address>(
                 .all(|&h| l.filter.test(h))
             {
                 return Err(format!("level {i}: key {key:x} not in its filter"));
+            }
+        }
+    }
+    if let Some(h) = &t.hint {
+        for (p, _) in rib.iter().filter(|(p, _)| p.len() > HINT_BITS) {
+            let l = w.level_of[p.len() as usize];
+            if !h.has(hint_top(p.first()), 1 << l) {
+                return Err(format!("hint: level {l} missing for {p}"));
             }
         }
     }

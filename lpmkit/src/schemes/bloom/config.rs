@@ -137,6 +137,10 @@ pub struct BloomConfig {
     pub threads: usize,
     /// Hash on the scalar path even if the CPU has AVX2.
     pub force_scalar: bool,
+    /// The IPv6 level hint (`hint.rs`, beyond the paper): per /32, the levels above /32
+    /// that hold a key under it, so that lookups skip the others' filters and
+    /// false-positive probes (default: Bloomfwd only; no effect on IPv4).
+    pub level_hint: Option<bool>,
 }
 
 impl Default for BloomConfig {
@@ -163,6 +167,7 @@ impl BloomConfig {
             max_patch_keys: 1 << 16,
             threads: 1,
             force_scalar: false,
+            level_hint: None,
         }
     }
 
@@ -207,6 +212,12 @@ impl BloomConfig {
     /// Sets [`levels`](Self::levels).
     pub fn levels(mut self, levels: Levels) -> Self {
         self.levels = Some(levels);
+        self
+    }
+
+    /// Sets [`level_hint`](Self::level_hint).
+    pub fn level_hint(mut self, on: bool) -> Self {
+        self.level_hint = Some(on);
         self
     }
 
@@ -302,6 +313,7 @@ impl BloomConfig {
             symmetric: self.symmetric.unwrap_or(self.variant == Variant::Naive),
             levels,
             bound,
+            hint: v6 && self.level_hint.unwrap_or(fwd),
         })
     }
 }
@@ -313,6 +325,8 @@ pub(crate) struct Resolved {
     pub symmetric: bool,
     pub levels: Levels,
     pub bound: f64,
+    /// Build the level hint (IPv6, the option on).
+    pub hint: bool,
 }
 
 #[cfg(test)]

@@ -32,6 +32,13 @@ pub(crate) const BULK_CHUNK: usize = 4096;
 /// Smallest `lookup_batch` that the `threads` setting spreads over threads.
 pub(crate) const PARALLEL_MIN: usize = 1 << 16;
 
+/// True if level `li` is not among the `allowed` ones (the level hint; levels past the
+/// 32nd are never skipped, a table with a hint has no more).
+#[inline(always)]
+pub(crate) fn skipped(allowed: u32, li: usize) -> bool {
+    li < 32 && allowed >> li & 1 == 0
+}
+
 impl<A: Address> BloomTable<A> {
     /// Prefetches what [`bottom`](Self::bottom) reads for `top`.
     #[inline(always)]
@@ -113,7 +120,11 @@ impl<A: Address> BloomTable<A> {
         let hs = &self.hashing;
         let (mut h1, mut h2, mut t) = (0u32, 0u32, 0u32);
         let mut hashed = u8::MAX;
-        for level in &self.levels {
+        let allowed = self.allowed(top);
+        for (li, level) in self.levels.iter().enumerate() {
+            if skipped(allowed, li) {
+                continue;
+            }
             let key = top & level.mask;
             let th = if hs.double_hashing {
                 if level.len != hashed {
@@ -150,12 +161,12 @@ impl<A: Address> BloomTable<A> {
     /// Looks up `addrs` (`out[i]` = next hop id or 0), hashing with AVX2 if `avx2` is
     /// given; `out` has the length of `addrs`.
     pub(crate) fn batch(&self, addrs: &[A], out: &mut [u32], avx2: Option<Avx2>) {
-        use super::pipeline::GROUP;
+        use super::pipeline::{GROUP, GROUP_FEW};
         if self.hashing.double_hashing {
             match self.levels.len() {
-                0..=2 => return self.batch_km::<{ 2 * GROUP }>(addrs, out, avx2),
-                3..=8 => return self.batch_km::<{ 8 * GROUP }>(addrs, out, avx2),
-                9..=16 => return self.batch_km::<{ 16 * GROUP }>(addrs, out, avx2),
+                0..=2 => return self.batch_km::<{ 2 * GROUP_FEW }, GROUP_FEW>(addrs, out, avx2),
+                3..=8 => return self.batch_km::<{ 8 * GROUP }, GROUP>(addrs, out, avx2),
+                9..=16 => return self.batch_km::<{ 16 * GROUP }, GROUP>(addrs, out, avx2),
                 _ => {}
             }
         }
@@ -179,6 +190,12 @@ impl<A: Address> BloomTable<A> {
                 crate::simd::prefetch(d.as_ptr().wrapping_add((tk >> shift) as usize));
             }
         }
+        let mut allow = [u32::MAX; CHUNK];
+        if self.hint.is_some() {
+            for (a, &tk) in allow.iter_mut().zip(&top[..n]) {
+                *a = self.allowed(tk);
+            }
+        }
         let hs = &self.hashing;
         let km = hs.double_hashing;
         let mut na = n;
@@ -188,7 +205,7 @@ impl<A: Address> BloomTable<A> {
         let mut pos = [0u8; CHUNK];
         let mut bk = [0u32; CHUNK];
         let mut hd = [0u32; CHUNK];
-        for level in &self.levels {
+        for (li, level) in self.levels.iter().enumerate() {
             if na == 0 {
                 break;
             }
@@ -209,6 +226,9 @@ impl<A: Address> BloomTable<A> {
             // Filters: the keys that pass, their buckets' heads prefetched.
             let mut np = 0;
             for j in 0..na {
+                if skipped(allow[act[j] as usize], li) {
+                    continue;
+                }
                 let th = if km {
                     level.filter.contains_km(h1[j], h2[j]).then_some(t[j])
                 } else {

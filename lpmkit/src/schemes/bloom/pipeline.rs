@@ -1,7 +1,7 @@
 //! The batch lookup of tables with double hashing (Bloomfwd): the paper's *match vector*
 //! (§3.1), computed for a group of keys at once and resolved in a software pipeline.
 //!
-//! A batch is cut into groups of [`GROUP`] keys, each going through four stages; while
+//! A batch is cut into groups of [`GROUP`] keys ([`GROUP_FEW`] for tables of two levels), each going through four stages; while
 //! one group is in a stage, the three before it are in the next ones, so each stage's
 //! cache misses have three groups' work to complete behind:
 //!
@@ -9,7 +9,10 @@
 //!   hashed together (8 at a time with AVX2) and each key's `k` filter bits tested
 //!   without branches (all bits loaded — gathered 8 keys at a time with AVX2 — and
 //!   and-ed), setting one bit of the key's match vector. Levels of equal length (the gate
-//!   and the /64 level) share their hashes. Every (key, level) whose filter matched is
+//!   and the /64 level) share their hashes. With the level hint (IPv6, `hint.rs`; its
+//!   buckets prefetched one group ahead), a level is hashed and tested only for the keys
+//!   whose /32 it may hold a key under (those keys listed, hashed and tested together,
+//!   the bits scattered back), and not at all when none of the group's keys may match. Every (key, level) whose filter matched is
 //!   listed — branch-free — with its table bucket, whose head is prefetched.
 //! * **B — heads.** The listed heads are read and the blocks they name prefetched.
 //! * **C — blocks.** Each listed block is scanned; a key's first hit in level order (the
@@ -25,17 +28,20 @@ use crate::prefix::Address;
 use crate::simd::Avx2;
 
 /// Keys per group.
-pub(crate) const GROUP: usize = 64;
+pub(crate) const GROUP: usize = 32;
+/// Keys per group for tables of at most two levels (IPv4 CPE): less work per key, so a
+/// larger group keeps the same number of cache misses in flight.
+pub(crate) const GROUP_FEW: usize = 64;
 /// Groups in flight (the stages).
 const DEPTH: usize = 4;
 
-/// One group's state between the stages; `P` = `GROUP` × the most levels.
-struct Group<const P: usize> {
+/// One group's state between the stages: `G` keys; `P` = `G` × the most levels.
+struct Group<const P: usize, const G: usize> {
     /// Index of the group's first key in the batch.
     base: usize,
     /// Keys in the group.
     n: usize,
-    top: [u64; GROUP],
+    top: [u64; G],
     /// Listed probes: key, level, bucket (stage A) then block position (stage B).
     np: usize,
     pk: [u8; P],
@@ -45,12 +51,12 @@ struct Group<const P: usize> {
     done: u64,
 }
 
-impl<const P: usize> Group<P> {
+impl<const P: usize, const G: usize> Group<P, G> {
     fn new() -> Self {
         Group {
             base: 0,
             n: 0,
-            top: [0; GROUP],
+            top: [0; G],
             np: 0,
             pk: [0; P],
             pl: [0; P],
@@ -84,21 +90,27 @@ fn filter_mask(
 }
 
 impl<A: Address> BloomTable<A> {
-    /// [`BloomTable::batch`] for double hashing, with room for `P / GROUP` levels.
-    pub(crate) fn batch_km<const P: usize>(
+    /// [`BloomTable::batch`] for double hashing, in groups of `G` keys, with room for
+    /// `P / G` levels.
+    pub(crate) fn batch_km<const P: usize, const G: usize>(
         &self,
         addrs: &[A],
         out: &mut [u32],
         avx2: Option<Avx2>,
     ) {
-        debug_assert!(self.levels.len() * GROUP <= P && self.levels.len() <= 16);
-        let groups = addrs.len().div_ceil(GROUP);
-        let mut ring: [Group<P>; DEPTH] = core::array::from_fn(|_| Group::new());
+        debug_assert!(self.levels.len() * G <= P && self.levels.len() <= 16);
+        let groups = addrs.len().div_ceil(G);
+        let mut ring: [Group<P, G>; DEPTH] = core::array::from_fn(|_| Group::new());
         for c in 0..groups + DEPTH - 1 {
+            if c + 1 < groups {
+                // The next group's hint slots (and its keys, read again next round).
+                let next = &addrs[(c + 1) * G..((c + 2) * G).min(addrs.len())];
+                self.prefetch_hints::<G>(next);
+            }
             if c < groups {
                 let g = &mut ring[c % DEPTH];
-                let base = c * GROUP;
-                let end = (base + GROUP).min(addrs.len());
+                let base = c * G;
+                let end = (base + G).min(addrs.len());
                 self.stage_a(g, base, &addrs[base..end], avx2);
             }
             if c >= 1 && c - 1 < groups {
@@ -113,11 +125,26 @@ impl<A: Address> BloomTable<A> {
         }
     }
 
+    /// Before stage A: prefetches the level-hint slots of `addrs` and the keys two groups
+    /// ahead.
+    #[inline(always)]
+    fn prefetch_hints<const G: usize>(&self, addrs: &[A]) {
+        if let Some(h) = &self.hint {
+            for a in addrs {
+                h.prefetch((top_key(*a) >> 32) as u32);
+            }
+            let ahead = addrs.as_ptr().wrapping_add(G);
+            for i in (0..core::mem::size_of_val(addrs)).step_by(64) {
+                crate::simd::prefetch(ahead.cast::<u8>().wrapping_add(i));
+            }
+        }
+    }
+
     /// Stage A: match vectors, the probe list, heads prefetched.
     #[inline(always)]
-    fn stage_a<const P: usize>(
+    fn stage_a<const P: usize, const G: usize>(
         &self,
-        g: &mut Group<P>,
+        g: &mut Group<P, G>,
         base: usize,
         addrs: &[A],
         avx2: Option<Avx2>,
@@ -131,14 +158,68 @@ impl<A: Address> BloomTable<A> {
         for (t, &a) in g.top.iter_mut().zip(addrs) {
             *t = top_key(a);
         }
-        let mut keys = [0u64; GROUP];
-        let (mut h1, mut h2) = ([0u32; GROUP], [0u32; GROUP]);
-        let mut th = [[0u32; GROUP]; 16];
+        let mut keys = [0u64; G];
+        let (mut h1, mut h2) = ([0u32; G], [0u32; G]);
+        let mut th = [[0u32; G]; 16];
         let mut src = [0usize; 16];
-        let mut mask = [0u16; GROUP];
+        let mut mask = [0u16; G];
+        // The level hint: the levels each key may match at (all without a hint).
+        let mut allow = [u16::MAX; G];
+        let mut any = u16::MAX;
+        if let Some(h) = &self.hint {
+            any = 0;
+            for (a, &t) in allow.iter_mut().zip(&g.top[..n]) {
+                *a = h.levels((t >> 32) as u32) as u16;
+                any |= *a;
+            }
+        }
+        // The length and level of the hashes in h1/h2 (a level of all the group's keys).
+        let mut dense: Option<(u8, usize)> = None;
+        let mut idx = [0u8; G];
         for (li, level) in levels.iter().enumerate() {
-            if li > 0 && levels[li - 1].len == level.len {
-                src[li] = src[li - 1];
+            if any >> li & 1 == 0 {
+                // No key of the group can match here: nothing to hash or test.
+                src[li] = li;
+                continue;
+            }
+            // The keys the hint lets match here, listed (branch-free).
+            let mut m = n;
+            if self.hint.is_some() {
+                m = 0;
+                for (i, &a) in allow[..n].iter().enumerate() {
+                    idx[m] = i as u8;
+                    m += (a >> li & 1) as usize;
+                }
+            }
+            if m < n {
+                // Hash and test only those (compacted), then scatter.
+                src[li] = li;
+                if m == 0 {
+                    continue;
+                }
+                let (mut c1, mut c2, mut ct) = ([0u32; G], [0u32; G], [0u32; G]);
+                let mut cm = [0u16; G];
+                for (k, &i) in keys[..m].iter_mut().zip(&idx[..m]) {
+                    *k = g.top[i as usize] & level.mask;
+                }
+                hash_keys(
+                    avx2,
+                    hs,
+                    &keys[..m],
+                    &mut c1[..m],
+                    &mut c2[..m],
+                    &mut ct[..m],
+                );
+                filter_mask(avx2, &level.filter, &c1, &c2, m, &mut cm, 0);
+                for j in 0..m {
+                    let i = idx[j] as usize;
+                    th[li][i] = ct[j];
+                    mask[i] |= (cm[j] & 1) << li;
+                }
+                continue;
+            }
+            if let Some((_, d)) = dense.filter(|&(len, _)| len == level.len) {
+                src[li] = d;
             } else {
                 for (k, &t) in keys[..n].iter_mut().zip(&g.top[..n]) {
                     *k = t & level.mask;
@@ -152,11 +233,13 @@ impl<A: Address> BloomTable<A> {
                     &mut th[li][..n],
                 );
                 src[li] = li;
+                dense = Some((level.len, li));
             }
             filter_mask(avx2, &level.filter, &h1, &h2, n, &mut mask, li);
         }
         let mut np = 0usize;
         for (i, &m) in mask[..n].iter().enumerate() {
+            let m = m & allow[i];
             for l in 0..levels.len() {
                 g.pk[np] = i as u8;
                 g.pl[np] = l as u8;
@@ -175,18 +258,24 @@ impl<A: Address> BloomTable<A> {
 
     /// Stage B: heads read, blocks prefetched.
     #[inline(always)]
-    fn stage_b<const P: usize>(&self, g: &mut Group<P>) {
+    fn stage_b<const P: usize, const G: usize>(&self, g: &mut Group<P, G>) {
         for p in 0..g.np {
             let t = &self.levels[g.pl[p] as usize].table;
             let h = t.head(g.hd[p] as usize);
             t.prefetch_block(h);
+            t.prefetch_block_tail(h);
             g.hd[p] = h;
         }
     }
 
     /// Stage C: blocks scanned; the bottom of the keys left prefetched.
     #[inline(always)]
-    fn stage_c<const P: usize>(&self, g: &mut Group<P>, addrs: &[A], out: &mut [u32]) {
+    fn stage_c<const P: usize, const G: usize>(
+        &self,
+        g: &mut Group<P, G>,
+        addrs: &[A],
+        out: &mut [u32],
+    ) {
         for p in 0..g.np {
             let i = g.pk[p] as usize;
             let h = g.hd[p];
@@ -213,7 +302,7 @@ impl<A: Address> BloomTable<A> {
 
     /// Stage D: the bottom.
     #[inline(always)]
-    fn stage_d<const P: usize>(&self, g: &Group<P>, out: &mut [u32]) {
+    fn stage_d<const P: usize, const G: usize>(&self, g: &Group<P, G>, out: &mut [u32]) {
         for i in 0..g.n {
             if g.done >> i & 1 == 0 {
                 out[g.base + i] = self.bottom(g.top[i]);

@@ -42,6 +42,12 @@ fn configs() -> Vec<BloomConfig> {
         BloomConfig::bloomfwd().fpr(0.01),
         BloomConfig::bloomfwd().fpr(0.9),
         BloomConfig::bloomfwd().levels(Levels::Present),
+        BloomConfig::bloomfwd().level_hint(false),
+        BloomConfig::baseline().level_hint(true),
+        BloomConfig::bloomfwd()
+            .level_hint(true)
+            .levels(Levels::Present)
+            .force_scalar(true),
     ];
     for h in [HashKind::Murmur64, HashKind::Knuth, HashKind::CRand] {
         v.push(BloomConfig::bloomfwd().hash(h));
@@ -177,6 +183,7 @@ fn updates_follow_the_rib() {
         (BloomConfig::bloomfwd().fpr(0.05), 400),
         (BloomConfig::bloomfwd().levels(Levels::Present), 200),
         (BloomConfig::baseline(), 100),
+        (BloomConfig::baseline().level_hint(true), 100),
         (BloomConfig::naive(), 100),
     ]
     .into_iter()
@@ -266,4 +273,34 @@ fn bulk_lookup_with_threads() {
     out.fill(0);
     fib.lookup_batch(&keys, &mut out);
     assert_eq!(out, want);
+}
+
+#[test]
+fn a_full_level_hint_rebuilds() {
+    // Each /48 under a /32 of its own: every announcement lists one more /32.
+    let p48 = |i: u128| {
+        Prefix::<Ipv6>::new_truncating(0x2001_0000_0000_u128 << 80 | i << 96 | 7 << 80, 48)
+    };
+    let mut r = Rib::<Ipv6>::new();
+    r.insert("2000::/3".parse().unwrap(), nh(1));
+    for i in 0..10u128 {
+        r.insert(p48(i), nh(2));
+    }
+    let mut fib = Bloom::build(&r, &BloomConfig::bloomfwd()).unwrap();
+    assert!(fib.table().hint.is_some());
+    let mut rebuilt = false;
+    for i in 10..400u128 {
+        let c = Change::Announce(p48(i), nh(3));
+        c.apply_to(&mut r);
+        rebuilt |= fib.apply(&r, &[c]).unwrap().full_rebuild;
+    }
+    assert!(rebuilt, "the hint fills up");
+    check(&r, &fib, &[0x2001_0005_0007_0000_0000_0000_0000_0001]);
+    // Withdrawals leave the hint's bits; answers stay exact.
+    for i in 0..400u128 {
+        let c = Change::Withdraw(p48(i));
+        c.apply_to(&mut r);
+        fib.apply(&r, &[c]).unwrap();
+    }
+    check(&r, &fib, &[0x2001_0005_0007_0000_0000_0000_0000_0001]);
 }

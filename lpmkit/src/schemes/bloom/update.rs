@@ -40,6 +40,7 @@ use super::build;
 use super::cpe::{self, top_key};
 use super::filter::predicted_fpr;
 use super::gate;
+use super::hint::HINT_BITS;
 use super::table::Exhausted;
 use super::{BloomTable, BloomWriter, DEFAULT_LEVEL, DLA_BITS, DLA_LEVEL, NO_LEVEL};
 use crate::fib::{BuildError, Change, InPlaceWriter, Patched, UpdateStats};
@@ -111,7 +112,8 @@ impl<A: Address> InPlaceWriter<A> for BloomWriter<A> {
     ) -> Result<Patched<BloomTable<A>>, BuildError> {
         let t0 = Instant::now();
         self.updates += changes.len() as u64;
-        let outcome = match self.plan(table, rib, changes) {
+        let planned = self.plan(table, rib, changes);
+        let outcome = match planned.and_then(|ops| self.hint(table, changes).map(|()| ops)) {
             Ok(ops) => {
                 let n = ops.len();
                 // SAFETY: forwarded from the caller.
@@ -294,6 +296,23 @@ impl<A: Address> BloomWriter<A> {
             ));
         }
         Ok(ops)
+    }
+
+    /// Sets the level-hint bits of the changed routes longer than /32 (before any key is
+    /// published; `hint.rs`); a full hint rebuilds.
+    fn hint(&self, t: &BloomTable<A>, changes: &[Change<A>]) -> Result<(), Rebuild> {
+        let Some(h) = &t.hint else { return Ok(()) };
+        for c in changes {
+            let p = c.prefix();
+            let l = self.level_of[p.len() as usize];
+            if p.len() > HINT_BITS
+                && usize::from(l) < t.levels.len()
+                && !h.add(build::hint_top(p.first()), 1 << l)
+            {
+                return Err(Rebuild::Plain);
+            }
+        }
+        Ok(())
     }
 
     /// Applies `ops` in the order the module docs give.
