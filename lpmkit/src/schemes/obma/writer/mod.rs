@@ -109,6 +109,13 @@ pub(crate) struct Counters {
     pub(crate) pointer_stores: u64,
     pub(crate) new_bytes: u64,
     pub(crate) splices: u64,
+    /// Lookup entries changed in place (one atomic store each) because the group's
+    /// overlay bitmap stayed the same.
+    pub(crate) entry_stores: u64,
+    /// Groups patched in place (their bitmaps stayed): entry stores, no new group.
+    pub(crate) groups_in_place: u64,
+    /// Level traversals of a prefix's elements (walks of the `Rib`).
+    pub(crate) traversals: u64,
     pub(crate) groups_rebuilt: u64,
     pub(crate) chunks_rebuilt: u64,
     pub(crate) chunks_built: u64,
@@ -163,7 +170,20 @@ pub struct ObmaWriter<A: Address> {
     pub(crate) sparse_chunks: usize,
     pub(crate) live_groups: usize,
     since_decay: u64,
-    scratch: Vec<Scratch>,
+    /// Scratch per layer, boxed so that taking one out and putting it back moves a
+    /// pointer.
+    scratch: Vec<Option<Box<Scratch>>>,
+    /// Scratch of [`Self::patch_group`].
+    group_scratch: Option<Box<Scratch>>,
+    /// Which prefixes strictly inside each chunk and no longer than its last level have
+    /// a route, per layer: `presence_words[j]` words per chunk id, bit `(1 << rel) | bits`
+    /// for the prefix `rel` levels below the root. Set from the `Rib` when a chunk is
+    /// (re)built, and by every change whose home the chunk is.
+    pub(crate) presence: Vec<Vec<u64>>,
+    pub(crate) presence_words: Vec<usize>,
+    /// The batch being patched has one change: the `Rib` differs from the table by it
+    /// alone (so `presence` is current for every other prefix).
+    pub(crate) single: bool,
     pending: Vec<Retired>,
 }
 
@@ -186,6 +206,10 @@ impl<A: Address> ObmaWriter<A> {
             })
             .collect();
         let layers = strides.len();
+        let presence_words = strides
+            .iter()
+            .map(|&s| (1usize << (s + 1)).div_ceil(64))
+            .collect();
         ObmaWriter {
             variant: config.variant,
             config,
@@ -208,7 +232,11 @@ impl<A: Address> ObmaWriter<A> {
             sparse_chunks: 0,
             live_groups: 0,
             since_decay: 0,
-            scratch: (0..=layers).map(|_| Scratch::default()).collect(),
+            scratch: (0..=layers).map(|_| Some(Box::default())).collect(),
+            group_scratch: Some(Box::default()),
+            presence: vec![Vec::new(); layers],
+            presence_words,
+            single: false,
             pending: Vec::new(),
         }
     }
@@ -255,7 +283,7 @@ impl<A: Address> ObmaWriter<A> {
         rib: &Rib<A>,
     ) -> Result<(), Full> {
         self.collect_fig13 = true;
-        let mut sc = std::mem::take(&mut self.scratch[0]);
+        let mut sc = self.scratch[0].take().unwrap_or_default();
         let window = Prefix::<A>::DEFAULT;
         paint(rib, &window, self.dpa_bits, &mut sc, false);
         for &x in &sc.deeper {
@@ -267,7 +295,7 @@ impl<A: Address> ObmaWriter<A> {
             // SAFETY: nothing is published yet; the DPA is committed whole.
             unsafe { t.dpa.write(x, E::from_u32(v)) };
         }
-        self.scratch[0] = sc;
+        self.scratch[0] = Some(sc);
         self.collect_fig13 = false;
         self.routes = rib.len();
         self.publish_fill(t);
@@ -292,6 +320,10 @@ impl<A: Address> ObmaWriter<A> {
         // SAFETY: the writer grows its own arenas.
         if !unsafe { t.dirs[j].grow(self.ids[j].top()) } {
             return Err(Full);
+        }
+        let words = self.presence_words[j];
+        if self.presence[j].len() < (id + 1) * words {
+            self.presence[j].resize((id + 1) * words, 0);
         }
         let recs = &mut self.recs[j];
         if recs.len() <= id {
@@ -398,14 +430,22 @@ impl<A: Address> ObmaWriter<A> {
     ) -> Result<(), Full> {
         let rec = self.recs[j][id as usize];
         let s = self.strides[j];
-        let mut sc = std::mem::take(&mut self.scratch[j + 1]);
+        let mut sc = self.scratch[j + 1].take().unwrap_or_default();
         paint(
             rib,
             &rec.root,
             self.tops[j] + s,
             &mut sc,
-            self.variant == Variant::S || self.collect_fig13,
+            true,
         );
+        // The routes inside the chunk, as the Rib has them now.
+        let words = self.presence_words[j];
+        let bits = &mut self.presence[j][id as usize * words..(id as usize + 1) * words];
+        bits.fill(0);
+        for &(b, rel, _) in &sc.routes {
+            let slot = (1usize << rel) | b as usize;
+            bits[slot / 64] |= 1 << (slot % 64);
+        }
         if old {
             self.decode_chunk(t, j, id, &mut sc.old);
         }
@@ -501,7 +541,7 @@ impl<A: Address> ObmaWriter<A> {
             }
         }
         r.sparse = sparse;
-        self.scratch[j + 1] = sc;
+        self.scratch[j + 1] = Some(sc);
         Ok(())
     }
 
@@ -532,13 +572,7 @@ impl<A: Address> ObmaWriter<A> {
             let lpm = sc.fpa[x];
             let prev = if old { sc.old[x] } else { 0 };
             if prev >= lim {
-                let cid = prev - lim;
-                if self.recs[j + 1][cid as usize].default != lpm {
-                    self.recs[j + 1][cid as usize].default = lpm;
-                    let w = self.recs[j + 1][cid as usize].width;
-                    self.encode_chunk(t, rib, j + 1, cid, w, true)?;
-                    self.counters.chunks_rebuilt += 1;
-                }
+                self.inherit(t, rib, j + 1, prev - lim, lpm)?;
                 sc.fpa[x] = prev;
             } else {
                 let e = extend(window, (base + x) as u32, bits);
@@ -685,7 +719,33 @@ impl<A: Address> ObmaWriter<A> {
         let n = 1usize << d;
         let gi = (seg >> d) as usize;
         let (g, len, bis) = self.group_at(t, j, id, gi);
-        let mut sc = std::mem::take(&mut self.scratch[j + 1]);
+        // The element alone in its run, before and after (its neighbours differ from both
+        // values): the bitmap stays, and only its lookup entry changes, by one store.
+        let pos = (seg as usize & (n - 1)) ^ bis;
+        let ncw = code_words(n);
+        // SAFETY: the writer reads its own published group.
+        let cw = |k: usize| unsafe { t.groups.get(g + k) }.get();
+        let value = |p: usize| {
+            // SAFETY: as above.
+            unsafe { t.groups.get(g + ncw + group::entry_index(cw(p / 8), p)) }.get()
+        };
+        let old = value(pos);
+        if old == v {
+            return Ok(());
+        }
+        let apart = |q: Option<usize>| q.is_none_or(|q| value(q) != old && value(q) != v);
+        if apart(pos.checked_sub(1)) && apart((pos + 1 < n).then_some(pos + 1)) {
+            let e = group::entry_index(cw(pos / 8), pos);
+            // SAFETY: one atomic store of a lookup entry that only keys of this element
+            // read; what it names (a next hop, or a chunk published in its list) is
+            // complete.
+            unsafe { t.groups.store_release(g + ncw + e, E::from_u32(v)) };
+            self.counters.splices += 1;
+            self.counters.entry_stores += 1;
+            self.counters.groups_in_place += 1;
+            return Ok(());
+        }
+        let mut sc = self.scratch[j + 1].take().unwrap_or_default();
         sc.old.clear();
         // SAFETY: the writer reads its own published group.
         sc.old
@@ -698,7 +758,7 @@ impl<A: Address> ObmaWriter<A> {
         } else {
             Ok(())
         };
-        self.scratch[j + 1] = sc;
+        self.scratch[j + 1] = Some(sc);
         result
     }
 
@@ -739,43 +799,233 @@ impl<A: Address> ObmaWriter<A> {
         Ok(())
     }
 
-    /// Rebuilds group `gi` of chunk `id` (OBMA_B) by a level traversal of its window.
-    fn rebuild_group<E: Word + AtomicWord>(
+    /// Chunk `id` of layer `j` now inherits `lpm`: if that changed its default, the
+    /// elements that take the default are repainted.
+    pub(crate) fn inherit<E: Word + AtomicWord>(
         &mut self,
         t: &Layout<A, E>,
         rib: &Rib<A>,
         j: usize,
         id: u32,
-        gi: usize,
+        lpm: u32,
+    ) -> Result<(), Full> {
+        let rec = &mut self.recs[j][id as usize];
+        if rec.default == lpm {
+            return Ok(());
+        }
+        rec.default = lpm;
+        let root = rec.root;
+        self.counters.chunks_rebuilt += 1;
+        self.repaint(t, rib, j, id, root, None)
+    }
+
+    /// The presence bit of `p`, `rel = p.len() - top` levels below the root of chunk `id`
+    /// of layer `j` (`1 <= rel <= stride`).
+    pub(crate) fn set_presence(&mut self, j: usize, id: u32, p: &Prefix<A>, on: bool) {
+        let top = self.tops[j];
+        let rel = p.len() - top;
+        let slot = (1usize << rel) | p.addr().bits_at(top, rel) as usize;
+        let w = &mut self.presence[j][id as usize * self.presence_words[j] + slot / 64];
+        if on {
+            *w |= 1 << (slot % 64);
+        } else {
+            *w &= !(1 << (slot % 64));
+        }
+    }
+
+    /// True if a route lies strictly inside `p` (inside chunk `id` of layer `j`) and no
+    /// deeper than the chunk's last level, by the presence bits.
+    fn route_inside(&self, j: usize, id: u32, p: &Prefix<A>) -> bool {
+        let top = self.tops[j];
+        let s = self.strides[j];
+        let rel = p.len() - top;
+        let node = if rel == 0 {
+            1
+        } else {
+            (1usize << rel) | p.addr().bits_at(top, rel) as usize
+        };
+        let words = self.presence_words[j];
+        let bits = &self.presence[j][id as usize * words..(id as usize + 1) * words];
+        // Level `rel + k` below `p`: the `2^k` slots from `node << k`.
+        (1..=s - rel).any(|k| {
+            let (lo, n) = (node << k, 1usize << k);
+            (lo..lo + n).step_by(64.min(n)).any(|b| {
+                let m = if n >= 64 { u64::MAX } else { ((1u64 << n) - 1) << (b % 64) };
+                bits[b / 64] & m != 0
+            })
+        })
+    }
+
+    /// Repaints the elements of chunk `id` of layer `j` inside `p` (a prefix whose length
+    /// lies within the chunk's levels, or the chunk's root): a level traversal of `p`
+    /// alone (§VI: an update touches only the prefix's own traversal), the pointers
+    /// among them resolved, and each group they lie in patched ([`Self::patch_group`]).
+    /// A sparse chunk (OBMA_S) is rebuilt whole.
+    pub(crate) fn repaint<E: Word + AtomicWord>(
+        &mut self,
+        t: &Layout<A, E>,
+        rib: &Rib<A>,
+        j: usize,
+        id: u32,
+        p: Prefix<A>,
+        announced: Option<u32>,
     ) -> Result<(), Full> {
         let rec = self.recs[j][id as usize];
-        let d = self.strides[j] - rec.width;
+        if rec.sparse {
+            return self.encode_chunk(t, rib, j, id, rec.width, true);
+        }
+        let (top, s) = (self.tops[j], self.strides[j]);
+        let bot = top + s;
+        debug_assert!(top <= p.len() && p.len() <= bot && rec.root.covers(&p));
+        let seg0 = p.addr().bits_at(top, s) as usize;
+        let count = 1usize << (bot - p.len());
+        let d = s - rec.width;
         let n = 1usize << d;
-        let window = extend(&rec.root, gi as u32, rec.width);
-        let (g, len, _) = self.group_at(t, j, id, gi);
-        let mut sc = std::mem::take(&mut self.scratch[j + 1]);
-        paint(rib, &window, window.len() + d, &mut sc, false);
+        let mut sc = self.scratch[j + 1].take().unwrap_or_default();
+        // The live values of the range, group by group.
+        sc.old.clear();
+        let mut seg = seg0;
+        while seg < seg0 + count {
+            let gi = seg >> d;
+            let (g, _, bis) = self.group_at(t, j, id, gi);
+            let ncw = code_words(n);
+            let end = (seg0 + count).min((gi + 1) * n);
+            for x in seg..end {
+                let pos = (x & (n - 1)) ^ bis;
+                // SAFETY: the writer reads its own published group.
+                let v = unsafe {
+                    let cw = t.groups.get(g + pos / 8).get();
+                    t.groups.get(g + ncw + group::entry_index(cw, pos)).get()
+                };
+                sc.old.push(v);
+            }
+            seg = end;
+        }
+        match announced {
+            // `p` announced, alone in its batch, with no route inside it down to the
+            // chunk's last level: every element inside it takes its next hop, and the
+            // pointers (routes below the chunk, which the change leaves as they were)
+            // stay. No walk of the `Rib`.
+            Some(nh) if self.single && !self.route_inside(j, id, &p) => {
+                sc.fpa.clear();
+                sc.fpa.resize(count, nh);
+                sc.deeper.clear();
+                let lim = t.lim;
+                sc.deeper.extend(
+                    (0..count as u32).filter(|&x| sc.old[x as usize] >= lim),
+                );
+            }
+            _ => {
+                self.counters.traversals += 1;
+                paint(rib, &p, bot, &mut sc, false);
+            }
+        }
+        let r = self.resolve_pointers(t, rib, j, &rec.root, s, seg0, &mut sc, true);
+        let r = r.and_then(|()| {
+            let mut k = 0;
+            while k < count {
+                let gi = (seg0 + k) >> d;
+                let lo = (seg0 + k) & (n - 1);
+                let m = (n - lo).min(count - k);
+                self.patch_group(t, j, id, gi, lo, &sc.fpa[k..k + m], &sc.old[k..k + m])?;
+                k += m;
+            }
+            Ok(())
+        });
+        self.scratch[j + 1] = Some(sc);
+        r
+    }
+
+    /// Sets elements `lo..lo + new.len()` of group `gi` of chunk `id` (layer `j`) to
+    /// `new` (`old`: their live values). When the group's overlay bitmap stays the same,
+    /// each lookup entry that changes is stored in place, one atomic store each: a key
+    /// reads one entry, whose run lies wholly inside the range or wholly outside it, so
+    /// it sees its old answer or its new one. Otherwise a new group replaces the live one.
+    #[allow(clippy::too_many_arguments)]
+    fn patch_group<E: Word + AtomicWord>(
+        &mut self,
+        t: &Layout<A, E>,
+        j: usize,
+        id: u32,
+        gi: usize,
+        lo: usize,
+        new: &[u32],
+        old: &[u32],
+    ) -> Result<(), Full> {
+        if new == old {
+            return Ok(());
+        }
+        let rec = self.recs[j][id as usize];
+        let n = 1usize << (self.strides[j] - rec.width);
+        let ncw = code_words(n);
+        let (g, len, bis) = self.group_at(t, j, id, gi);
+        // SAFETY (both closures): the writer reads its own published group.
+        let cw = |k: usize| unsafe { t.groups.get(g + k) }.get();
+        let value = |p: usize| unsafe { t.groups.get(g + ncw + group::entry_index(cw(p / 8), p)) }.get();
+        let m = new.len();
+        if bis == 0 {
+            // The bitmap's bits inside the range and just after it, before and after.
+            let left = lo.checked_sub(1).map(value);
+            let right = (lo + m < n).then(|| value(lo + m));
+            let (mut po, mut pn) = (left, left);
+            let mut same = true;
+            for k in 0..m {
+                if (po != Some(old[k])) != (pn != Some(new[k])) {
+                    same = false;
+                    break;
+                }
+                po = Some(old[k]);
+                pn = Some(new[k]);
+            }
+            if same && right.is_some() && (po != right) != (pn != right) {
+                same = false;
+            }
+            if same {
+                for k in 0..m {
+                    let start = k.checked_sub(1).map_or(left, |q| Some(new[q])) != Some(new[k]);
+                    if start && new[k] != old[k] {
+                        let e = group::entry_index(cw((lo + k) / 8), lo + k);
+                        // SAFETY: one atomic store of a lookup entry (see above); what
+                        // it names is complete.
+                        unsafe { t.groups.store_release(g + ncw + e, E::from_u32(new[k])) };
+                        self.counters.entry_stores += 1;
+                    }
+                }
+                self.counters.groups_in_place += 1;
+                return Ok(());
+            }
+        }
+        // The whole group: decoded, patched, encoded under its BIS.
+        let mut sc = self.group_scratch.take().unwrap_or_default();
         sc.words.clear();
         // SAFETY: the writer reads its own published group.
         sc.words
             .extend((0..len).map(|k| unsafe { t.groups.get(g + k) }.get()));
         let words = std::mem::take(&mut sc.words);
-        group::decode(&words, n, 0, &mut sc.old);
+        group::decode(&words, n, bis, &mut sc.offs);
+        sc.offs[lo..lo + m].copy_from_slice(new);
         sc.words = words;
-        let r = self.resolve_pointers(t, rib, j, &rec.root, self.strides[j], gi * n, &mut sc, true);
-        let r = r.and_then(|()| {
-            if sc.fpa == sc.old {
-                return Ok(());
+        sc.routes.clear();
+        let mut out = std::mem::take(&mut sc.old);
+        out.clear();
+        group::encode(&sc.offs, bis, &mut out);
+        let r = if out[..ncw] == sc.words[..ncw] {
+            // The same bitmap after all (a BIS group): the entries in place.
+            for e in 0..out.len() - ncw {
+                if out[ncw + e] != sc.words[ncw + e] {
+                    // SAFETY: as above.
+                    unsafe { t.groups.store_release(g + ncw + e, E::from_u32(out[ncw + e])) };
+                    self.counters.entry_stores += 1;
+                }
             }
+            self.counters.groups_in_place += 1;
+            Ok(())
+        } else {
             self.counters.groups_rebuilt += 1;
-            sc.words.clear();
-            group::encode(&sc.fpa, 0, &mut sc.words);
-            let words = std::mem::take(&mut sc.words);
-            let r = self.replace_group(t, j, id, gi, g, len, &words);
-            sc.words = words;
-            r
-        });
-        self.scratch[j + 1] = sc;
+            self.replace_group(t, j, id, gi, g, len, &out)
+        };
+        sc.old = out;
+        self.group_scratch = Some(sc);
         r
     }
 }
