@@ -184,6 +184,8 @@ pub struct ObmaWriter<A: Address> {
     /// The batch being patched has one change: the `Rib` differs from the table by it
     /// alone (so `presence` is current for every other prefix).
     pub(crate) single: bool,
+    /// Adaptive grouping: the fewest updates that give a width above `w`, per `w`.
+    thresholds: [u64; 8],
     pending: Vec<Retired>,
 }
 
@@ -206,6 +208,15 @@ impl<A: Address> ObmaWriter<A> {
             })
             .collect();
         let layers = strides.len();
+        let mut thresholds = [u64::MAX; 8];
+        if let Grouping::Adaptive { f0, beta, .. } = config.grouping {
+            let (mut f, mut most) = (f0 as u64, 0);
+            for th in &mut thresholds {
+                most = f.max(most);
+                *th = most;
+                f = f.saturating_mul(beta as u64);
+            }
+        }
         let presence_words = strides
             .iter()
             .map(|&s| (1usize << (s + 1)).div_ceil(64))
@@ -236,6 +247,7 @@ impl<A: Address> ObmaWriter<A> {
             group_scratch: Some(Box::default()),
             presence: vec![Vec::new(); layers],
             presence_words,
+            thresholds,
             single: false,
             pending: Vec::new(),
         }
@@ -272,6 +284,15 @@ impl<A: Address> ObmaWriter<A> {
             f = f.saturating_mul(beta as u64);
         }
         w
+    }
+
+    /// Adaptive grouping's online addition: whether the `count`-th update of a chunk of
+    /// layer `j` and width `w` widens it (`width_for(j, count) > w`, without the loop).
+    #[inline]
+    pub(crate) fn widens(&self, j: usize, count: u32, w: u8) -> bool {
+        matches!(self.config.grouping, Grouping::Adaptive { .. })
+            && w < self.max_width(j)
+            && count as u64 >= self.thresholds[w as usize]
     }
 
     // ---- building -------------------------------------------------------------------
@@ -816,7 +837,7 @@ impl<A: Address> ObmaWriter<A> {
         rec.default = lpm;
         let root = rec.root;
         self.counters.chunks_rebuilt += 1;
-        self.repaint(t, rib, j, id, root, None)
+        self.repaint(t, rib, j, id, root, Some(lpm))
     }
 
     /// The presence bit of `p`, `rel = p.len() - top` levels below the root of chunk `id`
@@ -833,9 +854,55 @@ impl<A: Address> ObmaWriter<A> {
         }
     }
 
-    /// True if a route lies strictly inside `p` (inside chunk `id` of layer `j`) and no
-    /// deeper than the chunk's last level, by the presence bits.
-    fn route_inside(&self, j: usize, id: u32, p: &Prefix<A>) -> bool {
+    /// The slot of `p`'s presence bit in a chunk of layer `j` (`rel` levels below its
+    /// root).
+    fn slot(&self, j: usize, p: &Prefix<A>, rel: u8) -> usize {
+        (1usize << rel) | p.addr().bits_at(self.tops[j], rel) as usize
+    }
+
+    /// Whether chunk `id` of layer `j` holds a route no longer than its last level other
+    /// than `p`, by its presence bits.
+    pub(crate) fn holds_route_besides(&self, j: usize, id: u32, p: &Prefix<A>) -> bool {
+        let (top, s) = (self.tops[j], self.strides[j]);
+        let words = self.presence_words[j];
+        let bits = &self.presence[j][id as usize * words..(id as usize + 1) * words];
+        let root = self.recs[j][id as usize].root;
+        let skip = (p.len() > top && p.len() <= top + s && root.covers(p))
+            .then(|| self.slot(j, p, p.len() - top));
+        bits.iter().enumerate().any(|(i, &w)| match skip {
+            Some(sl) if sl / 64 == i => w & !(1u64 << (sl % 64)) != 0,
+            _ => w != 0,
+        })
+    }
+
+    /// The longest match of `p` (homed in chunk `id` of layer `j`) among the routes
+    /// shorter than it: the chunk's default if no route between the root and `p` has a
+    /// presence bit, else from the `Rib`.
+    pub(crate) fn covering(
+        &self,
+        rib: &Rib<A>,
+        j: usize,
+        id: u32,
+        p: &Prefix<A>,
+    ) -> u32 {
+        let rel = p.len() - self.tops[j];
+        let words = self.presence_words[j];
+        let bits = &self.presence[j][id as usize * words..(id as usize + 1) * words];
+        let above = (1..rel).any(|r| {
+            let sl = self.slot(j, p, r);
+            bits[sl / 64] >> (sl % 64) & 1 == 1
+        });
+        if above {
+            rib.covering_next_hop(p).map_or(0, |h| h.get())
+        } else {
+            self.recs[j][id as usize].default
+        }
+    }
+
+    /// Copies into `fpa` (the elements of `p`, inside chunk `id` of layer `j`) the
+    /// values in `old` of the elements that a route strictly inside `p`, no deeper than
+    /// the chunk's last level, covers (by the presence bits).
+    fn keep_covered(&self, j: usize, id: u32, p: &Prefix<A>, old: &[u32], fpa: &mut [u32]) {
         let top = self.tops[j];
         let s = self.strides[j];
         let rel = p.len() - top;
@@ -846,21 +913,34 @@ impl<A: Address> ObmaWriter<A> {
         };
         let words = self.presence_words[j];
         let bits = &self.presence[j][id as usize * words..(id as usize + 1) * words];
-        // Level `rel + k` below `p`: the `2^k` slots from `node << k`.
-        (1..=s - rel).any(|k| {
+        // Level `rel + k` below `p`: the `2^k` slots from `node << k`, each covering
+        // `2^(s - rel - k)` elements.
+        for k in 1..=s - rel {
             let (lo, n) = (node << k, 1usize << k);
-            (lo..lo + n).step_by(64.min(n)).any(|b| {
-                let m = if n >= 64 { u64::MAX } else { ((1u64 << n) - 1) << (b % 64) };
-                bits[b / 64] & m != 0
-            })
-        })
+            let span = 1usize << (s - rel - k);
+            let mut b = lo;
+            while b < lo + n {
+                let w = 64.min(n);
+                let mask = if w == 64 { u64::MAX } else { ((1u64 << w) - 1) << (b % 64) };
+                let mut m = bits[b / 64] & mask;
+                while m != 0 {
+                    let slot = b / 64 * 64 + m.trailing_zeros() as usize;
+                    let x = (slot - lo) * span;
+                    fpa[x..x + span].copy_from_slice(&old[x..x + span]);
+                    m &= m - 1;
+                }
+                b += w;
+            }
+        }
     }
 
     /// Repaints the elements of chunk `id` of layer `j` inside `p` (a prefix whose length
     /// lies within the chunk's levels, or the chunk's root): a level traversal of `p`
     /// alone (§VI: an update touches only the prefix's own traversal), the pointers
     /// among them resolved, and each group they lie in patched ([`Self::patch_group`]).
-    /// A sparse chunk (OBMA_S) is rebuilt whole.
+    /// `value`, if known, is the longest match of the elements no route inside `p`
+    /// covers (the next hop `p` was announced with; a chunk's new default). A sparse
+    /// chunk (OBMA_S) is rebuilt whole.
     pub(crate) fn repaint<E: Word + AtomicWord>(
         &mut self,
         t: &Layout<A, E>,
@@ -868,7 +948,7 @@ impl<A: Address> ObmaWriter<A> {
         j: usize,
         id: u32,
         p: Prefix<A>,
-        announced: Option<u32>,
+        value: Option<u32>,
     ) -> Result<(), Full> {
         let rec = self.recs[j][id as usize];
         if rec.sparse {
@@ -901,24 +981,35 @@ impl<A: Address> ObmaWriter<A> {
             }
             seg = end;
         }
-        match announced {
-            // `p` announced, alone in its batch, with no route inside it down to the
-            // chunk's last level: every element inside it takes its next hop, and the
-            // pointers (routes below the chunk, which the change leaves as they were)
-            // stay. No walk of the `Rib`.
-            Some(nh) if self.single && !self.route_inside(j, id, &p) => {
-                sc.fpa.clear();
-                sc.fpa.resize(count, nh);
-                sc.deeper.clear();
-                let lim = t.lim;
-                sc.deeper.extend(
-                    (0..count as u32).filter(|&x| sc.old[x as usize] >= lim),
-                );
+        if self.single {
+            // Alone in its batch, the change leaves every other route as the table has
+            // it, and the presence bits say which elements a route inside `p` covers:
+            // those keep their values; the others take `p`'s next hop, or after a
+            // withdrawal the covering route's (one descent, no walk). The pointers
+            // (routes below the chunk) stay; a chunk below an element that changed
+            // inherits the new value.
+            let v = match value {
+                Some(v) => v,
+                None => self.covering(rib, j, id, &p),
+            };
+            sc.fpa.clear();
+            sc.fpa.resize(count, v);
+            self.keep_covered(j, id, &p, &sc.old, &mut sc.fpa);
+            sc.deeper.clear();
+            let lim = t.lim;
+            for x in 0..count {
+                let prev = sc.old[x];
+                if prev >= lim {
+                    sc.deeper.push(x as u32);
+                    if sc.fpa[x] == prev {
+                        // Covered: the chunk below inherits what it did.
+                        sc.fpa[x] = self.recs[j + 1][(prev - lim) as usize].default;
+                    }
+                }
             }
-            _ => {
-                self.counters.traversals += 1;
-                paint(rib, &p, bot, &mut sc, false);
-            }
+        } else {
+            self.counters.traversals += 1;
+            paint(rib, &p, bot, &mut sc, false);
         }
         let r = self.resolve_pointers(t, rib, j, &rec.root, s, seg0, &mut sc, true);
         let r = r.and_then(|()| {

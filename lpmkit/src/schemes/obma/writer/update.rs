@@ -53,7 +53,11 @@ impl<A: Address> ObmaWriter<A> {
         let e = extend(&Prefix::DEFAULT, x, db);
         // SAFETY: as above.
         let old = unsafe { t.dpa.get(x as usize) }.get();
-        let deeper = announced.is_some() || rib.has_longer(&e);
+        // Alone in its batch, a withdrawal leaves a longer route below the element if its
+        // chunk holds another (presence bits); else the `Rib` says.
+        let deeper = announced.is_some()
+            || (self.single && old >= t.lim && self.holds_route_besides(0, old - t.lim, &p))
+            || rib.has_longer(&e);
         if old >= t.lim {
             if deeper {
                 return self.change_in(t, rib, 0, old - t.lim, p, announced);
@@ -91,7 +95,11 @@ impl<A: Address> ObmaWriter<A> {
             let seg = p.addr().bits_at(top, s);
             let e = Prefix::new_truncating(p.addr(), bot);
             let old = self.element(t, j, id, seg);
-            let deeper = announced.is_some() || rib.has_longer(&e);
+            let deeper = announced.is_some()
+                || (self.single
+                    && old >= t.lim
+                    && self.holds_route_besides(j + 1, old - t.lim, &p))
+                || rib.has_longer(&e);
             if self.recs[j][id as usize].sparse && !(old >= t.lim && deeper) {
                 // A sparse chunk is rebuilt whole; the rebuild builds or retires the
                 // chunk below the element.
@@ -123,6 +131,7 @@ impl<A: Address> ObmaWriter<A> {
             let old = self.element(t, j, id, seg0);
             let lpm = match announced {
                 Some(v) => v,
+                None if self.single => self.covering(rib, j, id, &p),
                 None => rib.covering_next_hop(&p).map_or(0, |h| h.get()),
             };
             if old >= t.lim {
@@ -139,7 +148,7 @@ impl<A: Address> ObmaWriter<A> {
             let rec = &mut self.recs[j][id as usize];
             rec.counter = rec.counter.saturating_add(1);
             let (c, w) = (rec.counter, rec.width);
-            if self.width_for(j, c) > w {
+            if self.widens(j, c, w) {
                 self.encode_chunk(t, rib, j, id, w + 1, true)?;
                 self.counters.regroups += 1;
             }
