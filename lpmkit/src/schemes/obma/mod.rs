@@ -35,10 +35,14 @@
 //! # Updates (§VI), stronger than the paper's
 //!
 //! [`ObmaWriter`] patches the one live table while readers look it up
-//! ([`crate::sync::InPlace`]): it rebuilds only the groups (OBMA_B), group (OBMA_L) or
-//! chunk (OBMA_S) a change touches beside the live ones and publishes each by one atomic
+//! ([`crate::sync::InPlace`]): a change repaints only the elements of its own prefix;
+//! where a group's overlay bitmap stays the same (a next-hop change) the lookup entries
+//! that change are stored in place, one atomic store each, and otherwise the group (or
+//! an OBMA_S sparse chunk) is rebuilt beside the live one and published by one atomic
 //! store of a DPA element, a group offset or a chunk-list entry; what it unlinks is
-//! reclaimed only after every reader that could hold it has moved on. The paper's
+//! reclaimed only after every reader that could hold it has moved on. A change alone in
+//! its batch needs no walk of the `Rib` for an announcement (the writer's presence bits
+//! say which elements longer routes cover). The paper's
 //! "pointer buffer" admits transient wrong answers (§VI-C); here every lookup returns, per
 //! key, the answer of the table before or after each change. `lpmkit info` reports Table
 //! III's figures (pointers changed, DPA elements modified and bytes of new structure per

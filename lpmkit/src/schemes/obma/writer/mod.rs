@@ -8,16 +8,30 @@
 //!   *points* to a chunk can change (a first route below it, or its last one gone).
 //! * **DPA elements** are switch words: a change up to /18 stores each element it alters
 //!   (the paper: "only the DPA needs to be updated"); a chunk below an element whose
-//!   inherited value changed is rebuilt.
-//! * **Groups** (OBMA_B) are the unit of rebuild: the groups of the home chunk that `p`
-//!   covers are rebuilt beside the live ones by a level traversal of their window and
-//!   published by one store of their offset in the chunk structure. OBMA_L rebuilds its
-//!   one group per chunk and publishes it in the chunk list; OBMA_S rebuilds the chunk
-//!   (its BIS and sparse form live in the chunk structure).
+//!   inherited value changed has the elements that take that value repainted.
+//! * **Only `p`'s own elements** (§VI: "an update touches only the prefix's own level
+//!   traversal"): the elements of the home chunk inside `p` are repainted
+//!   ([`ObmaWriter::repaint`]) and each group they lie in is patched
+//!   ([`ObmaWriter::patch_group`]). When the group's overlay bitmap stays the same (a
+//!   next-hop change, most updates of a real trace) the lookup entries that change are
+//!   stored in place, one atomic store each — no new group, nothing retired; otherwise a
+//!   new group is built beside the live one and published by one store of its offset
+//!   (OBMA_L: of its chunk-list entry). OBMA_S keeps a group's BIS until the chunk is
+//!   rebuilt (a regroup or decay); a sparse chunk is rebuilt whole.
+//! * **No `Rib` walk for a change alone in its batch** (every update of a replay, and
+//!   each `apply` of one change): the writer keeps *presence bits*, one per prefix of the
+//!   DPA's levels and of each chunk's levels, set from the `Rib` when a chunk is built
+//!   and by each change. An announced `p`'s elements take its next hop except where a
+//!   route inside `p` (a presence bit) covers them; a withdrawn `p`'s take the chunk's
+//!   default unless a route between the chunk root and `p` has a bit (then one descent of
+//!   the `Rib`); whether a withdrawal leaves a longer route below an element is answered by
+//!   the chunk's other bits first. A batch of several changes is patched against the
+//!   `Rib` after the batch by level traversals (one descent each, `Rib::walk_window`).
 //! * **The 24th-level optimisation** (§VI-B2): a change whose length is the last level of
 //!   its home chunk (/24 and /32 for IPv4) and whose element is no pointer changes one
-//!   element: the new group is derived from the old one by Table II's transforms
-//!   ([`group::set_element`]), with no trie traversal.
+//!   element: stored in place when the element is a run of its own before and after,
+//!   else the new group is derived from the old one by Table II's transforms
+//!   ([`group::set_element`]); with no trie traversal for an announcement.
 //! * **Adaptive grouping** (§VI-B1): a counter per chunk counts the updates it receives;
 //!   reaching the upper bound of its range (`[f_{i-1}, f_i)`, `f_i = β f_{i-1}`) widens
 //!   the chunk's group index by one bit and rebuilds it (*online addition*); every
@@ -25,7 +39,10 @@
 //!   the width its count calls for and the counters restart (*periodic decay*).
 //! * **Zero interrupt, without the paper's transient errors** (§VI-C): nothing a reader can
 //!   reach is written except switch words (DPA elements, chunk-list entries, group
-//!   offsets), each by one atomic store after what it points to is complete; what a patch
+//!   offsets, and lookup entries of a group whose bitmap stays — a key reads one entry,
+//!   whose run lies wholly inside the changed elements or wholly outside them; readers
+//!   load entries atomically), each by one atomic store after what it points to is
+//!   complete; what a patch
 //!   unlinks is retired and reused only after the grace period
 //!   ([`crate::sync::InPlace`]), so a lookup sees, per key, the table before or after
 //!   each change.
@@ -181,6 +198,9 @@ pub struct ObmaWriter<A: Address> {
     /// (re)built, and by every change whose home the chunk is.
     pub(crate) presence: Vec<Vec<u64>>,
     pub(crate) presence_words: Vec<usize>,
+    /// The same for the DPA's levels: bit `(1 << len) | bits` for a route of length
+    /// `len <= dpa_bits` (`/0`: bit 1).
+    pub(crate) dpa_presence: Vec<u64>,
     /// The batch being patched has one change: the `Rib` differs from the table by it
     /// alone (so `presence` is current for every other prefix).
     pub(crate) single: bool,
@@ -229,7 +249,8 @@ impl<A: Address> ObmaWriter<A> {
             strides,
             chunk_space: FreeSpace::new(0).quick_bins(QUICK_BIN_WORDS),
             group_space: FreeSpace::new(0).quick_bins(QUICK_BIN_WORDS),
-            ids: vec![FreeSpace::new(0); layers],
+            // Ids come and go one at a time: a bin of single ids, O(1) both ways.
+            ids: vec![FreeSpace::new(0).quick_bins(1); layers],
             id_limit,
             recs: vec![Vec::new(); layers],
             counters: Counters::default(),
@@ -247,6 +268,7 @@ impl<A: Address> ObmaWriter<A> {
             group_scratch: Some(Box::default()),
             presence: vec![Vec::new(); layers],
             presence_words,
+            dpa_presence: vec![0; (1usize << (dpa_bits + 1)).div_ceil(64)],
             thresholds,
             single: false,
             pending: Vec::new(),
@@ -317,6 +339,12 @@ impl<A: Address> ObmaWriter<A> {
             unsafe { t.dpa.write(x, E::from_u32(v)) };
         }
         self.scratch[0] = Some(sc);
+        for (p, _) in rib.iter() {
+            if p.len() <= self.dpa_bits {
+                let slot = self.dpa_slot(&p);
+                set_bit(&mut self.dpa_presence, slot, true);
+            }
+        }
         self.collect_fig13 = false;
         self.routes = rib.len();
         self.publish_fill(t);
@@ -452,13 +480,7 @@ impl<A: Address> ObmaWriter<A> {
         let rec = self.recs[j][id as usize];
         let s = self.strides[j];
         let mut sc = self.scratch[j + 1].take().unwrap_or_default();
-        paint(
-            rib,
-            &rec.root,
-            self.tops[j] + s,
-            &mut sc,
-            true,
-        );
+        paint(rib, &rec.root, self.tops[j] + s, &mut sc, true);
         // The routes inside the chunk, as the Rib has them now.
         let words = self.presence_words[j];
         let bits = &mut self.presence[j][id as usize * words..(id as usize + 1) * words];
@@ -622,6 +644,21 @@ impl<A: Address> ObmaWriter<A> {
     ) {
         let s = self.strides[j] as u32;
         out.clear();
+        let rec = self.recs[j][id as usize];
+        if !rec.sparse {
+            // Group by group.
+            let n = 1usize << (s - rec.width as u32);
+            let (mut words, mut fpa) = (Vec::new(), Vec::new());
+            for gi in 0..1usize << rec.width {
+                let (g, len, bis) = self.group_at(t, j, id, gi);
+                words.clear();
+                // SAFETY: the writer reads its own published group.
+                words.extend((0..len).map(|k| unsafe { t.groups.get(g + k) }.get()));
+                group::decode(&words, n, bis, &mut fpa);
+                out.extend_from_slice(&fpa);
+            }
+            return;
+        }
         // SAFETY: the writer reads its own published chunk-list entry.
         let c = unsafe { t.dirs[j].get(id as usize) } as usize;
         for seg in 0..1u32 << s {
@@ -843,14 +880,34 @@ impl<A: Address> ObmaWriter<A> {
     /// The presence bit of `p`, `rel = p.len() - top` levels below the root of chunk `id`
     /// of layer `j` (`1 <= rel <= stride`).
     pub(crate) fn set_presence(&mut self, j: usize, id: u32, p: &Prefix<A>, on: bool) {
-        let top = self.tops[j];
-        let rel = p.len() - top;
-        let slot = (1usize << rel) | p.addr().bits_at(top, rel) as usize;
-        let w = &mut self.presence[j][id as usize * self.presence_words[j] + slot / 64];
-        if on {
-            *w |= 1 << (slot % 64);
+        let slot = self.slot(j, p, p.len() - self.tops[j]);
+        let words = self.presence_words[j];
+        let bits = &mut self.presence[j][id as usize * words..(id as usize + 1) * words];
+        set_bit(bits, slot, on);
+    }
+
+    /// Prefetches what an update of chunk `id` of layer `j` reads besides the chain of
+    /// the table itself: its record, its presence bits and its chunk-list entry, so the
+    /// misses overlap.
+    #[inline(always)]
+    pub(crate) fn prefetch_chunk<E: Word + AtomicWord>(&self, t: &Layout<A, E>, j: usize, id: u32) {
+        let id = id as usize;
+        crate::simd::prefetch(self.recs[j].as_ptr().wrapping_add(id));
+        crate::simd::prefetch(
+            self.presence[j]
+                .as_ptr()
+                .wrapping_add(id * self.presence_words[j]),
+        );
+        crate::simd::prefetch(t.dirs[j].as_ptr().wrapping_add(id));
+    }
+
+    /// The slot of `p`'s DPA presence bit (`p` no longer than the DPA's levels).
+    pub(crate) fn dpa_slot(&self, p: &Prefix<A>) -> usize {
+        let l = p.len();
+        if l == 0 {
+            1
         } else {
-            *w &= !(1 << (slot % 64));
+            (1usize << l) | p.addr().bits_at(0, l) as usize
         }
     }
 
@@ -878,13 +935,7 @@ impl<A: Address> ObmaWriter<A> {
     /// The longest match of `p` (homed in chunk `id` of layer `j`) among the routes
     /// shorter than it: the chunk's default if no route between the root and `p` has a
     /// presence bit, else from the `Rib`.
-    pub(crate) fn covering(
-        &self,
-        rib: &Rib<A>,
-        j: usize,
-        id: u32,
-        p: &Prefix<A>,
-    ) -> u32 {
+    pub(crate) fn covering(&self, rib: &Rib<A>, j: usize, id: u32, p: &Prefix<A>) -> u32 {
         let rel = p.len() - self.tops[j];
         let words = self.presence_words[j];
         let bits = &self.presence[j][id as usize * words..(id as usize + 1) * words];
@@ -896,41 +947,6 @@ impl<A: Address> ObmaWriter<A> {
             rib.covering_next_hop(p).map_or(0, |h| h.get())
         } else {
             self.recs[j][id as usize].default
-        }
-    }
-
-    /// Copies into `fpa` (the elements of `p`, inside chunk `id` of layer `j`) the
-    /// values in `old` of the elements that a route strictly inside `p`, no deeper than
-    /// the chunk's last level, covers (by the presence bits).
-    fn keep_covered(&self, j: usize, id: u32, p: &Prefix<A>, old: &[u32], fpa: &mut [u32]) {
-        let top = self.tops[j];
-        let s = self.strides[j];
-        let rel = p.len() - top;
-        let node = if rel == 0 {
-            1
-        } else {
-            (1usize << rel) | p.addr().bits_at(top, rel) as usize
-        };
-        let words = self.presence_words[j];
-        let bits = &self.presence[j][id as usize * words..(id as usize + 1) * words];
-        // Level `rel + k` below `p`: the `2^k` slots from `node << k`, each covering
-        // `2^(s - rel - k)` elements.
-        for k in 1..=s - rel {
-            let (lo, n) = (node << k, 1usize << k);
-            let span = 1usize << (s - rel - k);
-            let mut b = lo;
-            while b < lo + n {
-                let w = 64.min(n);
-                let mask = if w == 64 { u64::MAX } else { ((1u64 << w) - 1) << (b % 64) };
-                let mut m = bits[b / 64] & mask;
-                while m != 0 {
-                    let slot = b / 64 * 64 + m.trailing_zeros() as usize;
-                    let x = (slot - lo) * span;
-                    fpa[x..x + span].copy_from_slice(&old[x..x + span]);
-                    m &= m - 1;
-                }
-                b += w;
-            }
         }
     }
 
@@ -994,7 +1010,9 @@ impl<A: Address> ObmaWriter<A> {
             };
             sc.fpa.clear();
             sc.fpa.resize(count, v);
-            self.keep_covered(j, id, &p, &sc.old, &mut sc.fpa);
+            let words = self.presence_words[j];
+            let bits = &self.presence[j][id as usize * words..(id as usize + 1) * words];
+            keep_covered(bits, top, s, &p, &sc.old, &mut sc.fpa);
             sc.deeper.clear();
             let lim = t.lim;
             for x in 0..count {
@@ -1052,7 +1070,8 @@ impl<A: Address> ObmaWriter<A> {
         let (g, len, bis) = self.group_at(t, j, id, gi);
         // SAFETY (both closures): the writer reads its own published group.
         let cw = |k: usize| unsafe { t.groups.get(g + k) }.get();
-        let value = |p: usize| unsafe { t.groups.get(g + ncw + group::entry_index(cw(p / 8), p)) }.get();
+        let value =
+            |p: usize| unsafe { t.groups.get(g + ncw + group::entry_index(cw(p / 8), p)) }.get();
         let m = new.len();
         if bis == 0 {
             // The bitmap's bits inside the range and just after it, before and after.
@@ -1105,7 +1124,10 @@ impl<A: Address> ObmaWriter<A> {
             for e in 0..out.len() - ncw {
                 if out[ncw + e] != sc.words[ncw + e] {
                     // SAFETY: as above.
-                    unsafe { t.groups.store_release(g + ncw + e, E::from_u32(out[ncw + e])) };
+                    unsafe {
+                        t.groups
+                            .store_release(g + ncw + e, E::from_u32(out[ncw + e]))
+                    };
                     self.counters.entry_stores += 1;
                 }
             }
@@ -1118,5 +1140,59 @@ impl<A: Address> ObmaWriter<A> {
         sc.old = out;
         self.group_scratch = Some(sc);
         r
+    }
+}
+
+/// Copies into `fpa` (the elements of `p` at level `top + s`) the values in `old` of the
+/// elements that a route strictly inside `p`, no longer than `top + s`, covers, by the
+/// presence bits `bits` of the levels below `top` (bit `(1 << rel) | bits` for the
+/// prefix `rel` levels below `top`).
+pub(super) fn keep_covered<A: Address>(
+    bits: &[u64],
+    top: u8,
+    s: u8,
+    p: &Prefix<A>,
+    old: &[u32],
+    fpa: &mut [u32],
+) {
+    let rel = p.len() - top;
+    let node = if rel == 0 {
+        1
+    } else {
+        (1usize << rel) | p.addr().bits_at(top, rel) as usize
+    };
+    // Level `rel + k` below `p`: the `2^k` slots from `node << k`, each covering
+    // `2^(s - rel - k)` elements.
+    for k in 1..=s - rel {
+        let (lo, n) = (node << k, 1usize << k);
+        let span = 1usize << (s - rel - k);
+        let mut b = lo;
+        while b < lo + n {
+            let w = 64.min(n);
+            let mask = if w == 64 {
+                u64::MAX
+            } else {
+                ((1u64 << w) - 1) << (b % 64)
+            };
+            let mut m = bits[b / 64] & mask;
+            while m != 0 {
+                let slot = b / 64 * 64 + m.trailing_zeros() as usize;
+                let x = (slot - lo) * span;
+                fpa[x..x + span].copy_from_slice(&old[x..x + span]);
+                m &= m - 1;
+            }
+            b += w;
+        }
+    }
+}
+
+/// Sets or clears bit `slot` of `bits`.
+#[inline]
+pub(super) fn set_bit(bits: &mut [u64], slot: usize, on: bool) {
+    let w = &mut bits[slot / 64];
+    if on {
+        *w |= 1 << (slot % 64);
+    } else {
+        *w &= !(1 << (slot % 64));
     }
 }

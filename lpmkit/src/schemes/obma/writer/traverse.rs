@@ -53,7 +53,13 @@ pub(super) fn paint<A: Address>(
     sc.routes.clear();
     let wl = window.len();
     // Element index of `p` (inside the window); a window of one element has only 0.
-    let index = |p: &Prefix<A>| if bits == 0 { 0 } else { p.addr().bits_at(wl, bits) };
+    let index = |p: &Prefix<A>| {
+        if bits == 0 {
+            0
+        } else {
+            p.addr().bits_at(wl, bits)
+        }
+    };
     // The routes inside the window, painted over a zero background (0 is no next hop,
     // and no route has it): the covering route's value fills what stays zero after the
     // walk, which returns it from the same descent.

@@ -2,7 +2,7 @@
 //! grouping's online addition and periodic decay, and the [`InPlaceWriter`] glue.
 
 use super::traverse::paint;
-use super::{extend, Full, ObmaWriter, Retired};
+use super::{extend, keep_covered, set_bit, Full, ObmaWriter, Retired};
 use crate::fib::{BuildError, Change, InPlaceWriter, Patched, UpdateStats};
 use crate::prefix::{Address, Prefix};
 use crate::rib::Rib;
@@ -28,8 +28,34 @@ impl<A: Address> ObmaWriter<A> {
             // Home: the DPA. One level traversal of `p` gives every element inside it
             // its new longest match; a chunk below one inherits it.
             let first = if db == 0 { 0 } else { p.addr().bits_at(0, db) } as usize;
+            let slot = self.dpa_slot(&p);
+            set_bit(&mut self.dpa_presence, slot, announced.is_some());
             let mut sc = self.scratch[0].take().unwrap_or_default();
-            paint(rib, &p, db, &mut sc, false);
+            if self.single {
+                // As `repaint`: the elements no route inside `p` covers take `p`'s next
+                // hop (or the covering route's), the others keep theirs; a chunk below
+                // a covered element inherits what it did.
+                let count = 1usize << (db - l);
+                sc.old.clear();
+                // SAFETY: the DPA is committed whole; the writer reads its own words.
+                sc.old
+                    .extend((first..first + count).map(|x| unsafe { t.dpa.get(x) }.get()));
+                let v = match announced {
+                    Some(v) => v,
+                    None => rib.covering_next_hop(&p).map_or(0, |h| h.get()),
+                };
+                sc.fpa.clear();
+                sc.fpa.resize(count, v);
+                keep_covered(&self.dpa_presence, 0, db, &p, &sc.old, &mut sc.fpa);
+                for k in 0..count {
+                    let prev = sc.old[k];
+                    if prev >= t.lim && sc.fpa[k] == prev {
+                        sc.fpa[k] = self.recs[0][(prev - t.lim) as usize].default;
+                    }
+                }
+            } else {
+                paint(rib, &p, db, &mut sc, false);
+            }
             let mut r = Ok(());
             for (k, &lpm) in sc.fpa.iter().enumerate() {
                 let x = first + k;
@@ -53,6 +79,9 @@ impl<A: Address> ObmaWriter<A> {
         let e = extend(&Prefix::DEFAULT, x, db);
         // SAFETY: as above.
         let old = unsafe { t.dpa.get(x as usize) }.get();
+        if old >= t.lim {
+            self.prefetch_chunk(t, 0, old - t.lim);
+        }
         // Alone in its batch, a withdrawal leaves a longer route below the element if its
         // chunk holds another (presence bits); else the `Rib` says.
         let deeper = announced.is_some()
@@ -109,6 +138,7 @@ impl<A: Address> ObmaWriter<A> {
             }
             if old >= t.lim {
                 if deeper {
+                    self.prefetch_chunk(t, j + 1, old - t.lim);
                     return self.change_in(t, rib, j + 1, old - t.lim, p, announced);
                 }
                 let lpm = rib.covering_next_hop(&e).map_or(0, |h| h.get());
