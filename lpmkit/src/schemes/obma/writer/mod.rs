@@ -480,21 +480,29 @@ impl<A: Address> ObmaWriter<A> {
         let rec = self.recs[j][id as usize];
         let s = self.strides[j];
         let mut sc = self.scratch[j + 1].take().unwrap_or_default();
-        paint(rib, &rec.root, self.tops[j] + s, &mut sc, true);
-        // The routes inside the chunk, as the Rib has them now.
-        let words = self.presence_words[j];
-        let bits = &mut self.presence[j][id as usize * words..(id as usize + 1) * words];
-        bits.fill(0);
-        for &(b, rel, _) in &sc.routes {
-            let slot = (1usize << rel) | b as usize;
-            bits[slot / 64] |= 1 << (slot % 64);
-        }
-        if old {
-            self.decode_chunk(t, j, id, &mut sc.old);
-        }
-        self.resolve_pointers(t, rib, j, &rec.root, s, 0, &mut sc, old)?;
-        if self.collect_fig13 {
-            self.count_fig13(&sc, s);
+        // A regroup of an OBMA_B chunk (adaptive grouping's online addition or decay)
+        // changes no element: the live chunk, decoded, is cut into groups of the new
+        // width, without a walk of the `Rib`.
+        let live = old && self.variant == Variant::B && width != rec.width;
+        if live {
+            self.decode_chunk(t, j, id, &mut sc.fpa);
+        } else {
+            paint(rib, &rec.root, self.tops[j] + s, &mut sc, true);
+            // The routes inside the chunk, as the Rib has them now.
+            let words = self.presence_words[j];
+            let bits = &mut self.presence[j][id as usize * words..(id as usize + 1) * words];
+            bits.fill(0);
+            for &(b, rel, _) in &sc.routes {
+                let slot = (1usize << rel) | b as usize;
+                bits[slot / 64] |= 1 << (slot % 64);
+            }
+            if old {
+                self.decode_chunk(t, j, id, &mut sc.old);
+            }
+            self.resolve_pointers(t, rib, j, &rec.root, s, 0, &mut sc, old)?;
+            if self.collect_fig13 {
+                self.count_fig13(&sc, s);
+            }
         }
         let n = 1usize << (s - width);
         // The new structure.
