@@ -350,28 +350,6 @@ impl<A: Address> Rib<A> {
         out
     }
 
-    /// [`covering_next_hop`](Self::covering_next_hop) and
-    /// [`has_longer`](Self::has_longer) of `prefix` in one descent.
-    pub(crate) fn probe(&self, prefix: &Prefix<A>) -> (Option<NextHop>, bool) {
-        let mut best = None;
-        let mut cur = self.root;
-        while cur != NIL {
-            let n = &self.nodes[cur as usize];
-            if !n.prefix.covers(prefix) {
-                // A node inside `prefix` heads a longer route.
-                return (best, prefix.covers(&n.prefix));
-            }
-            if n.nh.is_some() {
-                best = n.nh;
-            }
-            if n.prefix.len() == prefix.len() {
-                return (best, n.child != [NIL, NIL]);
-            }
-            cur = n.child[prefix.addr().bit(n.prefix.len()) as usize];
-        }
-        (best, false)
-    }
-
     /// The root of the subtree of nodes inside `prefix`, or `NIL`.
     fn subtree(&self, prefix: &Prefix<A>) -> u32 {
         let mut cur = self.root;
@@ -403,17 +381,40 @@ impl<A: Address> Rib<A> {
     /// Walks the routes inside `window` (itself included) down to length `depth`, in
     /// (address, length) order — covering routes first — calling `route` for each, and
     /// `deeper` once for the root prefix of every subtree of routes longer than `depth`
-    /// (without walking it). The level traversal of bitmap schemes (OBMA) is built on it.
+    /// (without walking it). Returns the next hop of the longest route covering `window`
+    /// (itself included), found on the same descent: [`covering_next_hop`] and the walk in
+    /// one. The level traversal of bitmap schemes (OBMA) is built on it.
+    ///
+    /// [`covering_next_hop`]: Self::covering_next_hop
     pub(crate) fn walk_window(
         &self,
         window: &Prefix<A>,
         depth: u8,
         mut route: impl FnMut(Prefix<A>, NextHop),
         mut deeper: impl FnMut(Prefix<A>),
-    ) {
-        let r = self.subtree(window);
+    ) -> Option<NextHop> {
+        // One descent: the covering routes above the window, then the subtree inside it.
+        let mut best = None;
+        let mut r = self.root;
+        while r != NIL {
+            let n = &self.nodes[r as usize];
+            if window.covers(&n.prefix) {
+                if n.prefix.len() == window.len() && n.nh.is_some() {
+                    best = n.nh;
+                }
+                break;
+            }
+            if !n.prefix.covers(window) {
+                r = NIL;
+                break;
+            }
+            if n.nh.is_some() {
+                best = n.nh;
+            }
+            r = n.child[window.addr().bit(n.prefix.len()) as usize];
+        }
         if r == NIL {
-            return;
+            return best;
         }
         // Depth-first, left child last pushed: at most one pending right child per level.
         let mut stack = [NIL; 130];
@@ -436,6 +437,7 @@ impl<A: Address> Rib<A> {
                 }
             }
         }
+        best
     }
 
     /// The routes inside `prefix` (including `prefix` itself), in order.
@@ -655,7 +657,23 @@ mod tests {
                     let best = cov.last().map(|e| e.1);
                     assert_eq!(rib.covering_next_hop(&probe), best, "covering {probe}");
                     assert_eq!(rib.has_longer(&probe), longer, "has_longer {probe}");
-                    assert_eq!(rib.probe(&probe), (best, longer), "probe {probe}");
+                    let depth = probe.len() + (rng.next() % 5) as u8;
+                    let depth = depth.min(A::BITS);
+                    let (mut walked, mut below) = (Vec::new(), Vec::new());
+                    let covering = rib.walk_window(
+                        &probe,
+                        depth,
+                        |p, h| walked.push((p, h)),
+                        |p| below.push(p),
+                    );
+                    assert_eq!(covering, best, "walk_window covering {probe}");
+                    let want: Vec<_> = inside
+                        .iter()
+                        .copied()
+                        .filter(|e| e.0.len() <= depth)
+                        .collect();
+                    assert_eq!(walked, want, "walk_window routes {probe}");
+                    assert!(below.iter().all(|b| b.len() > depth && probe.covers(b)));
                 }
                 check_ranges(&rib, &mut rng);
             }

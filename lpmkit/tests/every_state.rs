@@ -147,6 +147,47 @@ fn every_in_place_scheme<A: Address>(table: &str, trace: &str, family: Family, n
     assert!(tested >= 5, "only {tested} in-place schemes");
 }
 
+/// OBMA patched one change per `apply` (its single-change paths: no `Rib` walk), every
+/// state checked.
+fn obma_one_change_at_a_time<A: Address>(table: &str, trace: &str, n: usize) {
+    let (Some(fib), Some(up)) = (
+        common::data_file(&format!("fib/{table}")),
+        common::data_file(&format!("updates/{trace}")),
+    ) else {
+        return;
+    };
+    let mut t = common::load_table::<A>(&fib);
+    let changes = common::load_updates::<A>(&up, &mut t.next_hops);
+    let changes = &changes[..n.min(changes.len())];
+    for scheme in ["obma-b", "obma-l", "obma-s"] {
+        let stores = replay(&t, changes, scheme, 1);
+        eprintln!(
+            "{scheme}, one change per apply: {} changes, {stores} states checked",
+            changes.len()
+        );
+        assert!(stores > 0);
+    }
+}
+
+#[test]
+fn obma_every_state_one_change_at_a_time() {
+    obma_one_change_at_a_time::<u32>(
+        "ipv4-bart-tier1-prefixes.txt.xz",
+        "ipv4-ris-rrc01-linx-2024-10-01-0055-updates.txt.xz",
+        20_000,
+    );
+    obma_one_change_at_a_time::<u32>(
+        "ipv4-ris-rrc06-2010-07-01-fib.txt.xz",
+        "ipv4-ris-rrc01-linx-2014-12-17-updates.txt.xz",
+        20_000,
+    );
+    obma_one_change_at_a_time::<u128>(
+        "ipv6-ris-rrc01-linx-2017-01-12-fib.txt.xz",
+        "ipv6-ris-rrc01-linx-2024-10-01-0055-updates.txt.xz",
+        20_000,
+    );
+}
+
 #[test]
 fn ipv4_every_state_of_every_patch() {
     every_in_place_scheme::<u32>(

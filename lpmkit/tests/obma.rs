@@ -158,7 +158,7 @@ fn edge_routes() {
     assert!(Obma::build(&big, &forced).is_err());
 }
 
-fn replay<A: Address>(table: &str, trace_prefix: &str, limit: usize) {
+fn replay<A: Address>(table: &str, trace_prefix: &str, limit: usize, batch: usize) {
     let Some(base) = data_files("fib", table).into_iter().next() else {
         return;
     };
@@ -170,7 +170,7 @@ fn replay<A: Address>(table: &str, trace_prefix: &str, limit: usize) {
             let mut fib = Obma::build(&rib, &cfg).unwrap();
             let n = changes.len().min(limit);
             let mut probe = Vec::new();
-            for group in changes[..n].chunks(7) {
+            for group in changes[..n].chunks(batch) {
                 for c in group {
                     c.apply_to(&mut rib);
                     common::push_boundaries(&c.prefix(), &mut probe);
@@ -182,7 +182,7 @@ fn replay<A: Address>(table: &str, trace_prefix: &str, limit: usize) {
                     assert_eq!(
                         out,
                         reference(&rib, &probe),
-                        "{} obma-{name}",
+                        "{} obma-{name}, batches of {batch}",
                         trace.display()
                     );
                     probe.clear();
@@ -194,7 +194,7 @@ fn replay<A: Address>(table: &str, trace_prefix: &str, limit: usize) {
                 &rib,
                 &keys,
                 &reference(&rib, &keys),
-                &format!("{} obma-{name} final", trace.display()),
+                &format!("{} obma-{name} final, batches of {batch}", trace.display()),
             );
             let st = fib.stats();
             eprintln!("{} obma-{name}: {st}", trace.display());
@@ -204,12 +204,21 @@ fn replay<A: Address>(table: &str, trace_prefix: &str, limit: usize) {
 
 #[test]
 fn replay_update_traces_v4() {
-    replay::<u32>("ipv4-ris-rrc06", "ipv4-", 60_000);
+    replay::<u32>("ipv4-ris-rrc06", "ipv4-", 60_000, 7);
 }
 
 #[test]
 fn replay_update_traces_v6() {
-    replay::<u128>("ipv6-ris-rrc01-linx", "ipv6-", 60_000);
+    replay::<u128>("ipv6-ris-rrc01-linx", "ipv6-", 60_000, 7);
+}
+
+/// One change per `apply`: the single-change paths (presence bits instead of `Rib`
+/// walks, the chunk's default as the covering route).
+#[test]
+fn replay_update_traces_one_change_at_a_time() {
+    replay::<u32>("ipv4-ris-rrc06", "ipv4-", 60_000, 1);
+    replay::<u32>("ipv4-bart", "ipv4-", 60_000, 1);
+    replay::<u128>("ipv6-ris-rrc01-linx", "ipv6-", 60_000, 1);
 }
 
 fn prefix_strategy() -> impl Strategy<Value = (u32, u8)> {

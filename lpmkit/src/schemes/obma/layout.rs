@@ -141,11 +141,15 @@ impl<A: Address, E: Word + AtomicWord> Layout<A, E> {
     fn group_entry(&self, g: usize, d: u32, idx: u32, bis: u32) -> u32 {
         let i = (idx ^ bis) as usize;
         // SAFETY: `g` is a published group (read through a switch word, or the writer's
-        // own), so its code words and entries are committed and complete.
+        // own), so its code words and entries are committed and complete. Code words
+        // never change while the group is live; a lookup entry may (the writer stores
+        // a new value in place when the bitmap stays: `ObmaWriter::patch_group`), so it
+        // is read with one atomic load (acquire: a new entry may name a chunk published
+        // just before it; on x86 an ordinary load).
         unsafe {
             let cw = self.groups.get(g + (i >> 3)).get();
             self.groups
-                .get(g + code_words(1 << d) + entry_index(cw, i))
+                .load_acquire(g + code_words(1 << d) + entry_index(cw, i))
                 .get()
         }
     }

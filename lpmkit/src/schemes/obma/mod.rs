@@ -35,10 +35,14 @@
 //! # Updates (§VI), stronger than the paper's
 //!
 //! [`ObmaWriter`] patches the one live table while readers look it up
-//! ([`crate::sync::InPlace`]): it rebuilds only the groups (OBMA_B), group (OBMA_L) or
-//! chunk (OBMA_S) a change touches beside the live ones and publishes each by one atomic
+//! ([`crate::sync::InPlace`]): a change repaints only the elements of its own prefix;
+//! where a group's overlay bitmap stays the same (a next-hop change) the lookup entries
+//! that change are stored in place, one atomic store each, and otherwise the group (or
+//! an OBMA_S sparse chunk) is rebuilt beside the live one and published by one atomic
 //! store of a DPA element, a group offset or a chunk-list entry; what it unlinks is
-//! reclaimed only after every reader that could hold it has moved on. The paper's
+//! reclaimed only after every reader that could hold it has moved on. A change alone in
+//! its batch needs no walk of the `Rib` for an announcement (the writer's presence bits
+//! say which elements longer routes cover). The paper's
 //! "pointer buffer" admits transient wrong answers (§VI-C); here every lookup returns, per
 //! key, the answer of the table before or after each change. `lpmkit info` reports Table
 //! III's figures (pointers changed, DPA elements modified and bytes of new structure per
@@ -101,7 +105,8 @@ mod writer;
 use std::time::Instant;
 
 use crate::fib::{
-    apply_alone, max_next_hop, BuildError, Change, Fib, IncrementalFib, Stats, UpdateStats,
+    max_next_hop, patch_order, BuildError, Change, Fib, InPlaceWriter, IncrementalFib, Patched,
+    Stats, UpdateStats,
 };
 use crate::nexthop::NextHop;
 use crate::prefix::{Address, Prefix};
@@ -430,6 +435,8 @@ pub(crate) fn build_with<A: Address>(
 pub struct Obma<A: Address> {
     table: Box<ObmaTable<A>>,
     writer: ObmaWriter<A>,
+    /// Scratch: what one `apply` retires.
+    retired: Vec<Retired>,
 }
 
 impl<A: Address> Obma<A> {
@@ -439,6 +446,7 @@ impl<A: Address> Obma<A> {
         Ok(Obma {
             table: Box::new(table),
             writer,
+            retired: Vec::new(),
         })
     }
 
@@ -462,7 +470,7 @@ impl<A: Address> Obma<A> {
             Ok(()) => {
                 for b in retired.drain(..) {
                     // SAFETY: `&mut self` excludes every reader.
-                    unsafe { crate::fib::InPlaceWriter::reuse(&mut self.writer, &self.table, b) };
+                    unsafe { InPlaceWriter::reuse(&mut self.writer, &self.table, b) };
                 }
                 Ok(())
             }
@@ -483,7 +491,29 @@ impl<A: Address> IntoInPlace<A> for Obma<A> {
 
 impl<A: Address> IncrementalFib<A> for Obma<A> {
     fn apply(&mut self, rib: &Rib<A>, changes: &[Change<A>]) -> Result<UpdateStats, BuildError> {
-        apply_alone(&mut self.writer, &mut self.table, rib, changes)
+        // `fib::apply_alone`, without a fresh list of retired blocks per call: no reader
+        // shares the table, so what a patch retires is reused at once.
+        let changes = patch_order(changes);
+        let mut retired = std::mem::take(&mut self.retired);
+        // SAFETY: the table is this writer's, and `&mut self` excludes every reader.
+        let r = unsafe { self.writer.patch(&self.table, rib, &changes, &mut retired) };
+        let r = match r {
+            Ok(Patched::InPlace(stats)) => {
+                for b in retired.drain(..) {
+                    // SAFETY: as above.
+                    unsafe { self.writer.reuse(&self.table, b) };
+                }
+                Ok(stats)
+            }
+            Ok(Patched::Replaced(new, stats)) => {
+                self.table = new;
+                Ok(stats)
+            }
+            Err(e) => Err(e),
+        };
+        retired.clear();
+        self.retired = retired;
+        r
     }
 }
 

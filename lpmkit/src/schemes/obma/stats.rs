@@ -120,6 +120,11 @@ pub(super) fn stats<A: Address>(table: &ObmaTable<A>, w: &ObmaWriter<A>) -> Stat
         st.push("changed_pointers_per_update", per(c.pointer_stores));
         st.push("modified_dpa_elements_per_update", per(c.dpa_stores));
         st.push("new_bytes_per_update", per(c.new_bytes));
+        st.push("entry_stores_per_update", per(c.entry_stores));
+        st.push("groups_in_place_per_update", per(c.groups_in_place));
+        st.push("groups_rebuilt_per_update", per(c.groups_rebuilt));
+        st.push("chunks_rebuilt_per_update", per(c.chunks_rebuilt));
+        st.push("traversals_per_update", per(c.traversals));
         st.push("level24_transforms", StatValue::Count(c.splices));
         st.push("groups_rebuilt", StatValue::Count(c.groups_rebuilt));
         st.push("chunks_rebuilt", StatValue::Count(c.chunks_rebuilt));

@@ -8,16 +8,30 @@
 //!   *points* to a chunk can change (a first route below it, or its last one gone).
 //! * **DPA elements** are switch words: a change up to /18 stores each element it alters
 //!   (the paper: "only the DPA needs to be updated"); a chunk below an element whose
-//!   inherited value changed is rebuilt.
-//! * **Groups** (OBMA_B) are the unit of rebuild: the groups of the home chunk that `p`
-//!   covers are rebuilt beside the live ones by a level traversal of their window and
-//!   published by one store of their offset in the chunk structure. OBMA_L rebuilds its
-//!   one group per chunk and publishes it in the chunk list; OBMA_S rebuilds the chunk
-//!   (its BIS and sparse form live in the chunk structure).
+//!   inherited value changed has the elements that take that value repainted.
+//! * **Only `p`'s own elements** (§VI: "an update touches only the prefix's own level
+//!   traversal"): the elements of the home chunk inside `p` are repainted
+//!   ([`ObmaWriter::repaint`]) and each group they lie in is patched
+//!   ([`ObmaWriter::patch_group`]). When the group's overlay bitmap stays the same (a
+//!   next-hop change, most updates of a real trace) the lookup entries that change are
+//!   stored in place, one atomic store each — no new group, nothing retired; otherwise a
+//!   new group is built beside the live one and published by one store of its offset
+//!   (OBMA_L: of its chunk-list entry). OBMA_S keeps a group's BIS until the chunk is
+//!   rebuilt (a regroup or decay); a sparse chunk is rebuilt whole.
+//! * **No `Rib` walk for a change alone in its batch** (every update of a replay, and
+//!   each `apply` of one change): the writer keeps *presence bits*, one per prefix of the
+//!   DPA's levels and of each chunk's levels, set from the `Rib` when a chunk is built
+//!   and by each change. An announced `p`'s elements take its next hop except where a
+//!   route inside `p` (a presence bit) covers them; a withdrawn `p`'s take the chunk's
+//!   default unless a route between the chunk root and `p` has a bit (then one descent of
+//!   the `Rib`); whether a withdrawal leaves a longer route below an element is answered by
+//!   the chunk's other bits first. A batch of several changes is patched against the
+//!   `Rib` after the batch by level traversals (one descent each, `Rib::walk_window`).
 //! * **The 24th-level optimisation** (§VI-B2): a change whose length is the last level of
 //!   its home chunk (/24 and /32 for IPv4) and whose element is no pointer changes one
-//!   element: the new group is derived from the old one by Table II's transforms
-//!   ([`group::set_element`]), with no trie traversal.
+//!   element: stored in place when the element is a run of its own before and after,
+//!   else the new group is derived from the old one by Table II's transforms
+//!   ([`group::set_element`]); with no trie traversal for an announcement.
 //! * **Adaptive grouping** (§VI-B1): a counter per chunk counts the updates it receives;
 //!   reaching the upper bound of its range (`[f_{i-1}, f_i)`, `f_i = β f_{i-1}`) widens
 //!   the chunk's group index by one bit and rebuilds it (*online addition*); every
@@ -25,7 +39,10 @@
 //!   the width its count calls for and the counters restart (*periodic decay*).
 //! * **Zero interrupt, without the paper's transient errors** (§VI-C): nothing a reader can
 //!   reach is written except switch words (DPA elements, chunk-list entries, group
-//!   offsets), each by one atomic store after what it points to is complete; what a patch
+//!   offsets, and lookup entries of a group whose bitmap stays — a key reads one entry,
+//!   whose run lies wholly inside the changed elements or wholly outside them; readers
+//!   load entries atomically), each by one atomic store after what it points to is
+//!   complete; what a patch
 //!   unlinks is retired and reused only after the grace period
 //!   ([`crate::sync::InPlace`]), so a lookup sees, per key, the table before or after
 //!   each change.
@@ -109,6 +126,13 @@ pub(crate) struct Counters {
     pub(crate) pointer_stores: u64,
     pub(crate) new_bytes: u64,
     pub(crate) splices: u64,
+    /// Lookup entries changed in place (one atomic store each) because the group's
+    /// overlay bitmap stayed the same.
+    pub(crate) entry_stores: u64,
+    /// Groups patched in place (their bitmaps stayed): entry stores, no new group.
+    pub(crate) groups_in_place: u64,
+    /// Level traversals of a prefix's elements (walks of the `Rib`).
+    pub(crate) traversals: u64,
     pub(crate) groups_rebuilt: u64,
     pub(crate) chunks_rebuilt: u64,
     pub(crate) chunks_built: u64,
@@ -163,7 +187,25 @@ pub struct ObmaWriter<A: Address> {
     pub(crate) sparse_chunks: usize,
     pub(crate) live_groups: usize,
     since_decay: u64,
-    scratch: Vec<Scratch>,
+    /// Scratch per layer, boxed so that taking one out and putting it back moves a
+    /// pointer.
+    scratch: Vec<Option<Box<Scratch>>>,
+    /// Scratch of [`Self::patch_group`].
+    group_scratch: Option<Box<Scratch>>,
+    /// Which prefixes strictly inside each chunk and no longer than its last level have
+    /// a route, per layer: `presence_words[j]` words per chunk id, bit `(1 << rel) | bits`
+    /// for the prefix `rel` levels below the root. Set from the `Rib` when a chunk is
+    /// (re)built, and by every change whose home the chunk is.
+    pub(crate) presence: Vec<Vec<u64>>,
+    pub(crate) presence_words: Vec<usize>,
+    /// The same for the DPA's levels: bit `(1 << len) | bits` for a route of length
+    /// `len <= dpa_bits` (`/0`: bit 1).
+    pub(crate) dpa_presence: Vec<u64>,
+    /// The batch being patched has one change: the `Rib` differs from the table by it
+    /// alone (so `presence` is current for every other prefix).
+    pub(crate) single: bool,
+    /// Adaptive grouping: the fewest updates that give a width above `w`, per `w`.
+    thresholds: [u64; 8],
     pending: Vec<Retired>,
 }
 
@@ -186,6 +228,19 @@ impl<A: Address> ObmaWriter<A> {
             })
             .collect();
         let layers = strides.len();
+        let mut thresholds = [u64::MAX; 8];
+        if let Grouping::Adaptive { f0, beta, .. } = config.grouping {
+            let (mut f, mut most) = (f0 as u64, 0);
+            for th in &mut thresholds {
+                most = f.max(most);
+                *th = most;
+                f = f.saturating_mul(beta as u64);
+            }
+        }
+        let presence_words = strides
+            .iter()
+            .map(|&s| (1usize << (s + 1)).div_ceil(64))
+            .collect();
         ObmaWriter {
             variant: config.variant,
             config,
@@ -194,7 +249,8 @@ impl<A: Address> ObmaWriter<A> {
             strides,
             chunk_space: FreeSpace::new(0).quick_bins(QUICK_BIN_WORDS),
             group_space: FreeSpace::new(0).quick_bins(QUICK_BIN_WORDS),
-            ids: vec![FreeSpace::new(0); layers],
+            // Ids come and go one at a time: a bin of single ids, O(1) both ways.
+            ids: vec![FreeSpace::new(0).quick_bins(1); layers],
             id_limit,
             recs: vec![Vec::new(); layers],
             counters: Counters::default(),
@@ -208,7 +264,13 @@ impl<A: Address> ObmaWriter<A> {
             sparse_chunks: 0,
             live_groups: 0,
             since_decay: 0,
-            scratch: (0..=layers).map(|_| Scratch::default()).collect(),
+            scratch: (0..=layers).map(|_| Some(Box::default())).collect(),
+            group_scratch: Some(Box::default()),
+            presence: vec![Vec::new(); layers],
+            presence_words,
+            dpa_presence: vec![0; (1usize << (dpa_bits + 1)).div_ceil(64)],
+            thresholds,
+            single: false,
             pending: Vec::new(),
         }
     }
@@ -246,6 +308,15 @@ impl<A: Address> ObmaWriter<A> {
         w
     }
 
+    /// Adaptive grouping's online addition: whether the `count`-th update of a chunk of
+    /// layer `j` and width `w` widens it (`width_for(j, count) > w`, without the loop).
+    #[inline]
+    pub(crate) fn widens(&self, j: usize, count: u32, w: u8) -> bool {
+        matches!(self.config.grouping, Grouping::Adaptive { .. })
+            && w < self.max_width(j)
+            && count as u64 >= self.thresholds[w as usize]
+    }
+
     // ---- building -------------------------------------------------------------------
 
     /// Builds every structure of `rib` into the empty layout `t`.
@@ -255,7 +326,7 @@ impl<A: Address> ObmaWriter<A> {
         rib: &Rib<A>,
     ) -> Result<(), Full> {
         self.collect_fig13 = true;
-        let mut sc = std::mem::take(&mut self.scratch[0]);
+        let mut sc = self.scratch[0].take().unwrap_or_default();
         let window = Prefix::<A>::DEFAULT;
         paint(rib, &window, self.dpa_bits, &mut sc, false);
         for &x in &sc.deeper {
@@ -267,7 +338,13 @@ impl<A: Address> ObmaWriter<A> {
             // SAFETY: nothing is published yet; the DPA is committed whole.
             unsafe { t.dpa.write(x, E::from_u32(v)) };
         }
-        self.scratch[0] = sc;
+        self.scratch[0] = Some(sc);
+        for (p, _) in rib.iter() {
+            if p.len() <= self.dpa_bits {
+                let slot = self.dpa_slot(&p);
+                set_bit(&mut self.dpa_presence, slot, true);
+            }
+        }
         self.collect_fig13 = false;
         self.routes = rib.len();
         self.publish_fill(t);
@@ -292,6 +369,10 @@ impl<A: Address> ObmaWriter<A> {
         // SAFETY: the writer grows its own arenas.
         if !unsafe { t.dirs[j].grow(self.ids[j].top()) } {
             return Err(Full);
+        }
+        let words = self.presence_words[j];
+        if self.presence[j].len() < (id + 1) * words {
+            self.presence[j].resize((id + 1) * words, 0);
         }
         let recs = &mut self.recs[j];
         if recs.len() <= id {
@@ -398,20 +479,30 @@ impl<A: Address> ObmaWriter<A> {
     ) -> Result<(), Full> {
         let rec = self.recs[j][id as usize];
         let s = self.strides[j];
-        let mut sc = std::mem::take(&mut self.scratch[j + 1]);
-        paint(
-            rib,
-            &rec.root,
-            self.tops[j] + s,
-            &mut sc,
-            self.variant == Variant::S || self.collect_fig13,
-        );
-        if old {
-            self.decode_chunk(t, j, id, &mut sc.old);
-        }
-        self.resolve_pointers(t, rib, j, &rec.root, s, 0, &mut sc, old)?;
-        if self.collect_fig13 {
-            self.count_fig13(&sc, s);
+        let mut sc = self.scratch[j + 1].take().unwrap_or_default();
+        // A regroup of an OBMA_B chunk (adaptive grouping's online addition or decay)
+        // changes no element: the live chunk, decoded, is cut into groups of the new
+        // width, without a walk of the `Rib`.
+        let live = old && self.variant == Variant::B && width != rec.width;
+        if live {
+            self.decode_chunk(t, j, id, &mut sc.fpa);
+        } else {
+            paint(rib, &rec.root, self.tops[j] + s, &mut sc, true);
+            // The routes inside the chunk, as the Rib has them now.
+            let words = self.presence_words[j];
+            let bits = &mut self.presence[j][id as usize * words..(id as usize + 1) * words];
+            bits.fill(0);
+            for &(b, rel, _) in &sc.routes {
+                let slot = (1usize << rel) | b as usize;
+                bits[slot / 64] |= 1 << (slot % 64);
+            }
+            if old {
+                self.decode_chunk(t, j, id, &mut sc.old);
+            }
+            self.resolve_pointers(t, rib, j, &rec.root, s, 0, &mut sc, old)?;
+            if self.collect_fig13 {
+                self.count_fig13(&sc, s);
+            }
         }
         let n = 1usize << (s - width);
         // The new structure.
@@ -501,7 +592,7 @@ impl<A: Address> ObmaWriter<A> {
             }
         }
         r.sparse = sparse;
-        self.scratch[j + 1] = sc;
+        self.scratch[j + 1] = Some(sc);
         Ok(())
     }
 
@@ -532,13 +623,7 @@ impl<A: Address> ObmaWriter<A> {
             let lpm = sc.fpa[x];
             let prev = if old { sc.old[x] } else { 0 };
             if prev >= lim {
-                let cid = prev - lim;
-                if self.recs[j + 1][cid as usize].default != lpm {
-                    self.recs[j + 1][cid as usize].default = lpm;
-                    let w = self.recs[j + 1][cid as usize].width;
-                    self.encode_chunk(t, rib, j + 1, cid, w, true)?;
-                    self.counters.chunks_rebuilt += 1;
-                }
+                self.inherit(t, rib, j + 1, prev - lim, lpm)?;
                 sc.fpa[x] = prev;
             } else {
                 let e = extend(window, (base + x) as u32, bits);
@@ -567,6 +652,21 @@ impl<A: Address> ObmaWriter<A> {
     ) {
         let s = self.strides[j] as u32;
         out.clear();
+        let rec = self.recs[j][id as usize];
+        if !rec.sparse {
+            // Group by group.
+            let n = 1usize << (s - rec.width as u32);
+            let (mut words, mut fpa) = (Vec::new(), Vec::new());
+            for gi in 0..1usize << rec.width {
+                let (g, len, bis) = self.group_at(t, j, id, gi);
+                words.clear();
+                // SAFETY: the writer reads its own published group.
+                words.extend((0..len).map(|k| unsafe { t.groups.get(g + k) }.get()));
+                group::decode(&words, n, bis, &mut fpa);
+                out.extend_from_slice(&fpa);
+            }
+            return;
+        }
         // SAFETY: the writer reads its own published chunk-list entry.
         let c = unsafe { t.dirs[j].get(id as usize) } as usize;
         for seg in 0..1u32 << s {
@@ -685,7 +785,33 @@ impl<A: Address> ObmaWriter<A> {
         let n = 1usize << d;
         let gi = (seg >> d) as usize;
         let (g, len, bis) = self.group_at(t, j, id, gi);
-        let mut sc = std::mem::take(&mut self.scratch[j + 1]);
+        // The element alone in its run, before and after (its neighbours differ from both
+        // values): the bitmap stays, and only its lookup entry changes, by one store.
+        let pos = (seg as usize & (n - 1)) ^ bis;
+        let ncw = code_words(n);
+        // SAFETY: the writer reads its own published group.
+        let cw = |k: usize| unsafe { t.groups.get(g + k) }.get();
+        let value = |p: usize| {
+            // SAFETY: as above.
+            unsafe { t.groups.get(g + ncw + group::entry_index(cw(p / 8), p)) }.get()
+        };
+        let old = value(pos);
+        if old == v {
+            return Ok(());
+        }
+        let apart = |q: Option<usize>| q.is_none_or(|q| value(q) != old && value(q) != v);
+        if apart(pos.checked_sub(1)) && apart((pos + 1 < n).then_some(pos + 1)) {
+            let e = group::entry_index(cw(pos / 8), pos);
+            // SAFETY: one atomic store of a lookup entry that only keys of this element
+            // read; what it names (a next hop, or a chunk published in its list) is
+            // complete.
+            unsafe { t.groups.store_release(g + ncw + e, E::from_u32(v)) };
+            self.counters.splices += 1;
+            self.counters.entry_stores += 1;
+            self.counters.groups_in_place += 1;
+            return Ok(());
+        }
+        let mut sc = self.scratch[j + 1].take().unwrap_or_default();
         sc.old.clear();
         // SAFETY: the writer reads its own published group.
         sc.old
@@ -698,7 +824,7 @@ impl<A: Address> ObmaWriter<A> {
         } else {
             Ok(())
         };
-        self.scratch[j + 1] = sc;
+        self.scratch[j + 1] = Some(sc);
         result
     }
 
@@ -739,43 +865,342 @@ impl<A: Address> ObmaWriter<A> {
         Ok(())
     }
 
-    /// Rebuilds group `gi` of chunk `id` (OBMA_B) by a level traversal of its window.
-    fn rebuild_group<E: Word + AtomicWord>(
+    /// Chunk `id` of layer `j` now inherits `lpm`: if that changed its default, the
+    /// elements that take the default are repainted.
+    pub(crate) fn inherit<E: Word + AtomicWord>(
         &mut self,
         t: &Layout<A, E>,
         rib: &Rib<A>,
         j: usize,
         id: u32,
-        gi: usize,
+        lpm: u32,
+    ) -> Result<(), Full> {
+        let rec = &mut self.recs[j][id as usize];
+        if rec.default == lpm {
+            return Ok(());
+        }
+        rec.default = lpm;
+        let root = rec.root;
+        self.counters.chunks_rebuilt += 1;
+        self.repaint(t, rib, j, id, root, Some(lpm))
+    }
+
+    /// The presence bit of `p`, `rel = p.len() - top` levels below the root of chunk `id`
+    /// of layer `j` (`1 <= rel <= stride`).
+    pub(crate) fn set_presence(&mut self, j: usize, id: u32, p: &Prefix<A>, on: bool) {
+        let slot = self.slot(j, p, p.len() - self.tops[j]);
+        let words = self.presence_words[j];
+        let bits = &mut self.presence[j][id as usize * words..(id as usize + 1) * words];
+        set_bit(bits, slot, on);
+    }
+
+    /// Prefetches what an update of chunk `id` of layer `j` reads besides the chain of
+    /// the table itself: its record, its presence bits and its chunk-list entry, so the
+    /// misses overlap.
+    #[inline(always)]
+    pub(crate) fn prefetch_chunk<E: Word + AtomicWord>(&self, t: &Layout<A, E>, j: usize, id: u32) {
+        let id = id as usize;
+        crate::simd::prefetch(self.recs[j].as_ptr().wrapping_add(id));
+        crate::simd::prefetch(
+            self.presence[j]
+                .as_ptr()
+                .wrapping_add(id * self.presence_words[j]),
+        );
+        crate::simd::prefetch(t.dirs[j].as_ptr().wrapping_add(id));
+    }
+
+    /// The slot of `p`'s DPA presence bit (`p` no longer than the DPA's levels).
+    pub(crate) fn dpa_slot(&self, p: &Prefix<A>) -> usize {
+        let l = p.len();
+        if l == 0 {
+            1
+        } else {
+            (1usize << l) | p.addr().bits_at(0, l) as usize
+        }
+    }
+
+    /// The slot of `p`'s presence bit in a chunk of layer `j` (`rel` levels below its
+    /// root).
+    fn slot(&self, j: usize, p: &Prefix<A>, rel: u8) -> usize {
+        (1usize << rel) | p.addr().bits_at(self.tops[j], rel) as usize
+    }
+
+    /// Whether chunk `id` of layer `j` holds a route no longer than its last level other
+    /// than `p`, by its presence bits.
+    pub(crate) fn holds_route_besides(&self, j: usize, id: u32, p: &Prefix<A>) -> bool {
+        let (top, s) = (self.tops[j], self.strides[j]);
+        let words = self.presence_words[j];
+        let bits = &self.presence[j][id as usize * words..(id as usize + 1) * words];
+        let root = self.recs[j][id as usize].root;
+        let skip = (p.len() > top && p.len() <= top + s && root.covers(p))
+            .then(|| self.slot(j, p, p.len() - top));
+        bits.iter().enumerate().any(|(i, &w)| match skip {
+            Some(sl) if sl / 64 == i => w & !(1u64 << (sl % 64)) != 0,
+            _ => w != 0,
+        })
+    }
+
+    /// The longest match of `p` (homed in chunk `id` of layer `j`) among the routes
+    /// shorter than it: the chunk's default if no route between the root and `p` has a
+    /// presence bit, else from the `Rib`.
+    pub(crate) fn covering(&self, rib: &Rib<A>, j: usize, id: u32, p: &Prefix<A>) -> u32 {
+        let rel = p.len() - self.tops[j];
+        let words = self.presence_words[j];
+        let bits = &self.presence[j][id as usize * words..(id as usize + 1) * words];
+        let above = (1..rel).any(|r| {
+            let sl = self.slot(j, p, r);
+            bits[sl / 64] >> (sl % 64) & 1 == 1
+        });
+        if above {
+            rib.covering_next_hop(p).map_or(0, |h| h.get())
+        } else {
+            self.recs[j][id as usize].default
+        }
+    }
+
+    /// Repaints the elements of chunk `id` of layer `j` inside `p` (a prefix whose length
+    /// lies within the chunk's levels, or the chunk's root): a level traversal of `p`
+    /// alone (§VI: an update touches only the prefix's own traversal), the pointers
+    /// among them resolved, and each group they lie in patched ([`Self::patch_group`]).
+    /// `value`, if known, is the longest match of the elements no route inside `p`
+    /// covers (the next hop `p` was announced with; a chunk's new default). A sparse
+    /// chunk (OBMA_S) is rebuilt whole.
+    pub(crate) fn repaint<E: Word + AtomicWord>(
+        &mut self,
+        t: &Layout<A, E>,
+        rib: &Rib<A>,
+        j: usize,
+        id: u32,
+        p: Prefix<A>,
+        value: Option<u32>,
     ) -> Result<(), Full> {
         let rec = self.recs[j][id as usize];
-        let d = self.strides[j] - rec.width;
+        if rec.sparse {
+            return self.encode_chunk(t, rib, j, id, rec.width, true);
+        }
+        let (top, s) = (self.tops[j], self.strides[j]);
+        let bot = top + s;
+        debug_assert!(top <= p.len() && p.len() <= bot && rec.root.covers(&p));
+        let seg0 = p.addr().bits_at(top, s) as usize;
+        let count = 1usize << (bot - p.len());
+        let d = s - rec.width;
         let n = 1usize << d;
-        let window = extend(&rec.root, gi as u32, rec.width);
-        let (g, len, _) = self.group_at(t, j, id, gi);
-        let mut sc = std::mem::take(&mut self.scratch[j + 1]);
-        paint(rib, &window, window.len() + d, &mut sc, false);
+        let mut sc = self.scratch[j + 1].take().unwrap_or_default();
+        // The live values of the range, group by group.
+        sc.old.clear();
+        let mut seg = seg0;
+        while seg < seg0 + count {
+            let gi = seg >> d;
+            let (g, _, bis) = self.group_at(t, j, id, gi);
+            let ncw = code_words(n);
+            let end = (seg0 + count).min((gi + 1) * n);
+            for x in seg..end {
+                let pos = (x & (n - 1)) ^ bis;
+                // SAFETY: the writer reads its own published group.
+                let v = unsafe {
+                    let cw = t.groups.get(g + pos / 8).get();
+                    t.groups.get(g + ncw + group::entry_index(cw, pos)).get()
+                };
+                sc.old.push(v);
+            }
+            seg = end;
+        }
+        if self.single {
+            // Alone in its batch, the change leaves every other route as the table has
+            // it, and the presence bits say which elements a route inside `p` covers:
+            // those keep their values; the others take `p`'s next hop, or after a
+            // withdrawal the covering route's (one descent, no walk). The pointers
+            // (routes below the chunk) stay; a chunk below an element that changed
+            // inherits the new value.
+            let v = match value {
+                Some(v) => v,
+                None => self.covering(rib, j, id, &p),
+            };
+            sc.fpa.clear();
+            sc.fpa.resize(count, v);
+            let words = self.presence_words[j];
+            let bits = &self.presence[j][id as usize * words..(id as usize + 1) * words];
+            keep_covered(bits, top, s, &p, &sc.old, &mut sc.fpa);
+            sc.deeper.clear();
+            let lim = t.lim;
+            for x in 0..count {
+                let prev = sc.old[x];
+                if prev >= lim {
+                    sc.deeper.push(x as u32);
+                    if sc.fpa[x] == prev {
+                        // Covered: the chunk below inherits what it did.
+                        sc.fpa[x] = self.recs[j + 1][(prev - lim) as usize].default;
+                    }
+                }
+            }
+        } else {
+            self.counters.traversals += 1;
+            paint(rib, &p, bot, &mut sc, false);
+        }
+        let r = self.resolve_pointers(t, rib, j, &rec.root, s, seg0, &mut sc, true);
+        let r = r.and_then(|()| {
+            let mut k = 0;
+            while k < count {
+                let gi = (seg0 + k) >> d;
+                let lo = (seg0 + k) & (n - 1);
+                let m = (n - lo).min(count - k);
+                self.patch_group(t, j, id, gi, lo, &sc.fpa[k..k + m], &sc.old[k..k + m])?;
+                k += m;
+            }
+            Ok(())
+        });
+        self.scratch[j + 1] = Some(sc);
+        r
+    }
+
+    /// Sets elements `lo..lo + new.len()` of group `gi` of chunk `id` (layer `j`) to
+    /// `new` (`old`: their live values). When the group's overlay bitmap stays the same,
+    /// each lookup entry that changes is stored in place, one atomic store each: a key
+    /// reads one entry, whose run lies wholly inside the range or wholly outside it, so
+    /// it sees its old answer or its new one. Otherwise a new group replaces the live one.
+    #[allow(clippy::too_many_arguments)]
+    fn patch_group<E: Word + AtomicWord>(
+        &mut self,
+        t: &Layout<A, E>,
+        j: usize,
+        id: u32,
+        gi: usize,
+        lo: usize,
+        new: &[u32],
+        old: &[u32],
+    ) -> Result<(), Full> {
+        if new == old {
+            return Ok(());
+        }
+        let rec = self.recs[j][id as usize];
+        let n = 1usize << (self.strides[j] - rec.width);
+        let ncw = code_words(n);
+        let (g, len, bis) = self.group_at(t, j, id, gi);
+        // SAFETY (both closures): the writer reads its own published group.
+        let cw = |k: usize| unsafe { t.groups.get(g + k) }.get();
+        let value =
+            |p: usize| unsafe { t.groups.get(g + ncw + group::entry_index(cw(p / 8), p)) }.get();
+        let m = new.len();
+        if bis == 0 {
+            // The bitmap's bits inside the range and just after it, before and after.
+            let left = lo.checked_sub(1).map(value);
+            let right = (lo + m < n).then(|| value(lo + m));
+            let (mut po, mut pn) = (left, left);
+            let mut same = true;
+            for k in 0..m {
+                if (po != Some(old[k])) != (pn != Some(new[k])) {
+                    same = false;
+                    break;
+                }
+                po = Some(old[k]);
+                pn = Some(new[k]);
+            }
+            if same && right.is_some() && (po != right) != (pn != right) {
+                same = false;
+            }
+            if same {
+                for k in 0..m {
+                    let start = k.checked_sub(1).map_or(left, |q| Some(new[q])) != Some(new[k]);
+                    if start && new[k] != old[k] {
+                        let e = group::entry_index(cw((lo + k) / 8), lo + k);
+                        // SAFETY: one atomic store of a lookup entry (see above); what
+                        // it names is complete.
+                        unsafe { t.groups.store_release(g + ncw + e, E::from_u32(new[k])) };
+                        self.counters.entry_stores += 1;
+                    }
+                }
+                self.counters.groups_in_place += 1;
+                return Ok(());
+            }
+        }
+        // The whole group: decoded, patched, encoded under its BIS.
+        let mut sc = self.group_scratch.take().unwrap_or_default();
         sc.words.clear();
         // SAFETY: the writer reads its own published group.
         sc.words
             .extend((0..len).map(|k| unsafe { t.groups.get(g + k) }.get()));
         let words = std::mem::take(&mut sc.words);
-        group::decode(&words, n, 0, &mut sc.old);
+        group::decode(&words, n, bis, &mut sc.offs);
+        sc.offs[lo..lo + m].copy_from_slice(new);
         sc.words = words;
-        let r = self.resolve_pointers(t, rib, j, &rec.root, self.strides[j], gi * n, &mut sc, true);
-        let r = r.and_then(|()| {
-            if sc.fpa == sc.old {
-                return Ok(());
+        sc.routes.clear();
+        let mut out = std::mem::take(&mut sc.old);
+        out.clear();
+        group::encode(&sc.offs, bis, &mut out);
+        let r = if out[..ncw] == sc.words[..ncw] {
+            // The same bitmap after all (a BIS group): the entries in place.
+            for e in 0..out.len() - ncw {
+                if out[ncw + e] != sc.words[ncw + e] {
+                    // SAFETY: as above.
+                    unsafe {
+                        t.groups
+                            .store_release(g + ncw + e, E::from_u32(out[ncw + e]))
+                    };
+                    self.counters.entry_stores += 1;
+                }
             }
+            self.counters.groups_in_place += 1;
+            Ok(())
+        } else {
             self.counters.groups_rebuilt += 1;
-            sc.words.clear();
-            group::encode(&sc.fpa, 0, &mut sc.words);
-            let words = std::mem::take(&mut sc.words);
-            let r = self.replace_group(t, j, id, gi, g, len, &words);
-            sc.words = words;
-            r
-        });
-        self.scratch[j + 1] = sc;
+            self.replace_group(t, j, id, gi, g, len, &out)
+        };
+        sc.old = out;
+        self.group_scratch = Some(sc);
         r
+    }
+}
+
+/// Copies into `fpa` (the elements of `p` at level `top + s`) the values in `old` of the
+/// elements that a route strictly inside `p`, no longer than `top + s`, covers, by the
+/// presence bits `bits` of the levels below `top` (bit `(1 << rel) | bits` for the
+/// prefix `rel` levels below `top`).
+pub(super) fn keep_covered<A: Address>(
+    bits: &[u64],
+    top: u8,
+    s: u8,
+    p: &Prefix<A>,
+    old: &[u32],
+    fpa: &mut [u32],
+) {
+    let rel = p.len() - top;
+    let node = if rel == 0 {
+        1
+    } else {
+        (1usize << rel) | p.addr().bits_at(top, rel) as usize
+    };
+    // Level `rel + k` below `p`: the `2^k` slots from `node << k`, each covering
+    // `2^(s - rel - k)` elements.
+    for k in 1..=s - rel {
+        let (lo, n) = (node << k, 1usize << k);
+        let span = 1usize << (s - rel - k);
+        let mut b = lo;
+        while b < lo + n {
+            let w = 64.min(n);
+            let mask = if w == 64 {
+                u64::MAX
+            } else {
+                ((1u64 << w) - 1) << (b % 64)
+            };
+            let mut m = bits[b / 64] & mask;
+            while m != 0 {
+                let slot = b / 64 * 64 + m.trailing_zeros() as usize;
+                let x = (slot - lo) * span;
+                fpa[x..x + span].copy_from_slice(&old[x..x + span]);
+                m &= m - 1;
+            }
+            b += w;
+        }
+    }
+}
+
+/// Sets or clears bit `slot` of `bits`.
+#[inline]
+pub(super) fn set_bit(bits: &mut [u64], slot: usize, on: bool) {
+    let w = &mut bits[slot / 64];
+    if on {
+        *w |= 1 << (slot % 64);
+    } else {
+        *w &= !(1 << (slot % 64));
     }
 }

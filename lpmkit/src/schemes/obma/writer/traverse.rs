@@ -47,35 +47,58 @@ pub(super) fn paint<A: Address>(
     routes: bool,
 ) {
     let bits = bot - window.len();
-    let base = rib.covering_next_hop(window).map_or(0, |h| h.get());
     sc.fpa.clear();
-    sc.fpa.resize(1 << bits, base);
+    sc.fpa.resize(1 << bits, 0);
     sc.deeper.clear();
     sc.routes.clear();
     let wl = window.len();
+    // Element index of `p` (inside the window); a window of one element has only 0.
+    let index = |p: &Prefix<A>| {
+        if bits == 0 {
+            0
+        } else {
+            p.addr().bits_at(wl, bits)
+        }
+    };
+    // The routes inside the window, painted over a zero background (0 is no next hop,
+    // and no route has it): the covering route's value fills what stays zero after the
+    // walk, which returns it from the same descent.
     let (fpa, deeper, list) = (&mut sc.fpa, &mut sc.deeper, &mut sc.routes);
-    rib.walk_window(
-        window,
-        bot,
-        |p, nh| {
-            let rel = p.len() - wl;
-            if rel == 0 {
-                return;
+    let mut painted = false;
+    let base = rib
+        .walk_window(
+            window,
+            bot,
+            |p, nh| {
+                let rel = p.len() - wl;
+                if rel == 0 {
+                    return;
+                }
+                painted = true;
+                let idx = index(&p);
+                let span = 1usize << (bot - p.len());
+                fpa[idx as usize..idx as usize + span].fill(nh.get());
+                if routes {
+                    list.push((idx >> (bot - p.len()), rel, nh.get()));
+                }
+            },
+            |p| {
+                let idx = index(&p);
+                if deeper.last() != Some(&idx) {
+                    deeper.push(idx);
+                }
+            },
+        )
+        .map_or(0, |h| h.get());
+    if base != 0 {
+        if painted {
+            for v in fpa.iter_mut().filter(|v| **v == 0) {
+                *v = base;
             }
-            let idx = p.addr().bits_at(wl, bits);
-            let span = 1usize << (bot - p.len());
-            fpa[idx as usize..idx as usize + span].fill(nh.get());
-            if routes {
-                list.push((idx >> (bot - p.len()), rel, nh.get()));
-            }
-        },
-        |p| {
-            let idx = p.addr().bits_at(wl, bits);
-            if deeper.last() != Some(&idx) {
-                deeper.push(idx);
-            }
-        },
-    );
+        } else {
+            fpa.fill(base);
+        }
+    }
 }
 
 /// The sparse form of a painted chunk (§V-D), if it has at most `k` entries: its routes

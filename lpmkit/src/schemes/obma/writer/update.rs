@@ -1,56 +1,92 @@
 //! The update path (§VI-B): what a change touches, the 24th-level optimisation, adaptive
 //! grouping's online addition and periodic decay, and the [`InPlaceWriter`] glue.
 
-use super::{extend, Full, ObmaWriter, Retired};
+use super::traverse::paint;
+use super::{extend, keep_covered, set_bit, Full, ObmaWriter, Retired};
 use crate::fib::{BuildError, Change, InPlaceWriter, Patched, UpdateStats};
 use crate::prefix::{Address, Prefix};
 use crate::rib::Rib;
 use crate::schemes::common::{AtomicWord, Word};
-use crate::schemes::obma::layout::{Layout, Variant};
+use crate::schemes::obma::layout::Layout;
 use crate::schemes::obma::Grouping;
 
 impl<A: Address> ObmaWriter<A> {
-    /// Applies the change of `p` (already in `rib`); `announced`: `p` is in `rib`, so
-    /// every element strictly above it has a longer route below (no walk needed).
+    /// Applies the change of `p` (already in `rib`); `announced`: the next hop `p` was
+    /// announced with (then `p` is in `rib`, so every element strictly above it has a
+    /// longer route below, and the elements it is the longest match of take this value:
+    /// no walk needed to know either).
     fn change<E: Word + AtomicWord>(
         &mut self,
         t: &Layout<A, E>,
         rib: &Rib<A>,
         p: Prefix<A>,
-        announced: bool,
+        announced: Option<u32>,
     ) -> Result<(), Full> {
         let l = p.len();
         let db = self.dpa_bits;
         if l <= db {
-            // Home: the DPA. Every element inside `p` takes its new longest match; a
-            // chunk below one is rebuilt if what it inherits changed.
-            let first = if db == 0 { 0 } else { p.addr().bits_at(0, db) };
-            for x in first..first + (1u32 << (db - l)) {
-                let e = extend(&Prefix::DEFAULT, x, db);
-                let lpm = rib.covering_next_hop(&e).map_or(0, |h| h.get());
+            // Home: the DPA. One level traversal of `p` gives every element inside it
+            // its new longest match; a chunk below one inherits it.
+            let first = if db == 0 { 0 } else { p.addr().bits_at(0, db) } as usize;
+            let slot = self.dpa_slot(&p);
+            set_bit(&mut self.dpa_presence, slot, announced.is_some());
+            let mut sc = self.scratch[0].take().unwrap_or_default();
+            if self.single {
+                // As `repaint`: the elements no route inside `p` covers take `p`'s next
+                // hop (or the covering route's), the others keep theirs; a chunk below
+                // a covered element inherits what it did.
+                let count = 1usize << (db - l);
+                sc.old.clear();
                 // SAFETY: the DPA is committed whole; the writer reads its own words.
-                let old = unsafe { t.dpa.get(x as usize) }.get();
+                sc.old
+                    .extend((first..first + count).map(|x| unsafe { t.dpa.get(x) }.get()));
+                let v = match announced {
+                    Some(v) => v,
+                    None => rib.covering_next_hop(&p).map_or(0, |h| h.get()),
+                };
+                sc.fpa.clear();
+                sc.fpa.resize(count, v);
+                keep_covered(&self.dpa_presence, 0, db, &p, &sc.old, &mut sc.fpa);
+                for k in 0..count {
+                    let prev = sc.old[k];
+                    if prev >= t.lim && sc.fpa[k] == prev {
+                        sc.fpa[k] = self.recs[0][(prev - t.lim) as usize].default;
+                    }
+                }
+            } else {
+                paint(rib, &p, db, &mut sc, false);
+            }
+            let mut r = Ok(());
+            for (k, &lpm) in sc.fpa.iter().enumerate() {
+                let x = first + k;
+                // SAFETY: the DPA is committed whole; the writer reads its own words.
+                let old = unsafe { t.dpa.get(x) }.get();
                 if old >= t.lim {
-                    let cid = old - t.lim;
-                    if self.recs[0][cid as usize].default != lpm {
-                        self.recs[0][cid as usize].default = lpm;
-                        let w = self.recs[0][cid as usize].width;
-                        self.encode_chunk(t, rib, 0, cid, w, true)?;
-                        self.counters.chunks_rebuilt += 1;
+                    r = self.inherit(t, rib, 0, old - t.lim, lpm);
+                    if r.is_err() {
+                        break;
                     }
                 } else if old != lpm {
                     // SAFETY: one atomic store of a switch word.
-                    unsafe { t.dpa.store_release(x as usize, E::from_u32(lpm)) };
+                    unsafe { t.dpa.store_release(x, E::from_u32(lpm)) };
                     self.counters.dpa_stores += 1;
                 }
             }
-            return Ok(());
+            self.scratch[0] = Some(sc);
+            return r;
         }
         let x = p.addr().bits_at(0, db);
         let e = extend(&Prefix::DEFAULT, x, db);
         // SAFETY: as above.
         let old = unsafe { t.dpa.get(x as usize) }.get();
-        let deeper = announced || rib.has_longer(&e);
+        if old >= t.lim {
+            self.prefetch_chunk(t, 0, old - t.lim);
+        }
+        // Alone in its batch, a withdrawal leaves a longer route below the element if its
+        // chunk holds another (presence bits); else the `Rib` says.
+        let deeper = announced.is_some()
+            || (self.single && old >= t.lim && self.holds_route_besides(0, old - t.lim, &p))
+            || rib.has_longer(&e);
         if old >= t.lim {
             if deeper {
                 return self.change_in(t, rib, 0, old - t.lim, p, announced);
@@ -77,7 +113,7 @@ impl<A: Address> ObmaWriter<A> {
         j: usize,
         id: u32,
         p: Prefix<A>,
-        announced: bool,
+        announced: Option<u32>,
     ) -> Result<(), Full> {
         let top = self.tops[j];
         let s = self.strides[j];
@@ -88,7 +124,11 @@ impl<A: Address> ObmaWriter<A> {
             let seg = p.addr().bits_at(top, s);
             let e = Prefix::new_truncating(p.addr(), bot);
             let old = self.element(t, j, id, seg);
-            let deeper = announced || rib.has_longer(&e);
+            let deeper = announced.is_some()
+                || (self.single
+                    && old >= t.lim
+                    && self.holds_route_besides(j + 1, old - t.lim, &p))
+                || rib.has_longer(&e);
             if self.recs[j][id as usize].sparse && !(old >= t.lim && deeper) {
                 // A sparse chunk is rebuilt whole; the rebuild builds or retires the
                 // chunk below the element.
@@ -98,6 +138,7 @@ impl<A: Address> ObmaWriter<A> {
             }
             if old >= t.lim {
                 if deeper {
+                    self.prefetch_chunk(t, j + 1, old - t.lim);
                     return self.change_in(t, rib, j + 1, old - t.lim, p, announced);
                 }
                 let lpm = rib.covering_next_hop(&e).map_or(0, |h| h.get());
@@ -110,49 +151,34 @@ impl<A: Address> ObmaWriter<A> {
             return Ok(());
         }
         // Home chunk.
-        let seg0 = p.addr().bits_at(top, s) as usize;
-        let count = 1usize << (bot - l);
-        let mut done = false;
+        self.set_presence(j, id, &p, announced.is_some());
+        let seg0 = p.addr().bits_at(top, s);
         if l == bot && self.config.level24 {
-            let old = self.element(t, j, id, seg0 as u32);
-            let (covering, longer) = rib.probe(&p);
-            let lpm = covering.map_or(0, |h| h.get());
+            // The 24th-level optimisation: one element, no level traversal. An element
+            // that is no pointer has no longer route below it (the announcement or
+            // withdrawal of `p` adds or removes none), so its new value is `p`'s next hop
+            // or, after a withdrawal, the covering route's.
+            let old = self.element(t, j, id, seg0);
+            let lpm = match announced {
+                Some(v) => v,
+                None if self.single => self.covering(rib, j, id, &p),
+                None => rib.covering_next_hop(&p).map_or(0, |h| h.get()),
+            };
             if old >= t.lim {
                 // A pointer node: the chunk below inherits the new value.
-                let cid = old - t.lim;
-                if self.recs[j + 1][cid as usize].default != lpm {
-                    self.recs[j + 1][cid as usize].default = lpm;
-                    let w = self.recs[j + 1][cid as usize].width;
-                    self.encode_chunk(t, rib, j + 1, cid, w, true)?;
-                    self.counters.chunks_rebuilt += 1;
-                }
-                done = true;
-            } else if !longer {
-                self.set_element(t, rib, j, id, seg0 as u32, lpm)?;
-                done = true;
+                self.inherit(t, rib, j + 1, old - t.lim, lpm)?;
+            } else {
+                self.set_element(t, rib, j, id, seg0, lpm)?;
             }
-        }
-        if !done {
-            let rec = self.recs[j][id as usize];
-            match self.variant {
-                Variant::B => {
-                    let d = s - rec.width;
-                    for gi in seg0 >> d..=(seg0 + count - 1) >> d {
-                        self.rebuild_group(t, rib, j, id, gi)?;
-                    }
-                }
-                Variant::L | Variant::S => {
-                    self.encode_chunk(t, rib, j, id, rec.width, true)?;
-                    self.counters.chunks_rebuilt += 1;
-                }
-            }
+        } else {
+            self.repaint(t, rib, j, id, p, announced)?;
         }
         // Adaptive grouping, online addition.
         if let Grouping::Adaptive { .. } = self.config.grouping {
             let rec = &mut self.recs[j][id as usize];
             rec.counter = rec.counter.saturating_add(1);
             let (c, w) = (rec.counter, rec.width);
-            if self.width_for(j, c) > w {
+            if self.widens(j, c, w) {
                 self.encode_chunk(t, rib, j, id, w + 1, true)?;
                 self.counters.regroups += 1;
             }
@@ -196,6 +222,7 @@ impl<A: Address> ObmaWriter<A> {
         rib: &Rib<A>,
         changes: &[Change<A>],
     ) -> Result<usize, Full> {
+        self.single = changes.len() == 1;
         for c in changes {
             if let Change::Announce(_, nh) = c {
                 if nh.get() >= t.lim {
@@ -203,7 +230,11 @@ impl<A: Address> ObmaWriter<A> {
                     return Err(Full);
                 }
             }
-            self.change(t, rib, c.prefix(), matches!(c, Change::Announce(..)))?;
+            let announced = match c {
+                Change::Announce(_, nh) => Some(nh.get()),
+                Change::Withdraw(_) => None,
+            };
+            self.change(t, rib, c.prefix(), announced)?;
             self.counters.updates += 1;
             if let Grouping::Adaptive { decay_updates, .. } = self.config.grouping {
                 self.since_decay += 1;
