@@ -9,7 +9,7 @@
 use core::arch::x86_64::*;
 
 use super::entry::Entry;
-use super::pivot::Pivots;
+use super::pivot::{pipeline3, Pivots};
 use crate::schemes::common::Width;
 use crate::simd::{prefetch, Avx2};
 
@@ -93,10 +93,8 @@ unsafe fn blocks<E: Entry>(t: &Pivots<E>, keys: &[u32], out: &mut [u32]) {
     let lim = _mm256_set1_epi32(t.lim as i32);
     let low8 = _mm256_set1_epi32(0xff);
     let blocks = keys.len() / PIPE;
-    // Per block in flight: the next level's entry index (0 once resolved: entry 0 of a
-    // level is committed at creation and cached).
-    let mut i24 = [[0u32; PIPE]; 2];
-    let mut i32_ = [[0u32; PIPE]; 2];
+    // Indices handed between stages are 0 once a key is resolved: entry 0 of a level is
+    // committed at creation and cached.
     // SAFETY (all three stages): indices are the top 16 bits of a key (< 2^16, the
     // committed level-16 array), or chunk indices `c << 8 | byte` of chunks whose IDs
     // were read from published entries (committed, complete before the ID's store, not
@@ -152,21 +150,5 @@ unsafe fn blocks<E: Entry>(t: &Pivots<E>, keys: &[u32], out: &mut [u32]) {
             _mm256_storeu_si256(o, _mm256_blendv_epi8(prev, gather(t32, i), go));
         }
     };
-    for b in 0..blocks + 2 {
-        if b >= 2 {
-            stage_c(b - 2, &i32_[b % 2], out);
-        }
-        if b >= 1 && b - 1 < blocks {
-            let (lo, hi) = i32_.split_at_mut(1);
-            let dst = if (b - 1) % 2 == 0 {
-                &mut lo[0]
-            } else {
-                &mut hi[0]
-            };
-            stage_b(b - 1, &i24[(b - 1) % 2], dst, out);
-        }
-        if b < blocks {
-            stage_a(b, &mut i24[b % 2], out);
-        }
-    }
+    pipeline3(blocks, out, stage_a, stage_b, stage_c);
 }

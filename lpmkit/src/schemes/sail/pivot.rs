@@ -30,6 +30,36 @@ pub(crate) const MAX_LEVELS: usize = 16;
 /// Keys per block of `lookup_batch`.
 const BLOCK: usize = 16;
 
+/// Drives SAIL_L's three-stage IPv4 pipeline over `blocks` blocks (the scalar kernel and
+/// the AVX2 one): in round `b`, stage C of block `b - 2`, stage B of block `b - 1`, stage
+/// A of block `b`. A hands B each key's level-24 index and B hands C its level-32 index
+/// (0 once resolved), through two slots per hand-over so that a block's indices stay
+/// put while the next block's are written.
+#[inline(always)]
+pub(super) fn pipeline3<T: Copy + Default, const P: usize>(
+    blocks: usize,
+    out: &mut [u32],
+    mut stage_a: impl FnMut(usize, &mut [T; P], &mut [u32]),
+    mut stage_b: impl FnMut(usize, &[T; P], &mut [T; P], &mut [u32]),
+    mut stage_c: impl FnMut(usize, &[T; P], &mut [u32]),
+) {
+    let mut i24 = [[T::default(); P]; 2];
+    let mut i32_ = [[T::default(); P]; 2];
+    for b in 0..blocks + 2 {
+        if b >= 2 {
+            stage_c(b - 2, &i32_[b % 2], out);
+        }
+        if b >= 1 && b - 1 < blocks {
+            let [even, odd] = &mut i32_;
+            let dst = if (b - 1) % 2 == 0 { even } else { odd };
+            stage_b(b - 1, &i24[(b - 1) % 2], dst, out);
+        }
+        if b < blocks {
+            stage_a(b, &mut i24[b % 2], out);
+        }
+    }
+}
+
 /// Chunks in use per level, set by the writer (its own cache line).
 #[repr(align(64))]
 #[derive(Debug, Default)]
@@ -181,9 +211,6 @@ impl<E: Entry> Pivots<E> {
         let (t16, t24, t32) = (&self.arrays[0], &self.arrays[1], &self.arrays[2]);
         let n = keys.len() / PIPE * PIPE;
         let blocks = n / PIPE;
-        // Per block in flight: the next level's entry index (0 once resolved).
-        let mut i24 = [[0usize; PIPE]; 2];
-        let mut i32_ = [[0usize; PIPE]; 2];
         let stage_a = |b: usize, i24: &mut [usize; PIPE], out: &mut [u32]| {
             for j in 0..PIPE {
                 let a = keys[b * PIPE + j];
@@ -218,23 +245,7 @@ impl<E: Entry> Pivots<E> {
                 *o = if *o >= lim { e } else { *o };
             }
         };
-        for b in 0..blocks + 2 {
-            if b >= 2 {
-                stage_c(b - 2, &i32_[b % 2], out);
-            }
-            if b >= 1 && b - 1 < blocks {
-                let (lo, hi) = i32_.split_at_mut(1);
-                let dst = if (b - 1) % 2 == 0 {
-                    &mut lo[0]
-                } else {
-                    &mut hi[0]
-                };
-                stage_b(b - 1, &i24[(b - 1) % 2], dst, out);
-            }
-            if b < blocks {
-                stage_a(b, &mut i24[b % 2], out);
-            }
-        }
+        pipeline3(blocks, out, stage_a, stage_b, stage_c);
         for j in n..keys.len() {
             out[j] = self.lookup_one(keys[j]);
         }
