@@ -8,7 +8,9 @@
 //! N threads the keys are split into N sections, one per thread (as DXR does, so threads do
 //! not share a stream), and the rate is total keys over the slowest thread's time. Every
 //! run's answers are summed into a checksum that must equal the reference trie's: a wrong
-//! answer voids the figure (it is reported as WRONG and the exit status is 1).
+//! answer voids the figure (it is reported as WRONG and the exit status is 1). Before the
+//! timed runs every scheme runs `--warmup` untimed passes (default 1), so the first scheme
+//! of the list is not measured on a colder machine than the rest.
 
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -63,6 +65,12 @@ pub struct BenchArgs {
     /// Runs per figure; the median is reported.
     #[arg(long, short = 'r', default_value_t = 5)]
     runs: usize,
+
+    /// Untimed runs of each scheme before the timed ones (per thread count), so the first
+    /// scheme measured does not pay for cold caches, page faults and clock ramp-up that the
+    /// later ones do not.
+    #[arg(long, default_value_t = 1)]
+    warmup: usize,
 
     /// Keys per `lookup_batch` call (the burst size of a data plane).
     #[arg(long, default_value_t = 256, value_parser = clap::builder::RangedU64ValueParser::<usize>::new().range(1..))]
@@ -152,6 +160,7 @@ pub fn default_run() -> anyhow::Result<ExitCode> {
             threads: vec![1],
             keys: 1 << 22,
             runs: 3,
+            warmup: 1,
             batch: 256,
             ways: None,
             cycles: false,
@@ -411,6 +420,11 @@ fn bench<A: Address>(table: &Table<A>, args: &BenchArgs) -> anyhow::Result<Vec<R
                 args.runs
             ),
         );
+        for _ in 0..args.warmup {
+            for b in &built {
+                measure(&*b.fib, &keys, threads, args.batch, mode, &jit, args.keys);
+            }
+        }
         for _ in 0..args.runs {
             for (i, b) in built.iter().enumerate() {
                 let (secs, sum) =

@@ -153,6 +153,20 @@ struct Figure {
     /// `line` or `bar`.
     #[serde(default = "default_kind")]
     kind: String,
+    /// Ratios the report states for this machine beside the paper's.
+    #[serde(default)]
+    ratios: Vec<Ratio>,
+}
+
+/// A ratio of two points or series of a figure: `of ÷ to`, each a series name (per x,
+/// where both have a value) or `series@x` (one point), and the paper's own figure.
+#[derive(Deserialize, Debug)]
+#[serde(deny_unknown_fields)]
+struct Ratio {
+    of: String,
+    to: String,
+    /// The paper's ratio (with its conditions), quoted as it is.
+    paper: Option<String>,
 }
 
 #[derive(Deserialize, Debug)]
@@ -595,14 +609,15 @@ fn run_experiments(a: &RunArgs) -> anyhow::Result<ExitCode> {
         let svg = format!("{}-{}.svg", e.name, f.id);
         let series = plot::draw(&out.join(&svg), f, &mine)?;
         report.push_str(&format!(
-            "\n## {} {}: {}\n\n*Paper ({}):* {}\n\n![{}]({svg})\n\n{}\n",
+            "\n## {} {}: {}\n\n*Paper ({}):* {}\n\n![{}]({svg})\n\n{}{}\n",
             e.name,
             f.id,
             f.title,
             e.paper,
             f.paper,
             f.title,
-            plot::table(f, &mine, &series)
+            plot::table(f, &mine, &series),
+            plot::ratios(f, &series)
         ));
     }
     report.push_str(NOT_YET);

@@ -219,6 +219,80 @@ pub(super) fn table(f: &Figure, _recs: &[&Map<String, Value>], p: &Points) -> St
     t
 }
 
+/// The figure's ratios as a Markdown table: the paper's beside this machine's (per x
+/// where a ratio names two series; `-` where a point is missing).
+pub(super) fn ratios(f: &Figure, p: &Points) -> String {
+    if f.ratios.is_empty() {
+        return String::new();
+    }
+    let mut t = String::from("\n| ratio | paper | this machine |\n|---|---|---|\n");
+    for r in &f.ratios {
+        let mine = ratio_values(p, &r.of, &r.to);
+        let mine = if mine.is_empty() {
+            "-".to_string()
+        } else {
+            mine.iter()
+                .map(|(x, v)| match x {
+                    Some(x) => format!("{v:.2}× ({x})"),
+                    None => format!("{v:.2}×"),
+                })
+                .collect::<Vec<_>>()
+                .join(", ")
+        };
+        t += &format!(
+            "| {} ÷ {} | {} | {} |\n",
+            r.of,
+            r.to,
+            r.paper.as_deref().unwrap_or("-"),
+            mine
+        );
+    }
+    t
+}
+
+/// `of ÷ to` on this figure's points: one value per x where both series have one, or a
+/// single value when either names a point (`series@x`) or each series has one value only.
+fn ratio_values(p: &Points, of: &str, to: &str) -> Vec<(Option<String>, f64)> {
+    // (series index, x index if given)
+    let find = |name: &str| -> Option<(usize, Option<usize>)> {
+        let (s, x) = match name.rsplit_once('@') {
+            Some((s, x)) if p.series.iter().any(|v| v == s) => (s, Some(x)),
+            _ => (name, None),
+        };
+        let si = p.series.iter().position(|v| v == s)?;
+        let xi = match x {
+            Some(x) => Some(p.xs.iter().position(|v| v == x)?),
+            None => None,
+        };
+        Some((si, xi))
+    };
+    let (Some((a, ax)), Some((b, bx))) = (find(of), find(to)) else {
+        return Vec::new();
+    };
+    let only = |si: usize| -> Option<f64> {
+        let mut it = p.ys[si].iter().flatten();
+        let v = *it.next()?;
+        it.next().is_none().then_some(v)
+    };
+    let at = |si: usize, xi: Option<usize>| match xi {
+        Some(xi) => p.ys[si][xi],
+        None => only(si),
+    };
+    if ax.is_some() || bx.is_some() || (only(a).is_some() && only(b).is_some()) {
+        return match (at(a, ax), at(b, bx)) {
+            (Some(x), Some(y)) if y != 0.0 => vec![(None, x / y)],
+            _ => Vec::new(),
+        };
+    }
+    p.xs.iter()
+        .enumerate()
+        .filter_map(|(xi, x)| match (p.ys[a][xi], p.ys[b][xi]) {
+            (Some(u), Some(v)) if v != 0.0 => Some((Some(x.clone()), u / v)),
+            _ => None,
+        })
+        .collect()
+}
+
 /// What the y axis shows.
 fn y_name(f: &Figure) -> &str {
     f.y_label.as_deref().unwrap_or(&f.y)
@@ -238,4 +312,36 @@ fn fmt_y(y: f64) -> String {
 fn one_series_per_x(p: &Points) -> bool {
     (0..p.xs.len()).all(|xi| p.ys.iter().filter(|row| row[xi].is_some()).count() <= 1)
         && p.ys.iter().all(|row| row.iter().flatten().count() <= 1)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn pts() -> Points {
+        Points {
+            xs: vec!["1".into(), "2".into()],
+            series: vec!["a".into(), "b".into(), "c".into()],
+            ys: vec![
+                vec![Some(10.0), Some(30.0)],
+                vec![Some(5.0), Some(10.0)],
+                vec![Some(4.0), None],
+            ],
+        }
+    }
+
+    #[test]
+    fn ratios_per_x_per_point_and_single_values() {
+        let p = pts();
+        assert_eq!(
+            ratio_values(&p, "a", "b"),
+            vec![(Some("1".into()), 2.0), (Some("2".into()), 3.0)]
+        );
+        assert_eq!(ratio_values(&p, "a@2", "a@1"), vec![(None, 3.0)]);
+        // `c` has one value only: against a point.
+        assert_eq!(ratio_values(&p, "a@1", "c"), vec![(None, 2.5)]);
+        // Unknown series or x: no ratio.
+        assert!(ratio_values(&p, "a", "zz").is_empty());
+        assert!(ratio_values(&p, "a@9", "b@1").is_empty());
+    }
 }
