@@ -80,6 +80,14 @@ impl<L: Word> Trie<L> {
     }
 
     /// One lookup: the next-hop id (0 = no route).
+    ///
+    /// It reads a node field by field, as the C code's `poptrie_lookup` does: `vector`
+    /// at every level, `base1` (the switch word, acquire) only to descend, `leafvec` and
+    /// `base0` only at the last node; and it takes the node array's address once (the
+    /// arena never moves), where [`node`](Self::node) would reload it after every
+    /// acquire load. Reading the fields at different moments is sound because only
+    /// `base1` of a live node ever changes, and its old and new values name children
+    /// arrays with the same contents.
     #[inline(always)]
     pub(super) fn lookup_one<A: Key>(&self, a: A) -> u32 {
         let s = self.s as u32;
@@ -87,16 +95,40 @@ impl<L: Word> Trie<L> {
         if e & LEAF_FLAG != 0 {
             return e & !LEAF_FLAG;
         }
-        let mut n = self.node(e);
+        let nodes = self.nodes.as_ptr();
+        let mut i = e;
         // The key shifted so that the current stride is its top 6 bits.
         let mut k = a.shl(s);
         loop {
             let idx = k.head();
-            if (n.vector >> idx) & 1 != 0 {
-                n = self.node(n.base1 + super::popcnt_le(n.vector, idx) - 1);
+            debug_assert!((i as usize) < self.nodes.committed());
+            // `i` is a published node index, as in `node`: from a direct-pointing entry
+            // without the leaf flag, or `base1 + popcnt - 1` of a set vector bit, so the
+            // node is committed and not reused while this reader may hold it.
+            let p = nodes.wrapping_add(i as usize);
+            // SAFETY: `p` is a committed node (above); `vector` never changes in a live
+            // node.
+            let vector = unsafe { core::ptr::addr_of!((*p).vector).read() };
+            if (vector >> idx) & 1 != 0 {
+                // SAFETY: as above; `base1` is a switch word, only ever accessed
+                // atomically (acquire: the children array it names is complete).
+                let base1 = unsafe {
+                    core::sync::atomic::AtomicU32::from_ptr(
+                        core::ptr::addr_of!((*p).base1) as *mut u32
+                    )
+                }
+                .load(Ordering::Acquire);
+                i = base1 + super::popcnt_le(vector, idx) - 1;
                 k = k.shl(STRIDE);
             } else {
-                return self.leaf(n.base0 + super::popcnt_le(n.leafvec, idx) - 1);
+                // SAFETY: as above; `leafvec` and `base0` never change in a live node.
+                let (leafvec, base0) = unsafe {
+                    (
+                        core::ptr::addr_of!((*p).leafvec).read(),
+                        core::ptr::addr_of!((*p).base0).read(),
+                    )
+                };
+                return self.leaf(base0 + super::popcnt_le(leafvec, idx) - 1);
             }
         }
     }
