@@ -270,3 +270,39 @@ pub fn assert_lookups<A: Address, F: Fib<A> + ?Sized>(
         assert_eq!(&out[..], &want[..n], "{what}: lookup_batch of {n}");
     }
 }
+
+// ---------------------------------------------------------------------------------------
+// Scratch files for the readers' tests.
+
+/// A scratch directory unique to one test.
+pub fn scratch(name: &str) -> PathBuf {
+    let d = std::env::temp_dir().join(format!("lpmkit-io-{}-{name}", std::process::id()));
+    std::fs::create_dir_all(&d).unwrap();
+    d
+}
+
+/// Writes `bytes` to `dir/name`.
+pub fn write(dir: &Path, name: &str, bytes: &[u8]) -> PathBuf {
+    use std::io::Write;
+    let p = dir.join(name);
+    std::fs::File::create(&p).unwrap().write_all(bytes).unwrap();
+    p
+}
+
+/// `bytes` xz-compressed.
+#[cfg(feature = "compression")]
+pub fn xz(bytes: &[u8]) -> Vec<u8> {
+    use std::io::Write;
+    let mut e = liblzma::write::XzEncoder::new(Vec::new(), 6);
+    e.write_all(bytes).unwrap();
+    e.finish().unwrap()
+}
+
+/// `bytes` gzip-compressed.
+#[cfg(feature = "compression")]
+pub fn gz(bytes: &[u8]) -> Vec<u8> {
+    use std::io::Write;
+    let mut e = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::default());
+    e.write_all(bytes).unwrap();
+    e.finish().unwrap()
+}
