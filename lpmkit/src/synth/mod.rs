@@ -60,7 +60,7 @@
 //!
 //! # Calibration targets
 //!
-//! Checked by `tests/synth_traffic.rs` (the tolerance in brackets) on [`default_v4`]
+//! Checked by `tests/synth.rs` (the tolerance in brackets) on [`default_v4`]
 //! (1,000,000 routes) and [`default_v6`] (200,000 routes); the targets are the bart tier-1
 //! tables' figures and, for next hops, the real FIBs of `shared/data`. "Measured" is seed
 //! 1, as printed by `Shape`.
