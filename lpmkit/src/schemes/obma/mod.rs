@@ -493,7 +493,11 @@ impl<A: Address> IncrementalFib<A> for Obma<A> {
     fn apply(&mut self, rib: &Rib<A>, changes: &[Change<A>]) -> Result<UpdateStats, BuildError> {
         // `fib::apply_alone`, without a fresh list of retired blocks per call: no reader
         // shares the table, so what a patch retires is reused at once.
-        let changes = patch_order(changes);
+        let changes = if changes.len() <= 1 {
+            std::borrow::Cow::Borrowed(changes)
+        } else {
+            patch_order(changes)
+        };
         let mut retired = std::mem::take(&mut self.retired);
         // SAFETY: the table is this writer's, and `&mut self` excludes every reader.
         let r = unsafe { self.writer.patch(&self.table, rib, &changes, &mut retired) };

@@ -1,0 +1,487 @@
+//! The common paths of a change alone in its batch (one change per `apply`, as a replayed
+//! trace feeds them), written to touch little: the chain of the table down to the home
+//! chunk (DPA element, group entries) is read once, an element is located once, the
+//! presence bits below the prefix are read once, and a prefix with nothing inside it is
+//! patched as one range.
+//!
+//! [`ObmaWriter::change_alone`] handles a change homed in a chunk that exists and stays
+//! (an announcement, or a withdrawal that leaves the chunk another route); everything
+//! else (changes up to the DPA's levels, chunks built or retired, sparse chunks, a batch
+//! of several changes) takes the general path of `update.rs`, which it leaves untouched
+//! when it declines. A chunk whose default changes (below an element that changed) has
+//! its elements that take the default repainted by [`ObmaWriter::repaint_masked`] on both
+//! paths.
+
+use super::super::layout::Layout;
+use super::*;
+
+/// An element of a live group, located.
+#[derive(Clone, Copy, Debug)]
+pub(super) struct Spot {
+    /// Index of the group in its chunk.
+    pub(super) gi: usize,
+    /// Offset of the group.
+    pub(super) g: usize,
+    /// Elements of the group.
+    pub(super) n: usize,
+    /// The element's position in the group's (permuted) order.
+    pub(super) pos: usize,
+    /// Its lookup entry.
+    pub(super) e: usize,
+    /// Its value.
+    pub(super) value: u32,
+}
+
+/// Most elements a chunk has (8-bit strides).
+const MAX_ELEMENTS: usize = 256;
+
+impl<A: Address> ObmaWriter<A> {
+    /// Element `seg` of chunk `id` of layer `j` (not a sparse chunk), located.
+    #[inline]
+    pub(super) fn spot<E: Word + AtomicWord>(
+        &self,
+        t: &Layout<A, E>,
+        j: usize,
+        id: u32,
+        seg: usize,
+    ) -> Spot {
+        let d = self.strides[j] - self.recs[j][id as usize].width;
+        let n = 1usize << d;
+        let gi = seg >> d;
+        let (g, bis) = self.group_loc(t, j, id, gi);
+        let pos = (seg & (n - 1)) ^ bis;
+        // SAFETY: the writer reads its own published group.
+        let cw = unsafe { t.groups.get(g + pos / 8) }.get();
+        let e = group::entry_index(cw, pos);
+        // SAFETY: as above.
+        let value = unsafe { t.groups.get(g + code_words(n) + e) }.get();
+        Spot {
+            gi,
+            g,
+            n,
+            pos,
+            e,
+            value,
+        }
+    }
+
+    /// Sets the element at `at` (of chunk `id`, layer `j`) to `v`, which differs from its
+    /// value: one store when the element has a lookup entry of its own (a 1 at it and at
+    /// the element after it, or it ends the group) — also when `v` equals a neighbour's
+    /// value (runs that merge keep their 1s: see `patch_group`) — else the group derived
+    /// by Table II's transform ([`group::set_range`] of one element) replaces the live one.
+    pub(super) fn set_spot<E: Word + AtomicWord>(
+        &mut self,
+        t: &Layout<A, E>,
+        j: usize,
+        id: u32,
+        at: &Spot,
+        v: u32,
+    ) -> Result<(), Full> {
+        debug_assert_ne!(at.value, v);
+        let ncw = code_words(at.n);
+        // SAFETY: the writer reads its own published group.
+        let cw = |c: usize| unsafe { t.groups.get(at.g + c) }.get();
+        self.counters.splices += 1;
+        let (pos, n) = (at.pos, at.n);
+        if group::bit(cw(pos / 8), pos) && (pos + 1 == n || group::bit(cw((pos + 1) / 8), pos + 1))
+        {
+            // SAFETY: one atomic store of a lookup entry that only keys of this element
+            // read; what it names (a next hop, or a chunk published in its list) is
+            // complete.
+            unsafe { t.groups.store_release(at.g + ncw + at.e, E::from_u32(v)) };
+            self.counters.entry_stores += 1;
+            self.counters.groups_in_place += 1;
+            return Ok(());
+        }
+        self.set_group_range(t, j, id, at.gi, at.g, pos, pos + 1, v)
+    }
+
+    /// Replaces group `gi` (at `g`) of chunk `id` of layer `j` by its encoding with the
+    /// (permuted) positions `lo..hi` set to `v` ([`group::set_range`]).
+    #[allow(clippy::too_many_arguments)]
+    fn set_group_range<E: Word + AtomicWord>(
+        &mut self,
+        t: &Layout<A, E>,
+        j: usize,
+        id: u32,
+        gi: usize,
+        g: usize,
+        lo: usize,
+        hi: usize,
+        v: u32,
+    ) -> Result<(), Full> {
+        let n = 1usize << (self.strides[j] - self.recs[j][id as usize].width);
+        let len = self.group_len(t, j, id, g);
+        let mut sc = self.group_scratch.take().unwrap_or_default();
+        sc.words.clear();
+        // SAFETY: the writer reads its own published group.
+        sc.words
+            .extend((0..len).map(|k| unsafe { t.groups.get(g + k) }.get()));
+        sc.old.clear();
+        group::set_range(&sc.words, n, lo, hi, v, &mut sc.old);
+        let r = self.replace_group(t, j, id, gi, g, len, &sc.old);
+        self.group_scratch = Some(sc);
+        r
+    }
+
+    /// The change of `p` (already in `rib`; `announced`: its next hop) when it is alone in
+    /// its batch, on the common paths (see the module docs); `None` if it declines, having
+    /// changed nothing.
+    pub(super) fn change_alone<E: Word + AtomicWord>(
+        &mut self,
+        t: &Layout<A, E>,
+        rib: &Rib<A>,
+        p: &Prefix<A>,
+        announced: Option<u32>,
+    ) -> Option<Result<(), Full>> {
+        let (l, db) = (p.len(), self.dpa_bits);
+        if l <= db || db == 0 {
+            return None;
+        }
+        let lim = t.lim;
+        // SAFETY: the DPA is committed whole; the writer reads its own words.
+        let mut v = unsafe { t.dpa.get(p.addr().bits_at(0, db) as usize) }.get();
+        let mut j = 0;
+        loop {
+            if v < lim {
+                // A chunk to build below the element: the general path.
+                return None;
+            }
+            let id = v - lim;
+            // The record, the presence bits and the chunk-list entry at once: their
+            // misses overlap.
+            self.prefetch_chunk(t, j, id);
+            if self.recs[j][id as usize].sparse {
+                return None;
+            }
+            let (top, s) = (self.tops[j], self.strides[j]);
+            if l <= top + s {
+                return self.home_alone(t, rib, j, id, p, announced);
+            }
+            if j + 1 == self.strides.len() {
+                return None;
+            }
+            v = self.spot(t, j, id, p.addr().bits_at(top, s) as usize).value;
+            j += 1;
+        }
+    }
+
+    /// [`Self::change_alone`] in the home chunk `id` of layer `j`.
+    fn home_alone<E: Word + AtomicWord>(
+        &mut self,
+        t: &Layout<A, E>,
+        rib: &Rib<A>,
+        j: usize,
+        id: u32,
+        p: &Prefix<A>,
+        announced: Option<u32>,
+    ) -> Option<Result<(), Full>> {
+        let (top, s) = (self.tops[j], self.strides[j]);
+        let rel = p.len() - top;
+        // `p`'s presence bit: `(1 << rel) | its bits below the root`.
+        let node = (1usize << rel) | p.addr().bits_at(top, rel) as usize;
+        let words = self.presence_words[j];
+        let base = id as usize * words;
+        if announced.is_none() {
+            // The chunk may hold no route after the withdrawal: the general path asks.
+            let bits = &self.presence[j][base..base + words];
+            let others = bits.iter().enumerate().any(|(i, &w)| {
+                (if i == node / 64 {
+                    w & !(1u64 << (node % 64))
+                } else {
+                    w
+                }) != 0
+            });
+            if !others {
+                return None;
+            }
+        }
+        let seg0 = p.addr().bits_at(top, s) as usize;
+        let r = if rel == s {
+            if !self.config.level24 {
+                return None;
+            }
+            // The 24th-level optimisation (§VI-B2): one element, no traversal.
+            let at = self.spot(t, j, id, seg0);
+            let v = match announced {
+                Some(v) => v,
+                None => self.covering(rib, j, id, p),
+            };
+            if at.value >= t.lim {
+                // A pointer: the chunk below inherits.
+                self.inherit(t, rib, j + 1, at.value - t.lim, v)
+            } else if at.value == v {
+                Ok(())
+            } else {
+                self.set_spot(t, j, id, &at, v)
+            }
+        } else {
+            let mut cov = [0u64; MAX_ELEMENTS / 64];
+            let inside = covered_below(
+                &self.presence[j][base..base + words],
+                node,
+                (s - rel) as u32,
+                &mut cov,
+            );
+            match if inside {
+                Ok(false)
+            } else {
+                self.range_alone(t, rib, j, id, p, announced)
+            } {
+                Ok(false) => self.repaint_masked(t, rib, j, id, p, announced, &cov),
+                r => r.map(|_| ()),
+            }
+        };
+        let w = &mut self.presence[j][base + node / 64];
+        if announced.is_some() {
+            *w |= 1 << (node % 64);
+        } else {
+            *w &= !(1 << (node % 64));
+        }
+        Some(r.and_then(|()| self.count_update(t, rib, j, id)))
+    }
+
+    /// Adaptive grouping's online addition (§VI-B1): chunk `id` of layer `j` received an
+    /// update; reaching its range's upper bound widens its group index and regroups it.
+    pub(super) fn count_update<E: Word + AtomicWord>(
+        &mut self,
+        t: &Layout<A, E>,
+        rib: &Rib<A>,
+        j: usize,
+        id: u32,
+    ) -> Result<(), Full> {
+        if let Grouping::Adaptive { .. } = self.config.grouping {
+            let rec = &mut self.recs[j][id as usize];
+            rec.counter = rec.counter.saturating_add(1);
+            let (c, w) = (rec.counter, rec.width);
+            if self.widens(j, c, w) {
+                self.encode_chunk(t, rib, j, id, w + 1, true)?;
+                self.counters.regroups += 1;
+            }
+        }
+        Ok(())
+    }
+
+    /// [`Self::repaint`] of a change alone in its batch whose prefix `p` has nothing
+    /// inside it in the chunk (no presence bit below `p`; the caller checked), so that
+    /// every element of `p` holds one value before the change and one after it: each
+    /// group the elements lie in is patched as one range, without reading them one by
+    /// one. In the group's permuted order (OBMA_S) the elements of `p`, an aligned block,
+    /// are an aligned block too. Returns false (having changed nothing) if one of the
+    /// elements points to a chunk (which would inherit the new value: the general path).
+    pub(super) fn range_alone<E: Word + AtomicWord>(
+        &mut self,
+        t: &Layout<A, E>,
+        rib: &Rib<A>,
+        j: usize,
+        id: u32,
+        p: &Prefix<A>,
+        value: Option<u32>,
+    ) -> Result<bool, Full> {
+        let (top, s) = (self.tops[j], self.strides[j]);
+        let width = self.recs[j][id as usize].width;
+        let d = s - width;
+        let n = 1usize << d;
+        let ncw = code_words(n);
+        let seg0 = p.addr().bits_at(top, s) as usize;
+        let count = 1usize << (top + s - p.len());
+        let m = count.min(n);
+        let (g0, groups) = (seg0 >> d, count.div_ceil(n));
+        let lim = t.lim;
+        // No pointer among the runs that start inside the range, in every group it
+        // touches (a run that starts before it holds two elements or more: no pointer).
+        for gi in g0..g0 + groups {
+            let (g, bis) = self.group_loc(t, j, id, gi);
+            let lo = (seg0 & (n - 1)) ^ (bis & !(m - 1));
+            // SAFETY: the writer reads its own published group.
+            let cw = |c: usize| unsafe { t.groups.get(g + c) }.get();
+            let k = group::ones_in(cw, lo, lo + m);
+            let e0 = group::entry_index(cw(lo / 8), lo) + 1 - group::bit(cw(lo / 8), lo) as usize;
+            // SAFETY: as above; the entries `e0..e0 + k` are those runs'.
+            if (e0..e0 + k).any(|e| unsafe { t.groups.get(g + ncw + e) }.get() >= lim) {
+                return Ok(false);
+            }
+        }
+        let v = match value {
+            Some(v) => v,
+            None => self.covering(rib, j, id, p),
+        };
+        for gi in g0..g0 + groups {
+            let (g, bis) = self.group_loc(t, j, id, gi);
+            let lo = (seg0 & (n - 1)) ^ (bis & !(m - 1));
+            let hi = lo + m;
+            // SAFETY: the writer reads its own published group.
+            let cw = |c: usize| unsafe { t.groups.get(g + c) }.get();
+            let (b_lo, b_hi) = (
+                group::bit(cw(lo / 8), lo),
+                hi == n || group::bit(cw(hi / 8), hi),
+            );
+            let e_lo = group::entry_index(cw(lo / 8), lo);
+            // SAFETY: as above.
+            let u = unsafe { t.groups.get(g + ncw + e_lo) }.get();
+            if u == v {
+                // The range already holds `v` (a withdrawal whose covering route has the
+                // same next hop).
+                continue;
+            }
+            if b_lo && b_hi {
+                // A run (or runs) of its own: its entries stored in place.
+                let k = group::ones_in(cw, lo, hi);
+                for e in e_lo..e_lo + k {
+                    // SAFETY: one atomic store of a lookup entry that only keys of the
+                    // range read; every element of the range takes `v`.
+                    unsafe { t.groups.store_release(g + ncw + e, E::from_u32(v)) };
+                    self.counters.entry_stores += 1;
+                }
+                self.counters.groups_in_place += 1;
+                continue;
+            }
+            self.counters.groups_rebuilt += 1;
+            self.set_group_range(t, j, id, gi, g, lo, hi, v)?;
+        }
+        Ok(true)
+    }
+
+    /// [`Self::repaint`] of a change alone in its batch (`p`: the changed prefix, or the
+    /// chunk's root when its default changed; `cov`: the elements of `p` that routes
+    /// inside `p` cover, by the presence bits): the covered elements keep their values,
+    /// the others take `value` (`p`'s next hop, the new default) or, after a withdrawal,
+    /// the covering route's; an uncovered element that points to a chunk keeps pointing
+    /// and the chunk below inherits the new value; each group is patched
+    /// ([`Self::patch_group`]). No walk of the `Rib`.
+    #[allow(clippy::too_many_arguments)]
+    pub(super) fn repaint_masked<E: Word + AtomicWord>(
+        &mut self,
+        t: &Layout<A, E>,
+        rib: &Rib<A>,
+        j: usize,
+        id: u32,
+        p: &Prefix<A>,
+        value: Option<u32>,
+        cov: &[u64; MAX_ELEMENTS / 64],
+    ) -> Result<(), Full> {
+        let (top, s) = (self.tops[j], self.strides[j]);
+        let d = s - self.recs[j][id as usize].width;
+        let n = 1usize << d;
+        let ncw = code_words(n);
+        let seg0 = if p.len() > top {
+            p.addr().bits_at(top, s) as usize
+        } else {
+            0
+        };
+        let count = 1usize << (top + s - p.len());
+        let m = count.min(n);
+        let lim = t.lim;
+        let covered = |k: usize| cov[k / 64] >> (k % 64) & 1 == 1;
+        let v = match value {
+            Some(v) => v,
+            None => self.covering(rib, j, id, p),
+        };
+        let mut sc = self.scratch[j + 1].take().unwrap_or_default();
+        sc.old.clear();
+        sc.fpa.clear();
+        let mut r = Ok(());
+        for k0 in (0..count).step_by(m) {
+            let (g, bis) = self.group_loc(t, j, id, (seg0 + k0) >> d);
+            let lo = (seg0 + k0) & (n - 1);
+            for k in k0..k0 + m {
+                let pos = (lo + k - k0) ^ bis;
+                // SAFETY: the writer reads its own published group.
+                let old = unsafe {
+                    let cw = t.groups.get(g + pos / 8).get();
+                    t.groups.get(g + ncw + group::entry_index(cw, pos)).get()
+                };
+                sc.old.push(old);
+                sc.fpa.push(if covered(k) || old >= lim { old } else { v });
+                if old >= lim && !covered(k) && r.is_ok() {
+                    // The chunk below takes the new value as its default.
+                    r = self.inherit(t, rib, j + 1, old - lim, v);
+                }
+            }
+        }
+        if r.is_ok() {
+            for k0 in (0..count).step_by(m) {
+                let gi = (seg0 + k0) >> d;
+                let lo = (seg0 + k0) & (n - 1);
+                let (new, old) = (&sc.fpa[k0..k0 + m], &sc.old[k0..k0 + m]);
+                r = self.patch_group(t, j, id, gi, lo, new, old);
+                if r.is_err() {
+                    break;
+                }
+            }
+        }
+        self.scratch[j + 1] = Some(sc);
+        r
+    }
+}
+
+/// Marks in `cov` (bit `k`: element `k` of the subtree of presence slot `node`, `levels`
+/// levels below it) the elements a presence bit of `bits` strictly below `node` covers;
+/// returns whether there is one.
+pub(super) fn covered_below(
+    bits: &[u64],
+    node: usize,
+    levels: u32,
+    cov: &mut [u64; MAX_ELEMENTS / 64],
+) -> bool {
+    if levels <= 6 {
+        // Up to 64 elements: one word, a level's slots in one word of `bits` (aligned).
+        let mut c = 0u64;
+        for k in 1..=levels {
+            let lo = node << k;
+            let mut live = (bits[lo / 64] >> (lo % 64)) & (u64::MAX >> (64 - (1u32 << k)));
+            let t = levels - k;
+            if t == 0 {
+                c |= live;
+                continue;
+            }
+            let span = u64::MAX >> (64 - (1u32 << t));
+            while live != 0 {
+                c |= span << (live.trailing_zeros() << t);
+                live &= live - 1;
+            }
+        }
+        cov[0] = c;
+        return c != 0;
+    }
+    let mut any = false;
+    for k in 1..=levels {
+        // Level `k` below `node`: the `2^k` slots from `node << k` (aligned), each
+        // covering `2^(levels - k)` elements.
+        let lo = node << k;
+        let span = 1usize << (levels - k);
+        let mut w0 = lo / 64;
+        let w1 = (lo + (1usize << k)).div_ceil(64);
+        while w0 < w1 {
+            let shift = if w0 == lo / 64 { lo % 64 } else { 0 };
+            let take = (1usize << k).min(64);
+            let mask = if take == 64 {
+                u64::MAX
+            } else {
+                (1u64 << take) - 1
+            };
+            let mut live = (bits[w0] >> shift) & mask;
+            any |= live != 0;
+            while live != 0 {
+                let slot = w0 * 64 + shift + live.trailing_zeros() as usize;
+                set_span(cov, (slot - lo) * span, span);
+                live &= live - 1;
+            }
+            w0 += 1;
+        }
+    }
+    any
+}
+
+/// Sets bits `x..x + span` of `cov`.
+#[inline]
+fn set_span(cov: &mut [u64; MAX_ELEMENTS / 64], x: usize, span: usize) {
+    let mut q = x;
+    while q < x + span {
+        let w = (x + span - q).min(64 - q % 64);
+        let ones = if w == 64 { u64::MAX } else { (1u64 << w) - 1 };
+        cov[q / 64] |= ones << (q % 64);
+        q += w;
+    }
+}
