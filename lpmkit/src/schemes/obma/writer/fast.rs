@@ -206,7 +206,7 @@ impl<A: Address> ObmaWriter<A> {
             let at = self.spot(t, j, id, seg0);
             let v = match announced {
                 Some(v) => v,
-                None => self.covering(rib, j, id, p),
+                None => self.covering(t, rib, j, id, p),
             };
             if at.value >= t.lim {
                 // A pointer: the chunk below inherits.
@@ -305,7 +305,7 @@ impl<A: Address> ObmaWriter<A> {
         }
         let v = match value {
             Some(v) => v,
-            None => self.covering(rib, j, id, p),
+            None => self.covering(t, rib, j, id, p),
         };
         for gi in g0..g0 + groups {
             let (g, bis) = self.group_loc(t, j, id, gi);
@@ -348,8 +348,9 @@ impl<A: Address> ObmaWriter<A> {
     /// inside `p` cover, by the presence bits): the covered elements keep their values,
     /// the others take `value` (`p`'s next hop, the new default) or, after a withdrawal,
     /// the covering route's; an uncovered element that points to a chunk keeps pointing
-    /// and the chunk below inherits the new value; each group is patched
-    /// ([`Self::patch_group`]). No walk of the `Rib`.
+    /// and the chunk below inherits the new value. Group by group: run by run where every
+    /// run of the live bitmap changes whole or not at all ([`Self::patch_runs`]), else
+    /// element by element ([`Self::patch_group`]). No walk of the `Rib`.
     #[allow(clippy::too_many_arguments)]
     pub(super) fn repaint_masked<E: Word + AtomicWord>(
         &mut self,
@@ -376,43 +377,120 @@ impl<A: Address> ObmaWriter<A> {
         let covered = |k: usize| cov[k / 64] >> (k % 64) & 1 == 1;
         let v = match value {
             Some(v) => v,
-            None => self.covering(rib, j, id, p),
+            None => self.covering(t, rib, j, id, p),
         };
-        let mut sc = self.scratch[j + 1].take().unwrap_or_default();
-        sc.old.clear();
-        sc.fpa.clear();
-        let mut r = Ok(());
         for k0 in (0..count).step_by(m) {
-            let (g, bis) = self.group_loc(t, j, id, (seg0 + k0) >> d);
+            let gi = (seg0 + k0) >> d;
+            let (g, bis) = self.group_loc(t, j, id, gi);
             let lo = (seg0 + k0) & (n - 1);
-            for k in k0..k0 + m {
-                let pos = (lo + k - k0) ^ bis;
+            if bis == 0 {
+                // The elements that change, at their positions in the group (`k0` and
+                // `lo` are multiples of `m`, a power of two).
+                let mut u = [0u64; MAX_ELEMENTS / 64];
+                if m >= 64 {
+                    for w in 0..m / 64 {
+                        u[lo / 64 + w] = !cov[k0 / 64 + w];
+                    }
+                } else {
+                    let part = !(cov[k0 / 64] >> (k0 % 64)) & (u64::MAX >> (64 - m));
+                    u[lo / 64] = part << (lo % 64);
+                }
+                if self.patch_runs(t, rib, j, g, n, &u, v)? {
+                    continue;
+                }
+            }
+            // Element by element: the live values of the group's range, then the new.
+            let mut sc = self.scratch[j + 1].take().unwrap_or_default();
+            sc.old.clear();
+            sc.old.extend((lo..lo + m).map(|x| {
+                let pos = x ^ bis;
                 // SAFETY: the writer reads its own published group.
-                let old = unsafe {
+                unsafe {
                     let cw = t.groups.get(g + pos / 8).get();
                     t.groups.get(g + ncw + group::entry_index(cw, pos)).get()
-                };
-                sc.old.push(old);
+                }
+            }));
+            sc.fpa.clear();
+            let mut r = Ok(());
+            for x in 0..m {
+                let (old, k) = (sc.old[x], k0 + x);
                 sc.fpa.push(if covered(k) || old >= lim { old } else { v });
                 if old >= lim && !covered(k) && r.is_ok() {
                     // The chunk below takes the new value as its default.
                     r = self.inherit(t, rib, j + 1, old - lim, v);
                 }
             }
+            let r = r.and_then(|()| self.patch_group(t, j, id, gi, lo, &sc.fpa, &sc.old));
+            self.scratch[j + 1] = Some(sc);
+            r?;
         }
-        if r.is_ok() {
-            for k0 in (0..count).step_by(m) {
-                let gi = (seg0 + k0) >> d;
-                let lo = (seg0 + k0) & (n - 1);
-                let (new, old) = (&sc.fpa[k0..k0 + m], &sc.old[k0..k0 + m]);
-                r = self.patch_group(t, j, id, gi, lo, new, old);
-                if r.is_err() {
-                    break;
-                }
+        Ok(())
+    }
+
+    /// Gives the elements `u` marks in the group at `g` (`n` elements, no BIS, of a chunk
+    /// of layer `j`) the value `v`, run by run, if every run of the live bitmap lies
+    /// wholly inside `u` or wholly outside it: the entry of each run inside takes `v` by
+    /// one store (a run that points to a chunk keeps pointing, and the chunk below
+    /// inherits `v`), without reading the elements. Returns false, having changed
+    /// nothing, if a run mixes elements inside and outside `u`.
+    #[allow(clippy::too_many_arguments)]
+    fn patch_runs<E: Word + AtomicWord>(
+        &mut self,
+        t: &Layout<A, E>,
+        rib: &Rib<A>,
+        j: usize,
+        g: usize,
+        n: usize,
+        u: &[u64; MAX_ELEMENTS / 64],
+        v: u32,
+    ) -> Result<bool, Full> {
+        let ncw = code_words(n);
+        let words = n.div_ceil(64);
+        // The 1s of the bitmap in element order (a code word holds its cluster's bits
+        // most significant first).
+        let mut ones = [0u64; MAX_ELEMENTS / 64];
+        for c in 0..ncw {
+            // SAFETY: the writer reads its own published group.
+            let b = (unsafe { t.groups.get(g + c) }.get() & 0xff) as u8;
+            ones[c / 8] |= (b.reverse_bits() as u64) << (8 * (c % 8));
+        }
+        // A run mixes if an element without a 1 is marked unlike its left neighbour.
+        let top = if n >= 64 { u64::MAX } else { (1u64 << n) - 1 };
+        let mut carry = 0u64;
+        for w in 0..words {
+            let edges = u[w] ^ (u[w] << 1 | carry);
+            carry = u[w] >> 63;
+            if edges & !ones[w] & top != 0 {
+                return Ok(false);
             }
         }
-        self.scratch[j + 1] = Some(sc);
-        r
+        let lim = t.lim;
+        let mut rank = 0;
+        let mut stored = false;
+        for w in 0..words {
+            let mut starts = ones[w] & u[w];
+            while starts != 0 {
+                let i = starts.trailing_zeros();
+                let e = ncw + rank + (ones[w] & ((1u64 << i) - 1)).count_ones() as usize;
+                // SAFETY: the writer reads its own published group.
+                let old = unsafe { t.groups.get(g + e) }.get();
+                if old >= lim {
+                    self.inherit(t, rib, j + 1, old - lim, v)?;
+                } else if old != v {
+                    // SAFETY: one atomic store of a lookup entry whose run's elements all
+                    // take `v`; what `v` names is complete.
+                    unsafe { t.groups.store_release(g + e, E::from_u32(v)) };
+                    self.counters.entry_stores += 1;
+                    stored = true;
+                }
+                starts &= starts - 1;
+            }
+            rank += ones[w].count_ones() as usize;
+        }
+        if stored {
+            self.counters.groups_in_place += 1;
+        }
+        Ok(true)
     }
 }
 

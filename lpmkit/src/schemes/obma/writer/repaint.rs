@@ -93,22 +93,52 @@ impl<A: Address> ObmaWriter<A> {
         }
     }
 
-    /// The longest match of `p` (homed in chunk `id` of layer `j`) among the routes
-    /// shorter than it: the chunk's default if no route between the root and `p` has a
-    /// presence bit, else from the `Rib`.
-    pub(crate) fn covering(&self, rib: &Rib<A>, j: usize, id: u32, p: &Prefix<A>) -> u32 {
-        let rel = p.len() - self.tops[j];
+    /// The longest match of `p` (homed in chunk `id` of layer `j`, a change alone in its
+    /// batch) among the routes shorter than it: the chunk's default if no route between
+    /// the root and `p` has a presence bit; else the value of an element of the closest
+    /// such route `q` that no other route inside `q` covers (by the presence bits; `p`'s
+    /// own elements excluded), read from the table (a pointer's: the default of the chunk
+    /// below it); else, if every element of `q` is covered, from the `Rib`.
+    pub(crate) fn covering<E: Word + AtomicWord>(
+        &self,
+        t: &Layout<A, E>,
+        rib: &Rib<A>,
+        j: usize,
+        id: u32,
+        p: &Prefix<A>,
+    ) -> u32 {
+        let (top, s) = (self.tops[j], self.strides[j]);
+        let rel = p.len() - top;
         let words = self.presence_words[j];
         let bits = &self.presence[j][id as usize * words..(id as usize + 1) * words];
-        let above = (1..rel).any(|r| {
-            let sl = self.slot(j, p, r);
+        let pb = p.addr().bits_at(top, rel) as usize;
+        let Some(r) = (1..rel).rev().find(|&r| {
+            let sl = (1usize << r) | pb >> (rel - r);
             bits[sl / 64] >> (sl % 64) & 1 == 1
-        });
-        if above {
-            rib.covering_next_hop(p).map_or(0, |h| h.get())
-        } else {
-            self.recs[j][id as usize].default
+        }) else {
+            return self.recs[j][id as usize].default;
+        };
+        let levels = (s - r) as u32;
+        if levels <= 6 && !self.recs[j][id as usize].sparse {
+            let node = (1usize << r) | pb >> (rel - r);
+            let mut cov = [0u64; 4];
+            super::fast::covered_below(bits, node, levels, &mut cov);
+            // `p`'s elements, whatever its bit says now.
+            let span = 1u32 << (s - rel);
+            let at = ((pb & ((1 << (rel - r)) - 1)) as u32) << (s - rel);
+            cov[0] |= (u64::MAX >> (64 - span)) << at;
+            let free = !cov[0] & (u64::MAX >> (64 - (1u32 << levels)));
+            if free != 0 {
+                let seg = (pb >> (rel - r)) << levels | free.trailing_zeros() as usize;
+                let v = self.spot(t, j, id, seg).value;
+                return if v >= t.lim {
+                    self.recs[j + 1][(v - t.lim) as usize].default
+                } else {
+                    v
+                };
+            }
         }
+        rib.covering_next_hop(p).map_or(0, |h| h.get())
     }
 
     /// Repaints the elements of chunk `id` of layer `j` inside `p` (a prefix whose length

@@ -182,7 +182,7 @@ impl<A: Address> ObmaWriter<A> {
             let old = self.element(t, j, id, seg0);
             let lpm = match announced {
                 Some(v) => v,
-                None if self.single => self.covering(rib, j, id, &p),
+                None if self.single => self.covering(t, rib, j, id, &p),
                 None => rib.covering_next_hop(&p).map_or(0, |h| h.get()),
             };
             if old >= t.lim {
@@ -196,6 +196,17 @@ impl<A: Address> ObmaWriter<A> {
         }
         // Adaptive grouping, online addition.
         self.count_update(t, rib, j, id)
+    }
+
+    /// Gives back at once what patches retired (no reader shares the table).
+    pub(crate) fn reuse_pending(&mut self) {
+        for b in self.pending.drain(..) {
+            match b {
+                Retired::Chunk { off, len } => self.chunk_space.free(off as usize, len as usize),
+                Retired::Group { off, len } => self.group_space.free(off as usize, len as usize),
+                Retired::Id { layer, id } => self.ids[layer as usize].free(id as usize, 1),
+            }
+        }
     }
 
     /// What patches retired since the last call.
@@ -228,7 +239,9 @@ impl<A: Address> ObmaWriter<A> {
         Ok(())
     }
 
-    fn apply<E: Word + AtomicWord>(
+    /// Applies `changes` (already in `rib`, in patch order); what they retire waits in
+    /// `pending`.
+    pub(crate) fn apply<E: Word + AtomicWord>(
         &mut self,
         t: &Layout<A, E>,
         rib: &Rib<A>,
@@ -309,6 +322,7 @@ impl<A: Address> InPlaceWriter<A> for ObmaWriter<A> {
     }
 
     unsafe fn reuse(&mut self, _table: &crate::schemes::obma::ObmaTable<A>, block: Retired) {
+        // (`reuse_pending` does the same for every pending block.)
         match block {
             Retired::Chunk { off, len } => self.chunk_space.free(off as usize, len as usize),
             Retired::Group { off, len } => self.group_space.free(off as usize, len as usize),
