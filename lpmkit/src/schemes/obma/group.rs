@@ -83,6 +83,11 @@ pub(crate) fn encode(fpa: &[u32], bis: usize, out: &mut Vec<u32>) {
     for c in 0..code_words(n) {
         let mut bitmap = 0u32;
         let before = count;
+        if bis == 0 && prev.is_some_and(|p| fpa[c * 8..c * 8 + 8].iter().all(|&v| v == p)) {
+            // A cluster inside one run (most of them): no 1, no entry.
+            out[cw0 + c] = before << 8;
+            continue;
+        }
         for k in 0..8 {
             let v = fpa[(c * 8 + k) ^ bis];
             if prev != Some(v) {

@@ -1,18 +1,18 @@
 //! The common paths of a change alone in its batch (one change per `apply`, as a replayed
 //! trace feeds them), written to touch little: the chain of the table down to the home
-//! chunk (DPA element, group entries) is read once, an element is located once, the
-//! presence bits below the prefix are read once, and a prefix with nothing inside it is
-//! patched as one range.
+//! chunk (DPA element, group entries) is read once, an element is located once, and the
+//! `Rib` is not walked (presence bits, the table's own values).
 //!
-//! [`ObmaWriter::change_alone`] handles a change homed in a chunk that exists and stays
-//! (an announcement, or a withdrawal that leaves the chunk another route); everything
-//! else (changes up to the DPA's levels, chunks built or retired, sparse chunks, a batch
-//! of several changes) takes the general path of `update.rs`, which it leaves untouched
-//! when it declines. A chunk whose default changes (below an element that changed) has
-//! its elements that take the default repainted by [`ObmaWriter::repaint_masked`] on both
-//! paths.
+//! [`ObmaWriter::change_alone`] handles a change of the DPA's levels spanning at most 64
+//! elements, a change homed in a chunk that exists (an announcement, or a withdrawal
+//! that leaves the chunk a route, or empties a chunk below the DPA), and an announcement
+//! that needs a new chunk below the DPA (OBMA_B, OBMA_L); everything else (shorter
+//! prefixes, chunks built or retired deeper, sparse chunks, a batch of several changes)
+//! takes the general path of `update.rs`, which it leaves untouched when it declines.
+//! Repaints by the presence bits are in `runs.rs`.
 
 use super::super::layout::Layout;
+use super::runs::{covered_below, MAX_ELEMENTS};
 use super::*;
 
 /// An element of a live group, located.
@@ -31,9 +31,6 @@ pub(super) struct Spot {
     /// Its value.
     pub(super) value: u32,
 }
-
-/// Most elements a chunk has (8-bit strides).
-const MAX_ELEMENTS: usize = 256;
 
 impl<A: Address> ObmaWriter<A> {
     /// Element `seg` of chunk `id` of layer `j` (not a sparse chunk), located.
@@ -100,7 +97,7 @@ impl<A: Address> ObmaWriter<A> {
     /// Replaces group `gi` (at `g`) of chunk `id` of layer `j` by its encoding with the
     /// (permuted) positions `lo..hi` set to `v` ([`group::set_range`]).
     #[allow(clippy::too_many_arguments)]
-    fn set_group_range<E: Word + AtomicWord>(
+    pub(super) fn set_group_range<E: Word + AtomicWord>(
         &mut self,
         t: &Layout<A, E>,
         j: usize,
@@ -136,8 +133,11 @@ impl<A: Address> ObmaWriter<A> {
         announced: Option<u32>,
     ) -> Option<Result<(), Full>> {
         let (l, db) = (p.len(), self.dpa_bits);
-        if l <= db || db == 0 {
+        if db == 0 {
             return None;
+        }
+        if l <= db {
+            return (db - l <= 6).then(|| self.dpa_alone(t, rib, p, announced));
         }
         let lim = t.lim;
         // SAFETY: the DPA is committed whole; the writer reads its own words.
@@ -145,8 +145,14 @@ impl<A: Address> ObmaWriter<A> {
         let mut j = 0;
         loop {
             if v < lim {
-                // A chunk to build below the element: the general path.
-                return None;
+                // A chunk to build below the element: here if it is a chunk below the
+                // DPA that `p` is homed in, else the general path.
+                let (top, s) = (self.tops[0], self.strides[0]);
+                let fresh = j == 0 && l <= top + s && self.variant != Variant::S;
+                return match announced {
+                    Some(nh) if fresh => Some(self.new_chunk_alone(t, v, p, nh)),
+                    _ => None,
+                };
             }
             let id = v - lim;
             // The record, the presence bits and the chunk-list entry at once: their
@@ -167,6 +173,199 @@ impl<A: Address> ObmaWriter<A> {
         }
     }
 
+    /// A new chunk below the DPA element of `p` (which held `default` and had no longer
+    /// route below it), whose only route is the announced `p` (next hop `v`), homed in
+    /// it: its groups are a run of `default` with `p`'s range set to `v` (Table II's
+    /// transform of a one-run group), its presence bits `p`'s; published in its chunk
+    /// list, then by one store of the DPA element. OBMA_B and OBMA_L (an OBMA_S chunk
+    /// has a BIS or the sparse form: the general path).
+    fn new_chunk_alone<E: Word + AtomicWord>(
+        &mut self,
+        t: &Layout<A, E>,
+        default: u32,
+        p: &Prefix<A>,
+        v: u32,
+    ) -> Result<(), Full> {
+        let (top, s, db) = (self.tops[0], self.strides[0], self.dpa_bits);
+        let id = self.alloc_id(t, 0)?;
+        let width = self.initial_width(0);
+        let rel = p.len() - top;
+        let words = self.presence_words[0];
+        let bits = &mut self.presence[0][id as usize * words..][..words];
+        bits.fill(0);
+        set_bit(
+            bits,
+            (1usize << rel) | p.addr().bits_at(top, rel) as usize,
+            true,
+        );
+        let d = s - width;
+        let n = 1usize << d;
+        let ncw = code_words(n);
+        let (lo, hi) = {
+            let seg0 = p.addr().bits_at(top, s) as usize;
+            (seg0, seg0 + (1usize << (s - rel)))
+        };
+        let mut sc = self.group_scratch.take().unwrap_or_default();
+        sc.offs.clear();
+        let mut r = Ok(());
+        for gi in 0..1usize << width {
+            // One run of `default`: a 1 at the first element, one entry.
+            sc.words.clear();
+            sc.words.push(0x80);
+            sc.words.extend((1..ncw).map(|_| 1 << 8));
+            sc.words.push(default);
+            let (a, b) = (lo.max(gi * n), hi.min((gi + 1) * n));
+            let group = if a < b && v != default {
+                sc.old.clear();
+                group::set_range(&sc.words, n, a - gi * n, b - gi * n, v, &mut sc.old);
+                &sc.old
+            } else {
+                &sc.words
+            };
+            match self.put_group(t, group) {
+                Ok(g) => sc.offs.push(g),
+                Err(e) => {
+                    r = Err(e);
+                    break;
+                }
+            }
+        }
+        let placed = r.and_then(|()| {
+            if width == 0 {
+                Ok((sc.offs[0], 0))
+            } else {
+                sc.words.clear();
+                sc.words.push((width as u32) << 24);
+                sc.words.extend_from_slice(&sc.offs);
+                self.put_chunk(t, &sc.words)
+                    .map(|c| (c, sc.words.len() as u32))
+            }
+        });
+        self.group_scratch = Some(sc);
+        let (off, words) = placed?;
+        self.recs[0][id as usize] = ChunkRec {
+            root: Prefix::new_truncating(p.addr(), top),
+            off,
+            words,
+            width,
+            sparse: false,
+            direct: self.variant != Variant::L && words == 0,
+            default,
+            counter: 0,
+            live: true,
+        };
+        let entry = if words > 0 { STRUCTURE | off } else { off };
+        // SAFETY: the chunk's structure is complete; one store publishes it in its list,
+        // and one store of the DPA element makes it reachable.
+        unsafe {
+            t.dirs[0].store_release(id as usize, entry);
+            t.dpa
+                .store_release(p.addr().bits_at(0, db) as usize, E::from_u32(t.lim + id));
+        }
+        self.counters.pointer_stores += 1;
+        self.counters.dpa_stores += 1;
+        self.counters.chunks_built += 1;
+        Ok(())
+    }
+
+    /// [`Self::change_alone`] of a prefix of the DPA's levels spanning at most 64
+    /// elements: the elements no route inside `p` covers (DPA presence bits) take `p`'s
+    /// next hop or, after a withdrawal, the covering route's, one store each; a chunk
+    /// below such an element inherits it; the covered ones keep theirs.
+    fn dpa_alone<E: Word + AtomicWord>(
+        &mut self,
+        t: &Layout<A, E>,
+        rib: &Rib<A>,
+        p: &Prefix<A>,
+        announced: Option<u32>,
+    ) -> Result<(), Full> {
+        let (l, db) = (p.len(), self.dpa_bits);
+        let levels = (db - l) as u32;
+        let node = self.dpa_slot(p);
+        let first = if l == 0 {
+            0
+        } else {
+            (p.addr().bits_at(0, l) as usize) << levels
+        };
+        let mut cov = [0u64; MAX_ELEMENTS / 64];
+        covered_below(&self.dpa_presence, node, levels, &mut cov);
+        let v = match announced {
+            Some(v) => v,
+            None => self.dpa_covering(t, rib, p),
+        };
+        let lim = t.lim;
+        for k in 0..1usize << levels {
+            if cov[0] >> k & 1 == 1 {
+                continue;
+            }
+            let x = first + k;
+            // SAFETY: the DPA is committed whole; the writer reads its own words.
+            let old = unsafe { t.dpa.get(x) }.get();
+            if old >= lim {
+                self.inherit(t, rib, 0, old - lim, v)?;
+            } else if old != v {
+                // SAFETY: one atomic store of a switch word; what `v` names is a next
+                // hop.
+                unsafe { t.dpa.store_release(x, E::from_u32(v)) };
+                self.counters.dpa_stores += 1;
+            }
+        }
+        set_bit(&mut self.dpa_presence, node, announced.is_some());
+        Ok(())
+    }
+
+    /// [`Self::covering`] for a prefix `p` of the DPA's levels (by the DPA presence bits,
+    /// an element of the closest route above `p` that no other route covers; else the
+    /// `Rib`).
+    fn dpa_covering<E: Word + AtomicWord>(
+        &self,
+        t: &Layout<A, E>,
+        rib: &Rib<A>,
+        p: &Prefix<A>,
+    ) -> u32 {
+        let (l, db) = (p.len(), self.dpa_bits);
+        let bits = &self.dpa_presence;
+        let pb = if l == 0 {
+            0
+        } else {
+            p.addr().bits_at(0, l) as usize
+        };
+        let slot = |r: u8| {
+            if r == 0 {
+                1
+            } else {
+                (1usize << r) | pb >> (l - r)
+            }
+        };
+        let Some(r) = (0..l)
+            .rev()
+            .find(|&r| bits[slot(r) / 64] >> (slot(r) % 64) & 1 == 1)
+        else {
+            return 0;
+        };
+        let levels = (db - r) as u32;
+        if levels <= 6 {
+            let mut cov = [0u64; MAX_ELEMENTS / 64];
+            covered_below(bits, slot(r), levels, &mut cov);
+            // `p`'s elements, whatever its bit says now.
+            let at = ((pb & ((1 << (l - r)) - 1)) as u32) << (db - l);
+            cov[0] |= (u64::MAX >> (64 - (1u32 << (db - l)))) << at;
+            let free = !cov[0] & (u64::MAX >> (64 - (1u32 << levels)));
+            if free != 0 {
+                let q = if r == 0 { 0 } else { pb >> (l - r) };
+                let x = q << levels | free.trailing_zeros() as usize;
+                // SAFETY: the DPA is committed whole; the writer reads its own words.
+                let v = unsafe { t.dpa.get(x) }.get();
+                return if v >= t.lim {
+                    self.recs[0][(v - t.lim) as usize].default
+                } else {
+                    v
+                };
+            }
+        }
+        rib.covering_next_hop(p).map_or(0, |h| h.get())
+    }
+
     /// [`Self::change_alone`] in the home chunk `id` of layer `j`.
     fn home_alone<E: Word + AtomicWord>(
         &mut self,
@@ -184,7 +383,8 @@ impl<A: Address> ObmaWriter<A> {
         let words = self.presence_words[j];
         let base = id as usize * words;
         if announced.is_none() {
-            // The chunk may hold no route after the withdrawal: the general path asks.
+            // Does the chunk hold a route besides `p`: another presence bit, or a chunk
+            // below one of its elements?
             let bits = &self.presence[j][base..base + words];
             let others = bits.iter().enumerate().any(|(i, &w)| {
                 (if i == node / 64 {
@@ -193,8 +393,20 @@ impl<A: Address> ObmaWriter<A> {
                     w
                 }) != 0
             });
-            if !others {
-                return None;
+            if !others && !self.points(t, j, id) {
+                if j > 0 {
+                    return None;
+                }
+                // None: the chunk goes, and the DPA element takes the value its root
+                // inherits (the withdrawal of `p`, inside it, leaves that as it was).
+                let x = p.addr().bits_at(0, self.dpa_bits) as usize;
+                let lpm = self.recs[0][id as usize].default;
+                // SAFETY: one atomic store of a switch word; the chunk is retired after
+                // it.
+                unsafe { t.dpa.store_release(x, E::from_u32(lpm)) };
+                self.counters.dpa_stores += 1;
+                self.retire_chunk(t, 0, id);
+                return Some(Ok(()));
             }
         }
         let seg0 = p.addr().bits_at(top, s) as usize;
@@ -242,6 +454,21 @@ impl<A: Address> ObmaWriter<A> {
         Some(r.and_then(|()| self.count_update(t, rib, j, id)))
     }
 
+    /// Whether an element of chunk `id` of layer `j` (not sparse) points to a chunk.
+    fn points<E: Word + AtomicWord>(&self, t: &Layout<A, E>, j: usize, id: u32) -> bool {
+        if j + 1 == self.strides.len() {
+            return false;
+        }
+        let width = self.recs[j][id as usize].width;
+        let ncw = code_words(1usize << (self.strides[j] - width));
+        (0..1usize << width).any(|gi| {
+            let (g, _) = self.group_loc(t, j, id, gi);
+            let len = self.group_len(t, j, id, g);
+            // SAFETY: the writer reads its own published group.
+            (ncw..len).any(|e| unsafe { t.groups.get(g + e) }.get() >= t.lim)
+        })
+    }
+
     /// Adaptive grouping's online addition (§VI-B1): chunk `id` of layer `j` received an
     /// update; reaching its range's upper bound widens its group index and regroups it.
     pub(super) fn count_update<E: Word + AtomicWord>(
@@ -261,305 +488,5 @@ impl<A: Address> ObmaWriter<A> {
             }
         }
         Ok(())
-    }
-
-    /// [`Self::repaint`] of a change alone in its batch whose prefix `p` has nothing
-    /// inside it in the chunk (no presence bit below `p`; the caller checked), so that
-    /// every element of `p` holds one value before the change and one after it: each
-    /// group the elements lie in is patched as one range, without reading them one by
-    /// one. In the group's permuted order (OBMA_S) the elements of `p`, an aligned block,
-    /// are an aligned block too. Returns false (having changed nothing) if one of the
-    /// elements points to a chunk (which would inherit the new value: the general path).
-    pub(super) fn range_alone<E: Word + AtomicWord>(
-        &mut self,
-        t: &Layout<A, E>,
-        rib: &Rib<A>,
-        j: usize,
-        id: u32,
-        p: &Prefix<A>,
-        value: Option<u32>,
-    ) -> Result<bool, Full> {
-        let (top, s) = (self.tops[j], self.strides[j]);
-        let width = self.recs[j][id as usize].width;
-        let d = s - width;
-        let n = 1usize << d;
-        let ncw = code_words(n);
-        let seg0 = p.addr().bits_at(top, s) as usize;
-        let count = 1usize << (top + s - p.len());
-        let m = count.min(n);
-        let (g0, groups) = (seg0 >> d, count.div_ceil(n));
-        let lim = t.lim;
-        // No pointer among the runs that start inside the range, in every group it
-        // touches (a run that starts before it holds two elements or more: no pointer).
-        for gi in g0..g0 + groups {
-            let (g, bis) = self.group_loc(t, j, id, gi);
-            let lo = (seg0 & (n - 1)) ^ (bis & !(m - 1));
-            // SAFETY: the writer reads its own published group.
-            let cw = |c: usize| unsafe { t.groups.get(g + c) }.get();
-            let k = group::ones_in(cw, lo, lo + m);
-            let e0 = group::entry_index(cw(lo / 8), lo) + 1 - group::bit(cw(lo / 8), lo) as usize;
-            // SAFETY: as above; the entries `e0..e0 + k` are those runs'.
-            if (e0..e0 + k).any(|e| unsafe { t.groups.get(g + ncw + e) }.get() >= lim) {
-                return Ok(false);
-            }
-        }
-        let v = match value {
-            Some(v) => v,
-            None => self.covering(t, rib, j, id, p),
-        };
-        for gi in g0..g0 + groups {
-            let (g, bis) = self.group_loc(t, j, id, gi);
-            let lo = (seg0 & (n - 1)) ^ (bis & !(m - 1));
-            let hi = lo + m;
-            // SAFETY: the writer reads its own published group.
-            let cw = |c: usize| unsafe { t.groups.get(g + c) }.get();
-            let (b_lo, b_hi) = (
-                group::bit(cw(lo / 8), lo),
-                hi == n || group::bit(cw(hi / 8), hi),
-            );
-            let e_lo = group::entry_index(cw(lo / 8), lo);
-            // SAFETY: as above.
-            let u = unsafe { t.groups.get(g + ncw + e_lo) }.get();
-            if u == v {
-                // The range already holds `v` (a withdrawal whose covering route has the
-                // same next hop).
-                continue;
-            }
-            if b_lo && b_hi {
-                // A run (or runs) of its own: its entries stored in place.
-                let k = group::ones_in(cw, lo, hi);
-                for e in e_lo..e_lo + k {
-                    // SAFETY: one atomic store of a lookup entry that only keys of the
-                    // range read; every element of the range takes `v`.
-                    unsafe { t.groups.store_release(g + ncw + e, E::from_u32(v)) };
-                    self.counters.entry_stores += 1;
-                }
-                self.counters.groups_in_place += 1;
-                continue;
-            }
-            self.counters.groups_rebuilt += 1;
-            self.set_group_range(t, j, id, gi, g, lo, hi, v)?;
-        }
-        Ok(true)
-    }
-
-    /// [`Self::repaint`] of a change alone in its batch (`p`: the changed prefix, or the
-    /// chunk's root when its default changed; `cov`: the elements of `p` that routes
-    /// inside `p` cover, by the presence bits): the covered elements keep their values,
-    /// the others take `value` (`p`'s next hop, the new default) or, after a withdrawal,
-    /// the covering route's; an uncovered element that points to a chunk keeps pointing
-    /// and the chunk below inherits the new value. Group by group: run by run where every
-    /// run of the live bitmap changes whole or not at all ([`Self::patch_runs`]), else
-    /// element by element ([`Self::patch_group`]). No walk of the `Rib`.
-    #[allow(clippy::too_many_arguments)]
-    pub(super) fn repaint_masked<E: Word + AtomicWord>(
-        &mut self,
-        t: &Layout<A, E>,
-        rib: &Rib<A>,
-        j: usize,
-        id: u32,
-        p: &Prefix<A>,
-        value: Option<u32>,
-        cov: &[u64; MAX_ELEMENTS / 64],
-    ) -> Result<(), Full> {
-        let (top, s) = (self.tops[j], self.strides[j]);
-        let d = s - self.recs[j][id as usize].width;
-        let n = 1usize << d;
-        let ncw = code_words(n);
-        let seg0 = if p.len() > top {
-            p.addr().bits_at(top, s) as usize
-        } else {
-            0
-        };
-        let count = 1usize << (top + s - p.len());
-        let m = count.min(n);
-        let lim = t.lim;
-        let covered = |k: usize| cov[k / 64] >> (k % 64) & 1 == 1;
-        let v = match value {
-            Some(v) => v,
-            None => self.covering(t, rib, j, id, p),
-        };
-        for k0 in (0..count).step_by(m) {
-            let gi = (seg0 + k0) >> d;
-            let (g, bis) = self.group_loc(t, j, id, gi);
-            let lo = (seg0 + k0) & (n - 1);
-            if bis == 0 {
-                // The elements that change, at their positions in the group (`k0` and
-                // `lo` are multiples of `m`, a power of two).
-                let mut u = [0u64; MAX_ELEMENTS / 64];
-                if m >= 64 {
-                    for w in 0..m / 64 {
-                        u[lo / 64 + w] = !cov[k0 / 64 + w];
-                    }
-                } else {
-                    let part = !(cov[k0 / 64] >> (k0 % 64)) & (u64::MAX >> (64 - m));
-                    u[lo / 64] = part << (lo % 64);
-                }
-                if self.patch_runs(t, rib, j, g, n, &u, v)? {
-                    continue;
-                }
-            }
-            // Element by element: the live values of the group's range, then the new.
-            let mut sc = self.scratch[j + 1].take().unwrap_or_default();
-            sc.old.clear();
-            sc.old.extend((lo..lo + m).map(|x| {
-                let pos = x ^ bis;
-                // SAFETY: the writer reads its own published group.
-                unsafe {
-                    let cw = t.groups.get(g + pos / 8).get();
-                    t.groups.get(g + ncw + group::entry_index(cw, pos)).get()
-                }
-            }));
-            sc.fpa.clear();
-            let mut r = Ok(());
-            for x in 0..m {
-                let (old, k) = (sc.old[x], k0 + x);
-                sc.fpa.push(if covered(k) || old >= lim { old } else { v });
-                if old >= lim && !covered(k) && r.is_ok() {
-                    // The chunk below takes the new value as its default.
-                    r = self.inherit(t, rib, j + 1, old - lim, v);
-                }
-            }
-            let r = r.and_then(|()| self.patch_group(t, j, id, gi, lo, &sc.fpa, &sc.old));
-            self.scratch[j + 1] = Some(sc);
-            r?;
-        }
-        Ok(())
-    }
-
-    /// Gives the elements `u` marks in the group at `g` (`n` elements, no BIS, of a chunk
-    /// of layer `j`) the value `v`, run by run, if every run of the live bitmap lies
-    /// wholly inside `u` or wholly outside it: the entry of each run inside takes `v` by
-    /// one store (a run that points to a chunk keeps pointing, and the chunk below
-    /// inherits `v`), without reading the elements. Returns false, having changed
-    /// nothing, if a run mixes elements inside and outside `u`.
-    #[allow(clippy::too_many_arguments)]
-    fn patch_runs<E: Word + AtomicWord>(
-        &mut self,
-        t: &Layout<A, E>,
-        rib: &Rib<A>,
-        j: usize,
-        g: usize,
-        n: usize,
-        u: &[u64; MAX_ELEMENTS / 64],
-        v: u32,
-    ) -> Result<bool, Full> {
-        let ncw = code_words(n);
-        let words = n.div_ceil(64);
-        // The 1s of the bitmap in element order (a code word holds its cluster's bits
-        // most significant first).
-        let mut ones = [0u64; MAX_ELEMENTS / 64];
-        for c in 0..ncw {
-            // SAFETY: the writer reads its own published group.
-            let b = (unsafe { t.groups.get(g + c) }.get() & 0xff) as u8;
-            ones[c / 8] |= (b.reverse_bits() as u64) << (8 * (c % 8));
-        }
-        // A run mixes if an element without a 1 is marked unlike its left neighbour.
-        let top = if n >= 64 { u64::MAX } else { (1u64 << n) - 1 };
-        let mut carry = 0u64;
-        for w in 0..words {
-            let edges = u[w] ^ (u[w] << 1 | carry);
-            carry = u[w] >> 63;
-            if edges & !ones[w] & top != 0 {
-                return Ok(false);
-            }
-        }
-        let lim = t.lim;
-        let mut rank = 0;
-        let mut stored = false;
-        for w in 0..words {
-            let mut starts = ones[w] & u[w];
-            while starts != 0 {
-                let i = starts.trailing_zeros();
-                let e = ncw + rank + (ones[w] & ((1u64 << i) - 1)).count_ones() as usize;
-                // SAFETY: the writer reads its own published group.
-                let old = unsafe { t.groups.get(g + e) }.get();
-                if old >= lim {
-                    self.inherit(t, rib, j + 1, old - lim, v)?;
-                } else if old != v {
-                    // SAFETY: one atomic store of a lookup entry whose run's elements all
-                    // take `v`; what `v` names is complete.
-                    unsafe { t.groups.store_release(g + e, E::from_u32(v)) };
-                    self.counters.entry_stores += 1;
-                    stored = true;
-                }
-                starts &= starts - 1;
-            }
-            rank += ones[w].count_ones() as usize;
-        }
-        if stored {
-            self.counters.groups_in_place += 1;
-        }
-        Ok(true)
-    }
-}
-
-/// Marks in `cov` (bit `k`: element `k` of the subtree of presence slot `node`, `levels`
-/// levels below it) the elements a presence bit of `bits` strictly below `node` covers;
-/// returns whether there is one.
-pub(super) fn covered_below(
-    bits: &[u64],
-    node: usize,
-    levels: u32,
-    cov: &mut [u64; MAX_ELEMENTS / 64],
-) -> bool {
-    if levels <= 6 {
-        // Up to 64 elements: one word, a level's slots in one word of `bits` (aligned).
-        let mut c = 0u64;
-        for k in 1..=levels {
-            let lo = node << k;
-            let mut live = (bits[lo / 64] >> (lo % 64)) & (u64::MAX >> (64 - (1u32 << k)));
-            let t = levels - k;
-            if t == 0 {
-                c |= live;
-                continue;
-            }
-            let span = u64::MAX >> (64 - (1u32 << t));
-            while live != 0 {
-                c |= span << (live.trailing_zeros() << t);
-                live &= live - 1;
-            }
-        }
-        cov[0] = c;
-        return c != 0;
-    }
-    let mut any = false;
-    for k in 1..=levels {
-        // Level `k` below `node`: the `2^k` slots from `node << k` (aligned), each
-        // covering `2^(levels - k)` elements.
-        let lo = node << k;
-        let span = 1usize << (levels - k);
-        let mut w0 = lo / 64;
-        let w1 = (lo + (1usize << k)).div_ceil(64);
-        while w0 < w1 {
-            let shift = if w0 == lo / 64 { lo % 64 } else { 0 };
-            let take = (1usize << k).min(64);
-            let mask = if take == 64 {
-                u64::MAX
-            } else {
-                (1u64 << take) - 1
-            };
-            let mut live = (bits[w0] >> shift) & mask;
-            any |= live != 0;
-            while live != 0 {
-                let slot = w0 * 64 + shift + live.trailing_zeros() as usize;
-                set_span(cov, (slot - lo) * span, span);
-                live &= live - 1;
-            }
-            w0 += 1;
-        }
-    }
-    any
-}
-
-/// Sets bits `x..x + span` of `cov`.
-#[inline]
-fn set_span(cov: &mut [u64; MAX_ELEMENTS / 64], x: usize, span: usize) {
-    let mut q = x;
-    while q < x + span {
-        let w = (x + span - q).min(64 - q % 64);
-        let ones = if w == 64 { u64::MAX } else { (1u64 << w) - 1 };
-        cov[q / 64] |= ones << (q % 64);
-        q += w;
     }
 }

@@ -50,6 +50,7 @@
 mod codec;
 mod fast;
 mod repaint;
+mod runs;
 mod traverse;
 mod update;
 
@@ -298,7 +299,7 @@ impl<A: Address> ObmaWriter<A> {
     }
 
     /// The group width a chunk of layer `j` starts with.
-    fn initial_width(&self, j: usize) -> u8 {
+    pub(super) fn initial_width(&self, j: usize) -> u8 {
         match self.config.grouping {
             Grouping::Fixed(w) => w.min(self.max_width(j)),
             Grouping::Adaptive { .. } => 0,
@@ -324,9 +325,8 @@ impl<A: Address> ObmaWriter<A> {
     /// layer `j` and width `w` widens it (`width_for(j, count) > w`, without the loop).
     #[inline]
     pub(crate) fn widens(&self, j: usize, count: u32, w: u8) -> bool {
-        matches!(self.config.grouping, Grouping::Adaptive { .. })
-            && w < self.max_width(j)
-            && count as u64 >= self.thresholds[w as usize]
+        // `thresholds` holds `u64::MAX` unless the grouping is adaptive.
+        count as u64 >= self.thresholds[w as usize & 7] && w < self.max_width(j)
     }
 
     // ---- building -------------------------------------------------------------------
@@ -372,7 +372,11 @@ impl<A: Address> ObmaWriter<A> {
             .store(bytes, core::sync::atomic::Ordering::Relaxed);
     }
 
-    fn alloc_id<E: Word + AtomicWord>(&mut self, t: &Layout<A, E>, j: usize) -> Result<u32, Full> {
+    pub(super) fn alloc_id<E: Word + AtomicWord>(
+        &mut self,
+        t: &Layout<A, E>,
+        j: usize,
+    ) -> Result<u32, Full> {
         let id = self.ids[j].alloc(1);
         if id >= self.id_limit as usize {
             self.ids[j].free(id, 1);
@@ -407,7 +411,7 @@ impl<A: Address> ObmaWriter<A> {
         Ok(id as u32)
     }
 
-    fn put_group<E: Word + AtomicWord>(
+    pub(super) fn put_group<E: Word + AtomicWord>(
         &mut self,
         t: &Layout<A, E>,
         words: &[u32],
@@ -429,7 +433,7 @@ impl<A: Address> ObmaWriter<A> {
         Ok(off as u32)
     }
 
-    fn put_chunk<E: Word + AtomicWord>(
+    pub(super) fn put_chunk<E: Word + AtomicWord>(
         &mut self,
         t: &Layout<A, E>,
         words: &[u32],

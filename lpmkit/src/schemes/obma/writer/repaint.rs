@@ -122,7 +122,7 @@ impl<A: Address> ObmaWriter<A> {
         if levels <= 6 && !self.recs[j][id as usize].sparse {
             let node = (1usize << r) | pb >> (rel - r);
             let mut cov = [0u64; 4];
-            super::fast::covered_below(bits, node, levels, &mut cov);
+            super::runs::covered_below(bits, node, levels, &mut cov);
             // `p`'s elements, whatever its bit says now.
             let span = 1u32 << (s - rel);
             let at = ((pb & ((1 << (rel - r)) - 1)) as u32) << (s - rel);
@@ -175,7 +175,7 @@ impl<A: Address> ObmaWriter<A> {
             };
             let words = self.presence_words[j];
             let mut cov = [0u64; 4];
-            let inside = super::fast::covered_below(
+            let inside = super::runs::covered_below(
                 &self.presence[j][id as usize * words..][..words],
                 node,
                 (s - rel) as u32,
