@@ -63,7 +63,9 @@ pub struct UpdatesArgs {
     repeat: usize,
 
     /// Pace the replay by the trace's timestamps, this many times faster than real time
-    /// (rebuild-style schemes); without it the writer applies changes as fast as it can.
+    /// (rebuild-style schemes, and the replays of incremental schemes with readers; the
+    /// writer-alone replay stays unpaced); without it the writer applies changes as fast
+    /// as it can.
     #[arg(long, value_name = "FACTOR")]
     speedup: Option<f64>,
 
@@ -215,7 +217,8 @@ fn replay<A: Address>(mut table: Table<A>, args: &UpdatesArgs) -> anyhow::Result
             (changes.len() as f64 / trie_secs).into(),
         );
         let replayed = if info.incremental {
-            replay_incremental(&table.rib, info, &changes, &keys, args, trie_secs, &mut rec)
+            let timed = (&changes[..], &offsets[..]);
+            replay_incremental(&table.rib, info, timed, &keys, args, trie_secs, &mut rec)
         } else {
             replay_rebuild(&table.rib, info, &changes, &offsets, &keys, args, &mut rec)
         };
@@ -270,7 +273,7 @@ fn agrees<A: Address>(fib: &dyn Fib<A>, rib: &Rib<A>, keys: &[A], changes: &[Cha
 fn replay_incremental<A: Address>(
     rib0: &Rib<A>,
     info: &'static lpmkit::registry::SchemeInfo,
-    changes: &[Change<A>],
+    (changes, offsets): (&[Change<A>], &[f64]),
     keys: &[A],
     args: &UpdatesArgs,
     trie_secs: f64,
@@ -353,7 +356,8 @@ fn replay_incremental<A: Address>(
     let mut rates = Vec::new();
     if info.updates_in_place() {
         let updater = info.build_in_place(rib0.clone(), &opts)?;
-        let (ok, rate) = replay_with_readers(updater, name, changes, keys, args, rec, "in_place")?;
+        let timed = (changes, offsets);
+        let (ok, rate) = replay_with_readers(updater, name, timed, keys, args, rec, "in_place")?;
         all_ok &= ok;
         rates.push(rate);
         rec.insert("in_place_vs_alone".into(), (rate / alone_rate).into());
@@ -361,7 +365,8 @@ fn replay_incremental<A: Address>(
     let twin_opts = args.settings.apply(info, BuildOptions::default());
     let build = move |r: &Rib<A>| info.build_incremental(r, &twin_opts);
     let twins = TwinUpdater::new(rib0.clone(), build)?;
-    let (ok, rate) = replay_with_readers(Box::new(twins), name, changes, keys, args, rec, "twins")?;
+    let timed = (changes, offsets);
+    let (ok, rate) = replay_with_readers(Box::new(twins), name, timed, keys, args, rec, "twins")?;
     all_ok &= ok;
     rates.push(rate);
     rec.insert("twins_vs_alone".into(), (rate / alone_rate).into());
@@ -381,7 +386,7 @@ fn replay_incremental<A: Address>(
 fn replay_with_readers<A: Address>(
     mut updater: Box<dyn Updater<A>>,
     name: &str,
-    changes: &[Change<A>],
+    (changes, offsets): (&[Change<A>], &[f64]),
     keys: &[A],
     args: &UpdatesArgs,
     rec: &mut Record,
@@ -395,7 +400,16 @@ fn replay_with_readers<A: Address>(
     let model = updater.model();
     let pb = progress::bar(changes.len() as u64, format!("{name}: applying, {model}"));
     let (result, secs, busy_mlps) = with_readers(&*reader, keys, args, || {
+        let t0 = Instant::now();
         for (i, c) in changes.iter().enumerate() {
+            if let Some(f) = args.speedup {
+                // Paced: each change at its time in the trace, `f` times faster.
+                let due = t0 + Duration::from_secs_f64(offsets[i] / f);
+                let now = Instant::now();
+                if now < due {
+                    std::thread::sleep(due - now);
+                }
+            }
             let info = updater.apply(std::slice::from_ref(c))?;
             max_wait_us = max_wait_us.max(info.wait_us);
             if i % 64 == 0 {
@@ -418,6 +432,10 @@ fn replay_with_readers<A: Address>(
         .zip(&out)
         .all(|(&k, &o)| o == NextHop::raw(updater.rib().lookup(k)));
     let rate = changes.len() as f64 / secs;
+    let model = match args.speedup {
+        Some(f) => format!("{model}, paced at {f}x real time"),
+        None => model.to_string(),
+    };
     println!(
         "{name:<12} {model}: {rate:.0} updates/s with {} reader(s) at {busy_mlps:.1} Mlps (idle {idle_mlps:.1}, {:.2}x); \
          memory {:.2} MiB built, peak {:.2} MiB ({:.2}x){}; table {} the trie",

@@ -83,6 +83,11 @@ pub(crate) fn encode(fpa: &[u32], bis: usize, out: &mut Vec<u32>) {
     for c in 0..code_words(n) {
         let mut bitmap = 0u32;
         let before = count;
+        if bis == 0 && prev.is_some_and(|p| fpa[c * 8..c * 8 + 8].iter().all(|&v| v == p)) {
+            // A cluster inside one run (most of them): no 1, no entry.
+            out[cw0 + c] = before << 8;
+            continue;
+        }
         for k in 0..8 {
             let v = fpa[(c * 8 + k) ^ bis];
             if prev != Some(v) {
@@ -111,6 +116,13 @@ pub(crate) fn entry_index(code_word: u32, i: usize) -> usize {
         - 1
 }
 
+/// Whether (permuted) element `i` has a 1 in the overlay bitmap, given its cluster's code
+/// word: whether a lookup entry starts at it.
+#[inline(always)]
+pub(crate) fn bit(code_word: u32, i: usize) -> bool {
+    (code_word & 0xff) >> (7 - (i & 7)) & 1 == 1
+}
+
 /// Decodes an encoded group (`words`, `n` elements, BIS `bis`) back to its FPA.
 pub(crate) fn decode(words: &[u32], n: usize, bis: usize, fpa: &mut Vec<u32>) {
     fpa.clear();
@@ -132,7 +144,8 @@ pub(crate) fn decode(words: &[u32], n: usize, bis: usize, fpa: &mut Vec<u32>) {
 ///
 /// Only the bits at the element and after it change (`00 → 11`, `01 → 10`, … as the
 /// table lists), at most two entries are inserted or removed where they sit, and the
-/// counters of later clusters move by the difference.
+/// counters of later clusters move by the difference ([`set_range`] of one element).
+#[cfg(test)]
 pub(crate) fn set_element(
     words: &[u32],
     n: usize,
@@ -141,49 +154,76 @@ pub(crate) fn set_element(
     v: u32,
     out: &mut Vec<u32>,
 ) -> bool {
-    let ncw = code_words(n);
-    let entries = &words[ncw..];
     let pos = elem ^ bis;
-    let bit = |j: usize| (words[j / 8] & 0xff) >> (7 - (j & 7)) & 1 == 1;
-    let value = |j: usize| entries[entry_index(words[j / 8], j)];
-    let old = value(pos);
-    if old == v {
+    if words[code_words(n) + entry_index(words[pos / 8], pos)] == v {
         return false;
     }
-    let left = (pos > 0).then(|| value(pos - 1));
-    let right = (pos + 1 < n).then(|| value(pos + 1));
-    let (b0, b1) = (bit(pos), pos + 1 < n && bit(pos + 1));
-    let nb0 = left != Some(v);
-    let nb1 = right.is_some_and(|r| r != v);
-    // Entries before the element's: the 1s strictly before `pos`.
-    let r = entry_index(words[pos / 8], pos) + 1 - b0 as usize;
+    set_range(words, n, pos, pos + 1, v, out);
+    true
+}
+
+/// Table II over a range: the encoding of `words` (a group of `n` elements) with the
+/// positions `lo..hi` (in the group's permuted order, `lo < hi <= n`) all set to `v`,
+/// derived from the old encoding alone, appended to `out`. The bits inside the range
+/// clear, the bit at `lo` is 1 if its left neighbour differs from `v` and the bit at `hi`
+/// if the element there does; the entries of the runs starting inside the range (and at
+/// `hi`) make way for at most two (`v`, and the value at `hi`), and the counters of
+/// later clusters move by the difference. The bits elsewhere are kept as they are, so a
+/// group holding redundant 1s keeps them (and stays exact).
+pub(crate) fn set_range(words: &[u32], n: usize, lo: usize, hi: usize, v: u32, out: &mut Vec<u32>) {
+    debug_assert!(lo < hi && hi <= n);
+    let ncw = code_words(n);
+    let entries = &words[ncw..];
+    let value = |j: usize| entries[entry_index(words[j / 8], j)];
+    let nb_lo = lo == 0 || value(lo - 1) != v;
+    let right = (hi < n).then(|| value(hi));
+    let nb_hi = right.is_some_and(|r| r != v);
+    // Entries of the runs that start before `lo`, and of those that start after `hi`.
+    let before = entry_index(words[lo / 8], lo) + 1 - bit(words[lo / 8], lo) as usize;
+    let through = match right {
+        Some(_) => entry_index(words[hi / 8], hi) + 1,
+        None => entries.len(),
+    };
     let base = out.len();
     out.extend_from_slice(&words[..ncw]);
-    out.extend_from_slice(&entries[..r]);
-    if nb0 {
+    out.extend_from_slice(&entries[..before]);
+    if nb_lo {
         out.push(v);
     }
-    if nb1 {
-        out.push(right.expect("nb1 implies a right neighbour"));
+    if let Some(r) = right.filter(|_| nb_hi) {
+        out.push(r);
     }
-    out.extend_from_slice(&entries[r + b0 as usize + b1 as usize..]);
-    // The two bits, then the counters from the element's cluster on.
-    let set = |out: &mut Vec<u32>, j: usize, on: bool| {
-        let m = 0x80 >> (j & 7);
-        let w = &mut out[base + j / 8];
+    out.extend_from_slice(&entries[through..]);
+    // The bits from `lo` to `hi`, then the counters from `lo`'s cluster on.
+    for q in lo..=hi.min(n - 1) {
+        let on = (q == lo && nb_lo) || (q == hi && nb_hi);
+        let m = 0x80 >> (q & 7);
+        let w = &mut out[base + q / 8];
         *w = if on { *w | m } else { *w & !m };
-    };
-    set(out, pos, nb0);
-    if pos + 1 < n {
-        set(out, pos + 1, nb1);
     }
-    let mut count = (out[base + pos / 8] >> 8) & 0xff;
-    for c in pos / 8..ncw {
+    let mut count = (out[base + lo / 8] >> 8) & 0xff;
+    for c in lo / 8..ncw {
         let w = &mut out[base + c];
         *w = count << 8 | (*w & 0xff);
         count += (*w & 0xff).count_ones();
     }
-    true
+}
+
+/// The number of 1s at positions `lo..hi` of an encoded group's bitmap (`cw`: reads its
+/// code word `c`).
+#[inline]
+pub(crate) fn ones_in(cw: impl Fn(usize) -> u32, lo: usize, hi: usize) -> usize {
+    let mut n = 0;
+    let mut q = lo;
+    while q < hi {
+        let c = q / 8;
+        let end = hi.min(c * 8 + 8);
+        // Bits q..end of cluster c, most significant first.
+        let mask = (0xffu32 >> (q & 7)) & !(0xffu32 >> (end - c * 8)) & 0xff;
+        n += (cw(c) & mask).count_ones() as usize;
+        q = end;
+    }
+    n
 }
 
 /// Lulea-style heads (§III-A, Fig. 3) of the window of `16` elements at `first` of a chunk
@@ -277,6 +317,109 @@ mod tests {
                             let mut want = vec![9, 9];
                             encode(&f2, bis, &mut want);
                             assert_eq!(out, want, "n {n} bis {bis} elem {i} -> {v}");
+                        }
+                    }
+                }
+            }
+        }
+    }
+
+    /// `encode` with a 1 also at every position `q` with `split[q]`: the redundant 1s a
+    /// merge stored in place leaves (two neighbouring entries of one value).
+    fn encode_split(fpa: &[u32], bis: usize, split: &[bool]) -> Vec<u32> {
+        let n = fpa.len();
+        let mut out = vec![0; code_words(n)];
+        let mut count = 0u32;
+        let mut prev = None;
+        for c in 0..code_words(n) {
+            let mut bitmap = 0u32;
+            let before = count;
+            for k in 0..8 {
+                let v = fpa[(c * 8 + k) ^ bis];
+                if prev != Some(v) || split[c * 8 + k] {
+                    bitmap |= 0x80 >> k;
+                    out.push(v);
+                    count += 1;
+                    prev = Some(v);
+                }
+            }
+            out[c] = before << 8 | bitmap;
+        }
+        out
+    }
+
+    #[test]
+    fn set_element_on_groups_with_redundant_ones() {
+        // Table II's transform is derived from the bits as they are, so a group that kept
+        // redundant 1s gives a group that decodes to the right elements.
+        for n in [8, 16, 32] {
+            for seed in 1..30u64 {
+                let fpa = arrays(seed, n, 3);
+                let split: Vec<bool> = arrays(seed ^ 0x55, n, 2).iter().map(|&v| v == 1).collect();
+                for bis in [0, n - 1] {
+                    let w = encode_split(&fpa, bis, &split);
+                    assert_eq!(w.len(), group_words(n, w[code_words(n) - 1]));
+                    let mut back = Vec::new();
+                    decode(&w, n, bis, &mut back);
+                    assert_eq!(back, fpa);
+                    for i in 0..n {
+                        for v in 0..4 {
+                            let mut out = Vec::new();
+                            let changed = set_element(&w, n, bis, i, v, &mut out);
+                            assert_eq!(changed, fpa[i] != v);
+                            if !changed {
+                                continue;
+                            }
+                            assert_eq!(out.len(), group_words(n, out[code_words(n) - 1]));
+                            let mut f2 = fpa.clone();
+                            f2[i] = v;
+                            decode(&out, n, bis, &mut back);
+                            assert_eq!(back, f2, "n {n} bis {bis} elem {i} -> {v}");
+                            for (q, &want) in f2.iter().enumerate() {
+                                assert_eq!(lookup(&out, n, bis, q), want);
+                            }
+                        }
+                    }
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn set_range_equals_a_fresh_encoding() {
+        // Every range of small groups, canonical and with redundant 1s: the result
+        // decodes to the elements with the range set; from a canonical group it is the
+        // fresh encoding.
+        for n in [8, 16, 32] {
+            for seed in 1..12u64 {
+                let fpa = arrays(seed, n, 3);
+                let split: Vec<bool> = arrays(seed ^ 0x33, n, 2).iter().map(|&v| v == 1).collect();
+                for (canonical, w) in [
+                    (true, encode_split(&fpa, 0, &vec![false; n])),
+                    (false, encode_split(&fpa, 0, &split)),
+                ] {
+                    for lo in 0..n {
+                        for hi in lo + 1..=n {
+                            let q = ones_in(|c| w[c], lo, hi);
+                            let by_bits = (lo..hi)
+                                .filter(|&x| (w[x / 8] & 0xff) >> (7 - x % 8) & 1 == 1)
+                                .count();
+                            assert_eq!(q, by_bits);
+                            for v in 0..4 {
+                                let mut out = Vec::new();
+                                set_range(&w, n, lo, hi, v, &mut out);
+                                let mut f2 = fpa.clone();
+                                f2[lo..hi].fill(v);
+                                let mut back = Vec::new();
+                                decode(&out, n, 0, &mut back);
+                                assert_eq!(back, f2, "n {n} {lo}..{hi} -> {v}");
+                                assert_eq!(out.len(), group_words(n, out[code_words(n) - 1]));
+                                if canonical {
+                                    let mut want = Vec::new();
+                                    encode(&f2, 0, &mut want);
+                                    assert_eq!(out, want);
+                                }
+                            }
                         }
                     }
                 }

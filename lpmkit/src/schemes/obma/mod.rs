@@ -105,8 +105,8 @@ mod writer;
 use std::time::Instant;
 
 use crate::fib::{
-    max_next_hop, patch_order, BuildError, Change, Fib, InPlaceWriter, IncrementalFib, Patched,
-    Stats, UpdateStats,
+    max_next_hop, patch_order, BuildError, Change, Fib, InPlaceWriter, IncrementalFib, Stats,
+    UpdateStats,
 };
 use crate::nexthop::NextHop;
 use crate::prefix::{Address, Prefix};
@@ -435,8 +435,6 @@ pub(crate) fn build_with<A: Address>(
 pub struct Obma<A: Address> {
     table: Box<ObmaTable<A>>,
     writer: ObmaWriter<A>,
-    /// Scratch: what one `apply` retires.
-    retired: Vec<Retired>,
 }
 
 impl<A: Address> Obma<A> {
@@ -446,7 +444,6 @@ impl<A: Address> Obma<A> {
         Ok(Obma {
             table: Box::new(table),
             writer,
-            retired: Vec::new(),
         })
     }
 
@@ -491,29 +488,35 @@ impl<A: Address> IntoInPlace<A> for Obma<A> {
 
 impl<A: Address> IncrementalFib<A> for Obma<A> {
     fn apply(&mut self, rib: &Rib<A>, changes: &[Change<A>]) -> Result<UpdateStats, BuildError> {
-        // `fib::apply_alone`, without a fresh list of retired blocks per call: no reader
-        // shares the table, so what a patch retires is reused at once.
-        let changes = patch_order(changes);
-        let mut retired = std::mem::take(&mut self.retired);
-        // SAFETY: the table is this writer's, and `&mut self` excludes every reader.
-        let r = unsafe { self.writer.patch(&self.table, rib, &changes, &mut retired) };
-        let r = match r {
-            Ok(Patched::InPlace(stats)) => {
-                for b in retired.drain(..) {
-                    // SAFETY: as above.
-                    unsafe { self.writer.reuse(&self.table, b) };
-                }
-                Ok(stats)
-            }
-            Ok(Patched::Replaced(new, stats)) => {
-                self.table = new;
-                Ok(stats)
-            }
-            Err(e) => Err(e),
+        // `InPlaceWriter::patch` without a reader: what a patch retires is reused at once
+        // (no reader shares the table), and a layout limit rebuilds the table.
+        let changes = if changes.len() <= 1 {
+            std::borrow::Cow::Borrowed(changes)
+        } else {
+            patch_order(changes)
         };
-        retired.clear();
-        self.retired = retired;
-        r
+        let r = with_width!(&self.table.layout, t => self.writer.apply(t, rib, &changes));
+        match r {
+            Ok(n) => {
+                self.writer.reuse_pending();
+                Ok(UpdateStats {
+                    units_rebuilt: n,
+                    full_rebuild: false,
+                })
+            }
+            Err(writer::Full) => {
+                let counters = self.writer.counters;
+                let (table, mut w) = build_with(rib, &self.writer.config)?;
+                w.counters = counters;
+                w.counters.full_rebuilds += 1;
+                *self.table = table;
+                self.writer = w;
+                Ok(UpdateStats {
+                    units_rebuilt: 0,
+                    full_rebuild: true,
+                })
+            }
+        }
     }
 }
 

@@ -2,6 +2,7 @@
 //! words, groups, BIS headers, sparse form), resolving its group pointers, decoding it.
 
 use super::super::layout::Layout;
+use super::traverse::paint_alone;
 use super::*;
 
 impl<A: Address> ObmaWriter<A> {
@@ -24,10 +25,31 @@ impl<A: Address> ObmaWriter<A> {
         // changes no element: the live chunk, decoded, is cut into groups of the new
         // width, without a walk of the `Rib`.
         let live = old && self.variant == Variant::B && width != rec.width;
+        // A new chunk below an element that had no longer route, built by a change alone
+        // in its batch: the announced route is its only one, and the chunk is painted
+        // from it, without a walk of the `Rib`.
+        let fresh = self
+            .fresh
+            .filter(|(p, _)| !old && rec.root.len() < p.len() && rec.root.covers(p));
         if live {
             self.decode_chunk(t, j, id, &mut sc.fpa);
         } else {
-            paint(rib, &rec.root, self.tops[j] + s, &mut sc, true);
+            match fresh {
+                Some((p, v)) => paint_alone(&p, v, &rec.root, s, rec.default, &mut sc),
+                None => paint(rib, &rec.root, self.tops[j] + s, &mut sc, true),
+            }
+            #[cfg(debug_assertions)]
+            if fresh.is_some() {
+                let mut check = Scratch::default();
+                paint(rib, &rec.root, self.tops[j] + s, &mut check, true);
+                debug_assert_eq!(
+                    (&check.fpa, &check.deeper, &check.routes),
+                    (&sc.fpa, &sc.deeper, &sc.routes),
+                    "chunk at {:?} painted from {:?} alone",
+                    rec.root,
+                    fresh
+                );
+            }
             // The routes inside the chunk, as the Rib has them now.
             let words = self.presence_words[j];
             let bits = &mut self.presence[j][id as usize * words..(id as usize + 1) * words];
@@ -194,16 +216,23 @@ impl<A: Address> ObmaWriter<A> {
         out.clear();
         let rec = self.recs[j][id as usize];
         if !rec.sparse {
-            // Group by group.
+            // Group by group, straight from the arena.
             let n = 1usize << (s - rec.width as u32);
-            let (mut words, mut fpa) = (Vec::new(), Vec::new());
+            let ncw = code_words(n);
             for gi in 0..1usize << rec.width {
-                let (g, len, bis) = self.group_at(t, j, id, gi);
-                words.clear();
-                // SAFETY: the writer reads its own published group.
-                words.extend((0..len).map(|k| unsafe { t.groups.get(g + k) }.get()));
-                group::decode(&words, n, bis, &mut fpa);
-                out.extend_from_slice(&fpa);
+                let (g, _, bis) = self.group_at(t, j, id, gi);
+                let base = out.len();
+                out.resize(base + n, 0);
+                let mut e = usize::MAX;
+                for q in 0..n {
+                    // SAFETY: the writer reads its own published group.
+                    let cw = unsafe { t.groups.get(g + q / 8) }.get();
+                    if group::bit(cw, q) {
+                        e = e.wrapping_add(1);
+                    }
+                    // SAFETY: as above; element 0 always starts an entry.
+                    out[base + (q ^ bis)] = unsafe { t.groups.get(g + ncw + e) }.get();
+                }
             }
             return;
         }

@@ -48,7 +48,9 @@
 //!   each change.
 
 mod codec;
+mod fast;
 mod repaint;
+mod runs;
 mod traverse;
 mod update;
 
@@ -208,6 +210,11 @@ pub struct ObmaWriter<A: Address> {
     /// The batch being patched has one change: the `Rib` differs from the table by it
     /// alone (so `presence` is current for every other prefix).
     pub(crate) single: bool,
+    /// Alone in its batch, the announced route (and its next hop): the only route of
+    /// every chunk the change builds, which is then encoded without a `Rib` walk.
+    pub(crate) fresh: Option<(Prefix<A>, u32)>,
+    /// Scratch of [`Self::retire_chunk`]: chunks (layer, id) still to retire.
+    retire_stack: Vec<(u8, u32)>,
     /// Adaptive grouping: the fewest updates that give a width above `w`, per `w`.
     thresholds: [u64; 8],
     pending: Vec<Retired>,
@@ -275,6 +282,8 @@ impl<A: Address> ObmaWriter<A> {
             dpa_presence: vec![0; (1usize << (dpa_bits + 1)).div_ceil(64)],
             thresholds,
             single: false,
+            fresh: None,
+            retire_stack: Vec::new(),
             pending: Vec::new(),
         }
     }
@@ -290,7 +299,7 @@ impl<A: Address> ObmaWriter<A> {
     }
 
     /// The group width a chunk of layer `j` starts with.
-    fn initial_width(&self, j: usize) -> u8 {
+    pub(super) fn initial_width(&self, j: usize) -> u8 {
         match self.config.grouping {
             Grouping::Fixed(w) => w.min(self.max_width(j)),
             Grouping::Adaptive { .. } => 0,
@@ -316,9 +325,8 @@ impl<A: Address> ObmaWriter<A> {
     /// layer `j` and width `w` widens it (`width_for(j, count) > w`, without the loop).
     #[inline]
     pub(crate) fn widens(&self, j: usize, count: u32, w: u8) -> bool {
-        matches!(self.config.grouping, Grouping::Adaptive { .. })
-            && w < self.max_width(j)
-            && count as u64 >= self.thresholds[w as usize]
+        // `thresholds` holds `u64::MAX` unless the grouping is adaptive.
+        count as u64 >= self.thresholds[w as usize & 7] && w < self.max_width(j)
     }
 
     // ---- building -------------------------------------------------------------------
@@ -364,7 +372,11 @@ impl<A: Address> ObmaWriter<A> {
             .store(bytes, core::sync::atomic::Ordering::Relaxed);
     }
 
-    fn alloc_id<E: Word + AtomicWord>(&mut self, t: &Layout<A, E>, j: usize) -> Result<u32, Full> {
+    pub(super) fn alloc_id<E: Word + AtomicWord>(
+        &mut self,
+        t: &Layout<A, E>,
+        j: usize,
+    ) -> Result<u32, Full> {
         let id = self.ids[j].alloc(1);
         if id >= self.id_limit as usize {
             self.ids[j].free(id, 1);
@@ -399,7 +411,7 @@ impl<A: Address> ObmaWriter<A> {
         Ok(id as u32)
     }
 
-    fn put_group<E: Word + AtomicWord>(
+    pub(super) fn put_group<E: Word + AtomicWord>(
         &mut self,
         t: &Layout<A, E>,
         words: &[u32],
@@ -421,7 +433,7 @@ impl<A: Address> ObmaWriter<A> {
         Ok(off as u32)
     }
 
-    fn put_chunk<E: Word + AtomicWord>(
+    pub(super) fn put_chunk<E: Word + AtomicWord>(
         &mut self,
         t: &Layout<A, E>,
         words: &[u32],
@@ -488,11 +500,23 @@ impl<A: Address> ObmaWriter<A> {
         id: u32,
         gi: usize,
     ) -> (usize, usize, usize) {
-        let rec = self.recs[j][id as usize];
-        let n = 1usize << (self.strides[j] - rec.width);
+        let (g, bis) = self.group_loc(t, j, id, gi);
+        (g, self.group_len(t, j, id, g), bis)
+    }
+
+    /// (offset, BIS) of group `gi` of chunk `id` of layer `j`.
+    #[inline]
+    pub(crate) fn group_loc<E: Word + AtomicWord>(
+        &self,
+        t: &Layout<A, E>,
+        j: usize,
+        id: u32,
+        gi: usize,
+    ) -> (usize, usize) {
+        let rec = &self.recs[j][id as usize];
         // SAFETY: the writer reads its own published structures.
         unsafe {
-            let (g, bis) = match self.variant {
+            match self.variant {
                 _ if self.variant == Variant::L || rec.direct => (rec.off as usize, 0),
                 Variant::B | Variant::L => (t.chunks.get(rec.off as usize + 1 + gi) as usize, 0),
                 Variant::S => {
@@ -505,32 +529,82 @@ impl<A: Address> ObmaWriter<A> {
                     );
                     (t.chunks.get(c + 2 + gi) as usize, bis as usize)
                 }
-            };
-            let last = t.groups.get(g + code_words(n) - 1).get();
-            (g, group_words(n, last), bis)
+            }
         }
+    }
+
+    /// Words of the group at `g` of chunk `id` of layer `j`.
+    #[inline]
+    pub(crate) fn group_len<E: Word + AtomicWord>(
+        &self,
+        t: &Layout<A, E>,
+        j: usize,
+        id: u32,
+        g: usize,
+    ) -> usize {
+        let n = 1usize << (self.strides[j] - self.recs[j][id as usize].width);
+        // SAFETY: the writer reads its own published group.
+        let last = unsafe { t.groups.get(g + code_words(n) - 1) }.get();
+        group_words(n, last)
     }
 
     /// Retires chunk `id` of layer `j`, everything below it, and its id.
     fn retire_chunk<E: Word + AtomicWord>(&mut self, t: &Layout<A, E>, j: usize, id: u32) {
-        if j + 1 < self.strides.len() {
-            let mut vals = Vec::new();
-            self.decode_chunk(t, j, id, &mut vals);
-            for v in vals {
-                if v >= t.lim {
-                    self.retire_chunk(t, j + 1, v - t.lim);
+        let mut stack = std::mem::take(&mut self.retire_stack);
+        stack.push((j as u8, id));
+        while let Some((j, id)) = stack.pop() {
+            let j = j as usize;
+            if j + 1 < self.strides.len() {
+                self.push_children(t, j, id, &mut stack);
+            }
+            self.retire_structure(t, j, id);
+            let r = &mut self.recs[j][id as usize];
+            r.live = false;
+            if r.sparse {
+                self.sparse_chunks -= 1;
+                r.sparse = false;
+            }
+            self.live_ids -= 1;
+            self.pending.push(Retired::Id { layer: j as u8, id });
+        }
+        self.retire_stack = stack;
+    }
+
+    /// Pushes the chunks of layer `j + 1` that chunk `id` of layer `j` points to: the
+    /// pointers among its lookup entries (an element that points has an entry of its own,
+    /// no two elements point to one chunk), or among its sparse entries.
+    fn push_children<E: Word + AtomicWord>(
+        &self,
+        t: &Layout<A, E>,
+        j: usize,
+        id: u32,
+        out: &mut Vec<(u8, u32)>,
+    ) {
+        let rec = self.recs[j][id as usize];
+        let lim = t.lim;
+        if rec.sparse {
+            // SAFETY: the writer reads its own published sparse chunk and its entries.
+            let k = (unsafe { t.chunks.get(rec.off as usize) } >> 24 & 0x7f) as usize;
+            for e in 0..k {
+                // SAFETY: as above; `e < k`.
+                let (_, v) = unsafe { t.sparse_at(rec.off as usize, e) };
+                if v >= lim {
+                    out.push((j as u8 + 1, v - lim));
+                }
+            }
+            return;
+        }
+        let ncw = code_words(1usize << (self.strides[j] - rec.width));
+        for gi in 0..1usize << rec.width {
+            let (g, len, _) = self.group_at(t, j, id, gi);
+            for e in ncw..len {
+                // SAFETY: the writer reads its own published group.
+                let v = unsafe { t.groups.get(g + e) }.get();
+                if v >= lim {
+                    out.push((j as u8 + 1, v - lim));
                 }
             }
         }
-        self.retire_structure(t, j, id);
-        let r = &mut self.recs[j][id as usize];
-        r.live = false;
-        if r.sparse {
-            self.sparse_chunks -= 1;
-            r.sparse = false;
-        }
-        self.live_ids -= 1;
-        self.pending.push(Retired::Id { layer: j as u8, id });
     }
 
     /// Retires the live structure of chunk `id` (its groups and chunk words).
@@ -572,51 +646,11 @@ impl<A: Address> ObmaWriter<A> {
             self.counters.chunks_rebuilt += 1;
             return self.encode_chunk(t, rib, j, id, w, true);
         }
-        let d = self.strides[j] - rec.width;
-        let n = 1usize << d;
-        let gi = (seg >> d) as usize;
-        let (g, len, bis) = self.group_at(t, j, id, gi);
-        // The element alone in its run, before and after (its neighbours differ from both
-        // values): the bitmap stays, and only its lookup entry changes, by one store.
-        let pos = (seg as usize & (n - 1)) ^ bis;
-        let ncw = code_words(n);
-        // SAFETY: the writer reads its own published group.
-        let cw = |k: usize| unsafe { t.groups.get(g + k) }.get();
-        let value = |p: usize| {
-            // SAFETY: as above.
-            unsafe { t.groups.get(g + ncw + group::entry_index(cw(p / 8), p)) }.get()
-        };
-        let old = value(pos);
-        if old == v {
+        let at = self.spot(t, j, id, seg as usize);
+        if at.value == v {
             return Ok(());
         }
-        let apart = |q: Option<usize>| q.is_none_or(|q| value(q) != old && value(q) != v);
-        if apart(pos.checked_sub(1)) && apart((pos + 1 < n).then_some(pos + 1)) {
-            let e = group::entry_index(cw(pos / 8), pos);
-            // SAFETY: one atomic store of a lookup entry that only keys of this element
-            // read; what it names (a next hop, or a chunk published in its list) is
-            // complete.
-            unsafe { t.groups.store_release(g + ncw + e, E::from_u32(v)) };
-            self.counters.splices += 1;
-            self.counters.entry_stores += 1;
-            self.counters.groups_in_place += 1;
-            return Ok(());
-        }
-        let mut sc = self.scratch[j + 1].take().unwrap_or_default();
-        sc.old.clear();
-        // SAFETY: the writer reads its own published group.
-        sc.old
-            .extend((0..len).map(|k| unsafe { t.groups.get(g + k) }.get()));
-        sc.words.clear();
-        let changed = group::set_element(&sc.old, n, bis, seg as usize & (n - 1), v, &mut sc.words);
-        let result = if changed {
-            self.counters.splices += 1;
-            self.replace_group(t, j, id, gi, g, len, &sc.words)
-        } else {
-            Ok(())
-        };
-        self.scratch[j + 1] = Some(sc);
-        result
+        self.set_spot(t, j, id, &at, v)
     }
 
     /// Publishes `words` as group `gi` of chunk `id`, retiring the group at `g`.

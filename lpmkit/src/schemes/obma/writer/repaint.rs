@@ -80,22 +80,65 @@ impl<A: Address> ObmaWriter<A> {
         })
     }
 
-    /// The longest match of `p` (homed in chunk `id` of layer `j`) among the routes
-    /// shorter than it: the chunk's default if no route between the root and `p` has a
-    /// presence bit, else from the `Rib`.
-    pub(crate) fn covering(&self, rib: &Rib<A>, j: usize, id: u32, p: &Prefix<A>) -> u32 {
-        let rel = p.len() - self.tops[j];
+    /// Alone in its batch: whether a route other than `p` lies inside the root of chunk
+    /// `id` of layer `j`, if its presence bits can tell (a route of the chunk's own
+    /// levels; nothing below the last layer); `None`: ask the `Rib`.
+    pub(crate) fn longer_besides(&self, j: usize, id: u32, p: &Prefix<A>) -> Option<bool> {
+        if self.holds_route_besides(j, id, p) {
+            Some(true)
+        } else if j + 1 == self.strides.len() {
+            Some(false)
+        } else {
+            None
+        }
+    }
+
+    /// The longest match of `p` (homed in chunk `id` of layer `j`, a change alone in its
+    /// batch) among the routes shorter than it: the chunk's default if no route between
+    /// the root and `p` has a presence bit; else the value of an element of the closest
+    /// such route `q` that no other route inside `q` covers (by the presence bits; `p`'s
+    /// own elements excluded), read from the table (a pointer's: the default of the chunk
+    /// below it); else, if every element of `q` is covered, from the `Rib`.
+    pub(crate) fn covering<E: Word + AtomicWord>(
+        &self,
+        t: &Layout<A, E>,
+        rib: &Rib<A>,
+        j: usize,
+        id: u32,
+        p: &Prefix<A>,
+    ) -> u32 {
+        let (top, s) = (self.tops[j], self.strides[j]);
+        let rel = p.len() - top;
         let words = self.presence_words[j];
         let bits = &self.presence[j][id as usize * words..(id as usize + 1) * words];
-        let above = (1..rel).any(|r| {
-            let sl = self.slot(j, p, r);
+        let pb = p.addr().bits_at(top, rel) as usize;
+        let Some(r) = (1..rel).rev().find(|&r| {
+            let sl = (1usize << r) | pb >> (rel - r);
             bits[sl / 64] >> (sl % 64) & 1 == 1
-        });
-        if above {
-            rib.covering_next_hop(p).map_or(0, |h| h.get())
-        } else {
-            self.recs[j][id as usize].default
+        }) else {
+            return self.recs[j][id as usize].default;
+        };
+        let levels = (s - r) as u32;
+        if levels <= 6 && !self.recs[j][id as usize].sparse {
+            let node = (1usize << r) | pb >> (rel - r);
+            let mut cov = [0u64; 4];
+            super::runs::covered_below(bits, node, levels, &mut cov);
+            // `p`'s elements, whatever its bit says now.
+            let span = 1u32 << (s - rel);
+            let at = ((pb & ((1 << (rel - r)) - 1)) as u32) << (s - rel);
+            cov[0] |= (u64::MAX >> (64 - span)) << at;
+            let free = !cov[0] & (u64::MAX >> (64 - (1u32 << levels)));
+            if free != 0 {
+                let seg = (pb >> (rel - r)) << levels | free.trailing_zeros() as usize;
+                let v = self.spot(t, j, id, seg).value;
+                return if v >= t.lim {
+                    self.recs[j + 1][(v - t.lim) as usize].default
+                } else {
+                    v
+                };
+            }
         }
+        rib.covering_next_hop(p).map_or(0, |h| h.get())
     }
 
     /// Repaints the elements of chunk `id` of layer `j` inside `p` (a prefix whose length
@@ -121,6 +164,28 @@ impl<A: Address> ObmaWriter<A> {
         let (top, s) = (self.tops[j], self.strides[j]);
         let bot = top + s;
         debug_assert!(top <= p.len() && p.len() <= bot && rec.root.covers(&p));
+        if self.single {
+            // Alone in its batch: by the presence bits below `p`, as one range if nothing
+            // lies inside it, else element by element (no `Rib` walk either way).
+            let rel = p.len() - top;
+            let node = if rel == 0 {
+                1
+            } else {
+                (1usize << rel) | p.addr().bits_at(top, rel) as usize
+            };
+            let words = self.presence_words[j];
+            let mut cov = [0u64; 4];
+            let inside = super::runs::covered_below(
+                &self.presence[j][id as usize * words..][..words],
+                node,
+                (s - rel) as u32,
+                &mut cov,
+            );
+            if !inside && rel > 0 && self.range_alone(t, rib, j, id, &p, value)? {
+                return Ok(());
+            }
+            return self.repaint_masked(t, rib, j, id, &p, value, &cov);
+        }
         let seg0 = p.addr().bits_at(top, s) as usize;
         let count = 1usize << (bot - p.len());
         let d = s - rec.width;
@@ -145,38 +210,8 @@ impl<A: Address> ObmaWriter<A> {
             }
             seg = end;
         }
-        if self.single {
-            // Alone in its batch, the change leaves every other route as the table has
-            // it, and the presence bits say which elements a route inside `p` covers:
-            // those keep their values; the others take `p`'s next hop, or after a
-            // withdrawal the covering route's (one descent, no walk). The pointers
-            // (routes below the chunk) stay; a chunk below an element that changed
-            // inherits the new value.
-            let v = match value {
-                Some(v) => v,
-                None => self.covering(rib, j, id, &p),
-            };
-            sc.fpa.clear();
-            sc.fpa.resize(count, v);
-            let words = self.presence_words[j];
-            let bits = &self.presence[j][id as usize * words..(id as usize + 1) * words];
-            keep_covered(bits, top, s, &p, &sc.old, &mut sc.fpa);
-            sc.deeper.clear();
-            let lim = t.lim;
-            for x in 0..count {
-                let prev = sc.old[x];
-                if prev >= lim {
-                    sc.deeper.push(x as u32);
-                    if sc.fpa[x] == prev {
-                        // Covered: the chunk below inherits what it did.
-                        sc.fpa[x] = self.recs[j + 1][(prev - lim) as usize].default;
-                    }
-                }
-            }
-        } else {
-            self.counters.traversals += 1;
-            paint(rib, &p, bot, &mut sc, false);
-        }
+        self.counters.traversals += 1;
+        paint(rib, &p, bot, &mut sc, false);
         let r = self.resolve_pointers(t, rib, j, &rec.root, s, seg0, &mut sc, true);
         let r = r.and_then(|()| {
             let mut k = 0;
@@ -194,10 +229,20 @@ impl<A: Address> ObmaWriter<A> {
     }
 
     /// Sets elements `lo..lo + new.len()` of group `gi` of chunk `id` (layer `j`) to
-    /// `new` (`old`: their live values). When the group's overlay bitmap stays the same,
-    /// each lookup entry that changes is stored in place, one atomic store each: a key
-    /// reads one entry, whose run lies wholly inside the range or wholly outside it, so
-    /// it sees its old answer or its new one. Otherwise a new group replaces the live one.
+    /// `new` (`old`: their live values).
+    ///
+    /// In place when the live overlay bitmap can hold the new values: every element whose
+    /// new value differs from its left neighbour's has a 1 of its own (a lookup entry
+    /// starts at it). Then each entry whose run changes value is stored in place, one
+    /// atomic store each: a key reads one entry, and every element sharing that entry
+    /// takes the same new value, so the key sees its old answer or its new one. This
+    /// covers next-hop changes (the runs keep their bounds) and withdrawals that merge
+    /// runs: the merged runs keep their 1s, so the group holds a redundant 1 (two
+    /// neighbouring entries of one value: lookups stay exact, the group is not the
+    /// fewest-1s encoding of Theorem 1) until a change that needs a new 1 rebuilds it,
+    /// canonical again. A later change that splits the run where it was merged (the
+    /// prefix announced again: a flap) finds its 1 and is stored in place too.
+    /// Otherwise a new group replaces the live one.
     #[allow(clippy::too_many_arguments)]
     pub(super) fn patch_group<E: Word + AtomicWord>(
         &mut self,
@@ -216,32 +261,23 @@ impl<A: Address> ObmaWriter<A> {
         let n = 1usize << (self.strides[j] - rec.width);
         let ncw = code_words(n);
         let (g, len, bis) = self.group_at(t, j, id, gi);
-        // SAFETY (both closures): the writer reads its own published group.
+        // SAFETY: the writer reads its own published group.
         let cw = |k: usize| unsafe { t.groups.get(g + k) }.get();
-        let value =
-            |p: usize| unsafe { t.groups.get(g + ncw + group::entry_index(cw(p / 8), p)) }.get();
         let m = new.len();
         if bis == 0 {
-            // The bitmap's bits inside the range and just after it, before and after.
-            let left = lo.checked_sub(1).map(value);
-            let right = (lo + m < n).then(|| value(lo + m));
-            let (mut po, mut pn) = (left, left);
-            let mut same = true;
-            for k in 0..m {
-                if (po != Some(old[k])) != (pn != Some(new[k])) {
-                    same = false;
-                    break;
-                }
-                po = Some(old[k]);
-                pn = Some(new[k]);
-            }
-            if same && right.is_some() && (po != right) != (pn != right) {
-                same = false;
-            }
-            if same {
+            // An element without a 1 shares its left neighbour's entry: its new value must
+            // be that neighbour's (outside the range, left of it, the neighbour's value is
+            // unchanged: `old[0]`; right of it, the element after the range keeps its
+            // value, which equals `old[m - 1]`).
+            let fits = (0..m).all(|k| {
+                group::bit(cw((lo + k) / 8), lo + k)
+                    || new[k] == if k == 0 { old[0] } else { new[k - 1] }
+            }) && (lo + m == n
+                || group::bit(cw((lo + m) / 8), lo + m)
+                || new[m - 1] == old[m - 1]);
+            if fits {
                 for k in 0..m {
-                    let start = k.checked_sub(1).map_or(left, |q| Some(new[q])) != Some(new[k]);
-                    if start && new[k] != old[k] {
+                    if new[k] != old[k] && group::bit(cw((lo + k) / 8), lo + k) {
                         let e = group::entry_index(cw((lo + k) / 8), lo + k);
                         // SAFETY: one atomic store of a lookup entry (see above); what
                         // it names is complete.
@@ -253,7 +289,9 @@ impl<A: Address> ObmaWriter<A> {
                 return Ok(());
             }
         }
-        // The whole group: decoded, patched, encoded under its BIS.
+        // The whole group: decoded, patched, then stored in place if the live bitmap
+        // holds it (a BIS group: the test above in permuted order), else encoded anew
+        // under its BIS.
         let mut sc = self.group_scratch.take().unwrap_or_default();
         sc.words.clear();
         // SAFETY: the writer reads its own published group.
@@ -262,30 +300,34 @@ impl<A: Address> ObmaWriter<A> {
         let words = std::mem::take(&mut sc.words);
         group::decode(&words, n, bis, &mut sc.offs);
         sc.offs[lo..lo + m].copy_from_slice(new);
-        sc.words = words;
-        sc.routes.clear();
-        let mut out = std::mem::take(&mut sc.old);
-        out.clear();
-        group::encode(&sc.offs, bis, &mut out);
-        let r = if out[..ncw] == sc.words[..ncw] {
-            // The same bitmap after all (a BIS group): the entries in place.
-            for e in 0..out.len() - ncw {
-                if out[ncw + e] != sc.words[ncw + e] {
-                    // SAFETY: as above.
-                    unsafe {
-                        t.groups
-                            .store_release(g + ncw + e, E::from_u32(out[ncw + e]))
-                    };
-                    self.counters.entry_stores += 1;
+        let fits = bis != 0
+            && (1..n)
+                .all(|q| group::bit(words[q / 8], q) || sc.offs[q ^ bis] == sc.offs[(q - 1) ^ bis]);
+        let r = if fits {
+            let mut e = 0;
+            for q in 0..n {
+                if group::bit(words[q / 8], q) {
+                    let v = sc.offs[q ^ bis];
+                    if words[ncw + e] != v {
+                        // SAFETY: as above.
+                        unsafe { t.groups.store_release(g + ncw + e, E::from_u32(v)) };
+                        self.counters.entry_stores += 1;
+                    }
+                    e += 1;
                 }
             }
             self.counters.groups_in_place += 1;
             Ok(())
         } else {
+            let mut out = std::mem::take(&mut sc.old);
+            out.clear();
+            group::encode(&sc.offs, bis, &mut out);
             self.counters.groups_rebuilt += 1;
-            self.replace_group(t, j, id, gi, g, len, &out)
+            let r = self.replace_group(t, j, id, gi, g, len, &out);
+            sc.old = out;
+            r
         };
-        sc.old = out;
+        sc.words = words;
         self.group_scratch = Some(sc);
         r
     }

@@ -101,6 +101,34 @@ pub(super) fn paint<A: Address>(
     }
 }
 
+/// The level traversal of a chunk at `root` (`s` levels, inheriting `default`) whose only
+/// route is `p` (next hop `v`, strictly inside `root`): what [`paint`] gives for it, without
+/// the `Rib`.
+pub(super) fn paint_alone<A: Address>(
+    p: &Prefix<A>,
+    v: u32,
+    root: &Prefix<A>,
+    s: u8,
+    default: u32,
+    sc: &mut Scratch,
+) {
+    let (top, bot) = (root.len(), root.len() + s);
+    sc.fpa.clear();
+    sc.fpa.resize(1 << s, default);
+    sc.deeper.clear();
+    sc.routes.clear();
+    if p.len() <= bot {
+        let rel = p.len() - top;
+        let bits = p.addr().bits_at(top, rel);
+        let span = bot - p.len();
+        let x = (bits as usize) << span;
+        sc.fpa[x..x + (1 << span)].fill(v);
+        sc.routes.push((bits, rel, v));
+    } else {
+        sc.deeper.push(p.addr().bits_at(top, s));
+    }
+}
+
 /// The sparse form of a painted chunk (§V-D), if it has at most `k` entries: its routes
 /// and pointers, longest first, then the inherited value; as (`prefix << 4 | length`,
 /// value).

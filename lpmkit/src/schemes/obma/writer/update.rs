@@ -24,6 +24,12 @@ impl<A: Address> ObmaWriter<A> {
     ) -> Result<(), Full> {
         let l = p.len();
         let db = self.dpa_bits;
+        // Alone in its batch, an announced `p` is the only route of every chunk this
+        // change builds (a chunk is built below an element that had no longer route).
+        self.fresh = match (self.single, announced) {
+            (true, Some(v)) => Some((p, v)),
+            _ => None,
+        };
         if l <= db {
             // Home: the DPA. One level traversal of `p` gives every element inside it
             // its new longest match; a chunk below one inherits it.
@@ -85,13 +91,22 @@ impl<A: Address> ObmaWriter<A> {
         // Alone in its batch, a withdrawal leaves a longer route below the element if its
         // chunk holds another (presence bits); else the `Rib` says.
         let deeper = announced.is_some()
-            || (self.single && old >= t.lim && self.holds_route_besides(0, old - t.lim, &p))
-            || rib.has_longer(&e);
+            || match (self.single && old >= t.lim).then(|| self.longer_besides(0, old - t.lim, &p))
+            {
+                Some(Some(known)) => known,
+                _ => rib.has_longer(&e),
+            };
         if old >= t.lim {
             if deeper {
                 return self.change_in(t, rib, 0, old - t.lim, p, announced);
             }
-            let lpm = rib.covering_next_hop(&e).map_or(0, |h| h.get());
+            // Alone in its batch, the change leaves the element's own longest match: the
+            // default its chunk inherits.
+            let lpm = if self.single {
+                self.recs[0][(old - t.lim) as usize].default
+            } else {
+                rib.covering_next_hop(&e).map_or(0, |h| h.get())
+            };
             // SAFETY: one atomic store; the chunk is retired after it.
             unsafe { t.dpa.store_release(x as usize, E::from_u32(lpm)) };
             self.counters.dpa_stores += 1;
@@ -125,10 +140,12 @@ impl<A: Address> ObmaWriter<A> {
             let e = Prefix::new_truncating(p.addr(), bot);
             let old = self.element(t, j, id, seg);
             let deeper = announced.is_some()
-                || (self.single
-                    && old >= t.lim
-                    && self.holds_route_besides(j + 1, old - t.lim, &p))
-                || rib.has_longer(&e);
+                || match (self.single && old >= t.lim)
+                    .then(|| self.longer_besides(j + 1, old - t.lim, &p))
+                {
+                    Some(Some(known)) => known,
+                    _ => rib.has_longer(&e),
+                };
             if self.recs[j][id as usize].sparse && !(old >= t.lim && deeper) {
                 // A sparse chunk is rebuilt whole; the rebuild builds or retires the
                 // chunk below the element.
@@ -141,7 +158,11 @@ impl<A: Address> ObmaWriter<A> {
                     self.prefetch_chunk(t, j + 1, old - t.lim);
                     return self.change_in(t, rib, j + 1, old - t.lim, p, announced);
                 }
-                let lpm = rib.covering_next_hop(&e).map_or(0, |h| h.get());
+                let lpm = if self.single {
+                    self.recs[j + 1][(old - t.lim) as usize].default
+                } else {
+                    rib.covering_next_hop(&e).map_or(0, |h| h.get())
+                };
                 self.set_element(t, rib, j, id, seg, lpm)?;
                 self.retire_chunk(t, j + 1, old - t.lim);
             } else if deeper {
@@ -161,7 +182,7 @@ impl<A: Address> ObmaWriter<A> {
             let old = self.element(t, j, id, seg0);
             let lpm = match announced {
                 Some(v) => v,
-                None if self.single => self.covering(rib, j, id, &p),
+                None if self.single => self.covering(t, rib, j, id, &p),
                 None => rib.covering_next_hop(&p).map_or(0, |h| h.get()),
             };
             if old >= t.lim {
@@ -174,16 +195,18 @@ impl<A: Address> ObmaWriter<A> {
             self.repaint(t, rib, j, id, p, announced)?;
         }
         // Adaptive grouping, online addition.
-        if let Grouping::Adaptive { .. } = self.config.grouping {
-            let rec = &mut self.recs[j][id as usize];
-            rec.counter = rec.counter.saturating_add(1);
-            let (c, w) = (rec.counter, rec.width);
-            if self.widens(j, c, w) {
-                self.encode_chunk(t, rib, j, id, w + 1, true)?;
-                self.counters.regroups += 1;
+        self.count_update(t, rib, j, id)
+    }
+
+    /// Gives back at once what patches retired (no reader shares the table).
+    pub(crate) fn reuse_pending(&mut self) {
+        for b in self.pending.drain(..) {
+            match b {
+                Retired::Chunk { off, len } => self.chunk_space.free(off as usize, len as usize),
+                Retired::Group { off, len } => self.group_space.free(off as usize, len as usize),
+                Retired::Id { layer, id } => self.ids[layer as usize].free(id as usize, 1),
             }
         }
-        Ok(())
     }
 
     /// What patches retired since the last call.
@@ -216,7 +239,9 @@ impl<A: Address> ObmaWriter<A> {
         Ok(())
     }
 
-    fn apply<E: Word + AtomicWord>(
+    /// Applies `changes` (already in `rib`, in patch order); what they retire waits in
+    /// `pending`.
+    pub(crate) fn apply<E: Word + AtomicWord>(
         &mut self,
         t: &Layout<A, E>,
         rib: &Rib<A>,
@@ -234,7 +259,15 @@ impl<A: Address> ObmaWriter<A> {
                 Change::Announce(_, nh) => Some(nh.get()),
                 Change::Withdraw(_) => None,
             };
-            self.change(t, rib, c.prefix(), announced)?;
+            let p = c.prefix();
+            match if self.single {
+                self.change_alone(t, rib, &p, announced)
+            } else {
+                None
+            } {
+                Some(r) => r?,
+                None => self.change(t, rib, p, announced)?,
+            }
             self.counters.updates += 1;
             if let Grouping::Adaptive { decay_updates, .. } = self.config.grouping {
                 self.since_decay += 1;
@@ -289,6 +322,7 @@ impl<A: Address> InPlaceWriter<A> for ObmaWriter<A> {
     }
 
     unsafe fn reuse(&mut self, _table: &crate::schemes::obma::ObmaTable<A>, block: Retired) {
+        // (`reuse_pending` does the same for every pending block.)
         match block {
             Retired::Chunk { off, len } => self.chunk_space.free(off as usize, len as usize),
             Retired::Group { off, len } => self.group_space.free(off as usize, len as usize),
