@@ -54,6 +54,17 @@ fn configs(v6: bool) -> Vec<(String, BloomConfig)> {
         ),
     ];
     if v6 {
+        v.push((
+            "fwd summary off (level hint)".into(),
+            BloomConfig::bloomfwd().summary(false),
+        ));
+        v.push((
+            "fwd hint off (the paper's lookup)".into(),
+            BloomConfig::bloomfwd().level_hint(false),
+        ));
+        let mut small = BloomConfig::bloomfwd();
+        small.summary_max = 40_000;
+        v.push(("fwd summary_max 40000".into(), small));
         for levels in [
             Levels::Dpcpe {
                 n: 3,
@@ -369,6 +380,12 @@ fn config_of(i: u8) -> BloomConfig {
             n: 3,
             optimal: true,
         }),
+        5 => BloomConfig::bloomfwd().summary(false),
+        6 => {
+            let mut c = BloomConfig::bloomfwd();
+            c.summary_max = 8;
+            c
+        }
         _ => BloomConfig::bloomfwd(),
     }
 }
@@ -379,7 +396,7 @@ proptest! {
     #[test]
     fn random_updates_v4(
         ops in prop::collection::vec((prefix_strategy(32), 1u32..6, prop::bool::weighted(0.7)), 1..50),
-        cfg in 0u8..5,
+        cfg in 0u8..7,
     ) {
         run_sequence::<u32>(&ops, &config_of(cfg))?;
     }
@@ -387,7 +404,7 @@ proptest! {
     #[test]
     fn random_updates_v6(
         ops in prop::collection::vec((prefix_strategy(128), 1u32..6, prop::bool::weighted(0.7)), 1..50),
-        cfg in 0u8..5,
+        cfg in 0u8..7,
     ) {
         run_sequence::<u128>(&ops, &config_of(cfg))?;
     }

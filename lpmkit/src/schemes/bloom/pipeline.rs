@@ -12,13 +12,17 @@
 //!   and the /64 level) share their hashes. With the level hint (IPv6, `hint.rs`; its
 //!   buckets prefetched one group ahead), a level is hashed and tested only for the keys
 //!   whose /32 it may hold a key under (those keys listed, hashed and tested together,
-//!   the bits scattered back), and not at all when none of the group's keys may match. Every (key, level) whose filter matched is
-//!   listed — branch-free — with its table bucket, whose head is prefetched.
+//!   the bits scattered back), and not at all when none of the group's keys may match.
+//!   With the /32 summary (`summary.rs`) the same, and a key whose summary line names no
+//!   level is answered by the line (stage D writes it): a group whose keys all are goes
+//!   no further than this. Every (key, level) whose filter matched is listed —
+//!   branch-free — with its table bucket, whose head is prefetched.
 //! * **B — heads.** The listed heads are read and the blocks they name prefetched.
 //! * **C — blocks.** Each listed block is scanned; a key's first hit in level order (the
 //!   longest matching prefix; for the gate, a range with a next hop) is its answer. The
 //!   DLA entries of the keys left without one are prefetched.
-//! * **D — bottom.** Those keys read their DLA entry or take the default route.
+//! * **D — bottom.** Those keys take their summary answer, read their DLA entry or take
+//!   the default route.
 
 use super::cpe::top_key;
 use super::dispatch::hash_keys;
@@ -47,6 +51,8 @@ struct Group<const P: usize, const G: usize> {
     pk: [u8; P],
     pl: [u8; P],
     hd: [u32; P],
+    /// Per key, the answer without a hit in the levels (the summary's; 0: the bottom).
+    fb: [u32; G],
     /// Keys answered by a level.
     done: u64,
 }
@@ -61,6 +67,7 @@ impl<const P: usize, const G: usize> Group<P, G> {
             pk: [0; P],
             pl: [0; P],
             hd: [0; P],
+            fb: [0; G],
             done: 0,
         }
     }
@@ -129,9 +136,9 @@ impl<A: Address> BloomTable<A> {
     /// ahead.
     #[inline(always)]
     fn prefetch_hints<const G: usize>(&self, addrs: &[A]) {
-        if let Some(h) = &self.hint {
+        if self.guided() {
             for a in addrs {
-                h.prefetch((top_key(*a) >> 32) as u32);
+                self.prefetch_probe(top_key(*a));
             }
             let ahead = addrs.as_ptr().wrapping_add(G);
             for i in (0..core::mem::size_of_val(addrs)).step_by(64) {
@@ -166,11 +173,19 @@ impl<A: Address> BloomTable<A> {
         // The level hint: the levels each key may match at (all without a hint).
         let mut allow = [u16::MAX; G];
         let mut any = u16::MAX;
-        if let Some(h) = &self.hint {
+        let guided = self.guided();
+        if guided {
             any = 0;
-            for (a, &t) in allow.iter_mut().zip(&g.top[..n]) {
-                *a = h.levels((t >> 32) as u32) as u16;
+            for ((a, f), &t) in allow.iter_mut().zip(&mut g.fb).zip(&g.top[..n]) {
+                let (levels, fallback) = self.probe(t);
+                *a = levels as u16;
+                *f = fallback;
                 any |= *a;
+            }
+            if any == 0 {
+                // Every key answered by its summary line: nothing to hash or test.
+                g.np = 0;
+                return;
             }
         }
         // The length and level of the hashes in h1/h2 (a level of all the group's keys).
@@ -184,7 +199,7 @@ impl<A: Address> BloomTable<A> {
             }
             // The keys the hint lets match here, listed (branch-free).
             let mut m = n;
-            if self.hint.is_some() {
+            if guided {
                 m = 0;
                 for (i, &a) in allow[..n].iter().enumerate() {
                     idx[m] = i as u8;
@@ -238,12 +253,25 @@ impl<A: Address> BloomTable<A> {
             filter_mask(avx2, &level.filter, &h1, &h2, n, &mut mask, li);
         }
         let mut np = 0usize;
-        for (i, &m) in mask[..n].iter().enumerate() {
-            let m = m & allow[i];
-            for l in 0..levels.len() {
-                g.pk[np] = i as u8;
-                g.pl[np] = l as u8;
-                np += (m >> l & 1) as usize;
+        if guided {
+            // Few keys with few levels each: their set bits only.
+            for (i, &m) in mask[..n].iter().enumerate() {
+                let mut m = m & allow[i];
+                while m != 0 {
+                    g.pk[np] = i as u8;
+                    g.pl[np] = m.trailing_zeros() as u8;
+                    np += 1;
+                    m &= m - 1;
+                }
+            }
+        } else {
+            // Branch-free.
+            for (i, &m) in mask[..n].iter().enumerate() {
+                for l in 0..levels.len() {
+                    g.pk[np] = i as u8;
+                    g.pl[np] = l as u8;
+                    np += (m >> l & 1) as usize;
+                }
             }
         }
         g.np = np;
@@ -305,7 +333,10 @@ impl<A: Address> BloomTable<A> {
     fn stage_d<const P: usize, const G: usize>(&self, g: &Group<P, G>, out: &mut [u32]) {
         for i in 0..g.n {
             if g.done >> i & 1 == 0 {
-                out[g.base + i] = self.bottom(g.top[i]);
+                out[g.base + i] = match g.fb[i] {
+                    0 => self.bottom(g.top[i]),
+                    f => f,
+                };
             }
         }
     }
