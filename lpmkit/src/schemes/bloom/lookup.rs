@@ -16,6 +16,7 @@
 //! * [`BloomTable::lookup_bulk`] hands chunks of 4,096 keys to `threads` threads as they
 //!   ask for them (the paper's OpenMP `dynamic` schedule).
 
+use core::mem::MaybeUninit;
 use std::sync::Mutex;
 
 use super::cpe::{key_bits, top_key};
@@ -234,13 +235,23 @@ impl<A: Address> BloomTable<A> {
         if ns == 0 {
             return;
         }
-        let mut keys = [A::ZERO; FRONT];
-        let mut answers = [0u32; FRONT];
-        for (k, &i) in keys.iter_mut().zip(&slow[..ns]) {
-            *k = addrs[i as usize];
+        // The slow keys, gathered (buffers left uninitialised: a batch of 256 keys sends
+        // a few dozen, and zeroing 10 KiB per call cost more than their lookups' stores).
+        let mut keys = [const { MaybeUninit::<A>::uninit() }; FRONT];
+        let mut answers = [const { MaybeUninit::<u32>::uninit() }; FRONT];
+        for ((k, a), &i) in keys.iter_mut().zip(&mut answers).zip(&slow[..ns]) {
+            k.write(addrs[i as usize]);
+            a.write(0);
         }
-        self.batch_levels(&keys[..ns], &mut answers[..ns], avx2);
-        for (&i, &v) in slow[..ns].iter().zip(&answers) {
+        // SAFETY: the first `ns` keys and answers were just written.
+        let (keys, answers) = unsafe {
+            (
+                core::slice::from_raw_parts(keys.as_ptr().cast::<A>(), ns),
+                core::slice::from_raw_parts_mut(answers.as_mut_ptr().cast::<u32>(), ns),
+            )
+        };
+        self.batch_levels(keys, answers, avx2);
+        for (&i, &v) in slow[..ns].iter().zip(answers.iter()) {
             out[i as usize] = v;
         }
     }

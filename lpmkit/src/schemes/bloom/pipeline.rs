@@ -27,6 +27,7 @@
 use super::cpe::top_key;
 use super::dispatch::hash_keys;
 use super::filter::Filter;
+use super::hash::hash;
 use super::BloomTable;
 use crate::prefix::Address;
 use crate::simd::Avx2;
@@ -118,7 +119,11 @@ impl<A: Address> BloomTable<A> {
                 let g = &mut ring[c % DEPTH];
                 let base = c * G;
                 let end = (base + G).min(addrs.len());
-                self.stage_a(g, base, &addrs[base..end], avx2);
+                if self.summary.is_some() {
+                    self.stage_a_sparse(g, base, &addrs[base..end]);
+                } else {
+                    self.stage_a(g, base, &addrs[base..end], avx2);
+                }
             }
             if c >= 1 && c - 1 < groups {
                 self.stage_b(&mut ring[(c - 1) % DEPTH]);
@@ -282,6 +287,58 @@ impl<A: Address> BloomTable<A> {
             t.prefetch_head(b);
             g.hd[p] = b as u32;
         }
+    }
+
+    /// Stage A with the summary: the keys that reach the levels are few and have few
+    /// levels each (`lookup::batch_summary` answered the others), so each key's allowed
+    /// levels are hashed and filtered one by one (scalar hashing: there are seldom eight
+    /// keys of one level to hash together) instead of level by level over the group.
+    #[inline(always)]
+    fn stage_a_sparse<const P: usize, const G: usize>(
+        &self,
+        g: &mut Group<P, G>,
+        base: usize,
+        addrs: &[A],
+    ) {
+        let n = addrs.len();
+        let hs = &self.hashing;
+        g.base = base;
+        g.n = n;
+        g.done = 0;
+        let all = u32::MAX >> (32 - self.levels.len().max(1) as u32);
+        let mut np = 0usize;
+        for (i, &a) in addrs.iter().enumerate() {
+            let top = top_key(a);
+            g.top[i] = top;
+            let (allowed, fallback) = self.probe(top);
+            g.fb[i] = fallback;
+            let mut m = allowed & all;
+            let mut hashed = u8::MAX;
+            let (mut h1, mut h2, mut th) = (0u32, 0u32, 0u32);
+            while m != 0 {
+                let l = m.trailing_zeros() as usize;
+                m &= m - 1;
+                let level = &self.levels[l];
+                let key = top & level.mask;
+                if level.len != hashed {
+                    h1 = hash(hs.kind, key, 0);
+                    if hs.k > 1 {
+                        h2 = hash(hs.kind, key, 1);
+                    }
+                    th = if hs.reuses() { h1 } else { hs.table_hash(key) };
+                    hashed = level.len;
+                }
+                if level.filter.contains_km(h1, h2) {
+                    let b = level.table.bucket(th);
+                    level.table.prefetch_head(b);
+                    g.pk[np] = i as u8;
+                    g.pl[np] = l as u8;
+                    g.hd[np] = b as u32;
+                    np += 1;
+                }
+            }
+        }
+        g.np = np;
     }
 
     /// Stage B: heads read, blocks prefetched.

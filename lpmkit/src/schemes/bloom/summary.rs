@@ -118,6 +118,31 @@ impl core::fmt::Debug for Summary {
     }
 }
 
+/// Bit `j` set if slot `j`'s `A` word names `top` (each word loaded atomically, then
+/// compared four at a time: SSE2, part of x86-64).
+#[inline(always)]
+fn matches(w: &[AtomicU64; 2 * SLOTS], top: u32) -> u32 {
+    let a: [u64; SLOTS] = core::array::from_fn(|j| w[j].load(Ordering::Acquire));
+    #[cfg(target_arch = "x86_64")]
+    {
+        use core::arch::x86_64::*;
+        // SAFETY: SSE2 is part of the x86-64 baseline; the intrinsics only work on
+        // registers.
+        unsafe {
+            let lo = _mm_set_epi64x(a[1] as i64, a[0] as i64);
+            let hi = _mm_set_epi64x(a[3] as i64, a[2] as i64);
+            // The high halves (the /32s): lanes 1 and 3 of each.
+            let tops = _mm_shuffle_ps::<0b11_01_11_01>(_mm_castsi128_ps(lo), _mm_castsi128_ps(hi));
+            let eq = _mm_cmpeq_epi32(_mm_castps_si128(tops), _mm_set1_epi32(top as i32));
+            _mm_movemask_ps(_mm_castsi128_ps(eq)) as u32
+        }
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    {
+        (0..SLOTS).fold(0, |m, j| m | (((a[j] >> 32) as u32 == top) as u32) << j)
+    }
+}
+
 /// The /32 of `a` (IPv6).
 #[inline(always)]
 pub(crate) fn top_of<A: Address>(a: A) -> u32 {
@@ -202,7 +227,9 @@ impl Summary {
     }
 
     /// For the first 64 address bits `key`: the levels to probe and the answer without
-    /// a hit in them (0: the default route). A bucket is compared without branches.
+    /// a hit in them (0: the default route). The four slots of a bucket are compared at
+    /// once ([`matches`]): which slot holds a /32 is unpredictable, and branches on it
+    /// (what the compiler makes of a scalar compare-and-select loop) mispredict.
     #[inline(always)]
     pub(crate) fn probe(&self, key: u64) -> (u32, u32) {
         let top = (key >> 32) as u32;
@@ -210,22 +237,24 @@ impl Summary {
         let mut b = self.home(top);
         loop {
             let w = self.line(b);
-            let (mut a, mut bits) = (0u64, 0u64);
-            for j in 0..SLOTS {
-                // `B` first (acquire): a listed slot's `A` was stored before it.
+            let m = matches(w, top);
+            if m != 0 {
+                let j = m.trailing_zeros() as usize;
+                // `B` (acquire), then `A` again: a listed slot's `A` was stored before
+                // its `B`.
                 let bw = w[SLOTS + j].load(Ordering::Acquire);
-                let aw = w[j].load(Ordering::Acquire);
-                let hit = (aw >> 32) as u32 == top && bw & LISTED != 0;
-                a |= if hit { aw } else { 0 };
-                bits |= if hit { bw } else { 0 };
-            }
-            if bits != 0 {
-                let levels = if bits >> sub & 1 != 0 {
-                    (bits >> LEVEL_SHIFT) as u32
-                } else {
-                    0
-                };
-                return (levels, a as u32);
+                if bw & LISTED != 0 {
+                    let aw = w[j].load(Ordering::Acquire);
+                    let levels = if bw >> sub & 1 != 0 {
+                        (bw >> LEVEL_SHIFT) as u32
+                    } else {
+                        0
+                    };
+                    return (levels, aw as u32);
+                }
+                // A slot being listed (its `A` written, its `B` not yet): `top` is not
+                // listed yet, and is nowhere else.
+                return (self.always, 0);
             }
             if w[2 * SLOTS - 1].load(Ordering::Acquire) & OVERFLOW == 0 {
                 return (self.always, 0);
