@@ -33,6 +33,9 @@ pub(crate) const CHUNK: usize = 64;
 pub(crate) const FRONT: usize = 512;
 /// How many keys ahead the summary's lines are prefetched.
 pub(crate) const AHEAD: usize = 24;
+/// The ring of home buckets in flight (a power of two above [`AHEAD`]).
+const RING: usize = 32;
+const _: () = assert!(RING > AHEAD && RING.is_power_of_two());
 /// Keys per chunk handed to a thread by [`BloomTable::lookup_bulk`].
 pub(crate) const BULK_CHUNK: usize = 4096;
 /// Smallest `lookup_batch` that the `threads` setting spreads over threads.
@@ -213,15 +216,20 @@ impl<A: Address> BloomTable<A> {
         let s = self.summary.as_ref().expect("a summary");
         let mut slow = [0u16; FRONT];
         let mut ns = 0usize;
-        for a in &addrs[..n.min(AHEAD)] {
-            s.prefetch((top_key(*a) >> 32) as u32);
+        // The home buckets of the keys prefetched, computed once.
+        let mut homes = [0usize; RING];
+        for (i, a) in addrs[..n.min(AHEAD)].iter().enumerate() {
+            homes[i] = s.home((top_key(*a) >> 32) as u32);
+            s.prefetch_bucket(homes[i]);
         }
         for i in 0..n {
-            if let Some(a) = addrs.get(i + AHEAD) {
-                s.prefetch((top_key(*a) >> 32) as u32);
+            if i + AHEAD < n {
+                let h = s.home((top_key(addrs[i + AHEAD]) >> 32) as u32);
+                s.prefetch_bucket(h);
+                homes[(i + AHEAD) % RING] = h;
             }
             let top = top_key(addrs[i]);
-            let (levels, fallback) = s.probe(top);
+            let (levels, fallback) = s.probe_from(homes[i % RING], top);
             if levels == 0 {
                 out[i] = match fallback {
                     0 => self.bottom(top),

@@ -119,10 +119,11 @@ impl core::fmt::Debug for Summary {
 }
 
 /// Bit `j` set if slot `j`'s `A` word names `top` (each word loaded atomically, then
-/// compared four at a time: SSE2, part of x86-64).
+/// compared four at a time: SSE2, part of x86-64). The loads only pick the candidate slot
+/// (`Relaxed`); the caller reads its `B` with acquire and then its `A` again.
 #[inline(always)]
 fn matches(w: &[AtomicU64; 2 * SLOTS], top: u32) -> u32 {
-    let a: [u64; SLOTS] = core::array::from_fn(|j| w[j].load(Ordering::Acquire));
+    let a: [u64; SLOTS] = core::array::from_fn(|j| w[j].load(Ordering::Relaxed));
     #[cfg(target_arch = "x86_64")]
     {
         use core::arch::x86_64::*;
@@ -190,8 +191,9 @@ impl Summary {
         self.buckets
     }
 
+    /// The bucket where `top`'s search starts.
     #[inline(always)]
-    fn home(&self, top: u32) -> usize {
+    pub(crate) fn home(&self, top: u32) -> usize {
         let h = (top as u64).wrapping_mul(0x9e37_79b9_7f4a_7c15) >> 32;
         ((h * self.buckets) >> 32) as usize
     }
@@ -218,12 +220,13 @@ impl Summary {
     /// Prefetches the home bucket of `top` (a /32).
     #[inline(always)]
     pub(crate) fn prefetch(&self, top: u32) {
-        crate::simd::prefetch(
-            self.lines
-                .as_ptr()
-                .wrapping_add(self.home(top))
-                .cast_const(),
-        );
+        self.prefetch_bucket(self.home(top));
+    }
+
+    /// Prefetches bucket `b`.
+    #[inline(always)]
+    pub(crate) fn prefetch_bucket(&self, b: usize) {
+        crate::simd::prefetch(self.lines.as_ptr().wrapping_add(b).cast_const());
     }
 
     /// For the first 64 address bits `key`: the levels to probe and the answer without
@@ -232,9 +235,15 @@ impl Summary {
     /// (what the compiler makes of a scalar compare-and-select loop) mispredict.
     #[inline(always)]
     pub(crate) fn probe(&self, key: u64) -> (u32, u32) {
+        self.probe_from(self.home((key >> 32) as u32), key)
+    }
+
+    /// [`probe`](Self::probe) with the home bucket of `key`'s /32 already computed.
+    #[inline(always)]
+    pub(crate) fn probe_from(&self, home: usize, key: u64) -> (u32, u32) {
         let top = (key >> 32) as u32;
         let sub = (key >> (32 - SUB_BITS)) as u32 & ((1 << SUB_BITS) - 1);
-        let mut b = self.home(top);
+        let mut b = home;
         loop {
             let w = self.line(b);
             let m = matches(w, top);
@@ -244,7 +253,8 @@ impl Summary {
                 // its `B`.
                 let bw = w[SLOTS + j].load(Ordering::Acquire);
                 if bw & LISTED != 0 {
-                    let aw = w[j].load(Ordering::Acquire);
+                    // Ordered after the acquire load of `B`.
+                    let aw = w[j].load(Ordering::Relaxed);
                     let levels = if bw >> sub & 1 != 0 {
                         (bw >> LEVEL_SHIFT) as u32
                     } else {
