@@ -175,6 +175,27 @@ pub trait InPlaceWriter<A: Address>: Send + Sized + 'static {
         retire: &mut Vec<Self::Retired>,
     ) -> Result<Patched<Self::Table>, BuildError>;
 
+    /// Called by [`crate::sync::InPlace`] before [`patch`](Self::patch), with the same
+    /// arguments, *before the generation begins*: a writer that can tell, without a store
+    /// into `table`, that the batch needs a new table builds it here and returns it as
+    /// `Some(`[`Patched::Replaced`]`)` — readers keep reading `table` meanwhile (validated
+    /// readers included: no patch is running), and the replacement is published by one
+    /// pointer swap; `patch` is then not called. `Ok(None)`: `patch` follows (the writer
+    /// may keep what it planned for it). A replacement returned as
+    /// `Some(`[`Patched::InPlace`]`)` is not allowed. The default: `Ok(None)`.
+    ///
+    /// # Safety
+    /// As [`patch`](Self::patch); nothing may be stored into `table`.
+    unsafe fn prepare(
+        &mut self,
+        table: &Self::Table,
+        rib: &Rib<A>,
+        changes: &[Change<A>],
+    ) -> Result<Option<Patched<Self::Table>>, BuildError> {
+        let _ = (table, rib, changes);
+        Ok(None)
+    }
+
     /// Takes back a part retired by an earlier patch of `table`.
     ///
     /// # Safety

@@ -378,6 +378,15 @@ const BLOOM_SETTINGS: &[(&str, &str)] = &[
         "hint",
         "IPv6 level hint per /32, beyond the paper: true or false (default: bloomfwd true)",
     ),
+    (
+        "summary",
+        "IPv6 /32 summary, beyond the paper: the hint's line also answers the routes up to \
+         /32 (true or false; default: true where the hint is on)",
+    ),
+    (
+        "summary_max",
+        "most /32s the summary lists at build (default 2^18)",
+    ),
 ];
 
 fn bloom_config(o: &BuildOptions) -> Result<schemes::bloom::BloomConfig, BuildError> {
@@ -431,6 +440,8 @@ fn bloom_config(o: &BuildOptions) -> Result<schemes::bloom::BloomConfig, BuildEr
     c.max_expanded = s.get("max_expanded")?.unwrap_or(c.max_expanded);
     c.threads = s.get("threads")?.unwrap_or(c.threads);
     c.level_hint = s.get("hint")?;
+    c.summary = s.get("summary")?;
+    c.summary_max = s.get("summary_max")?.unwrap_or(c.summary_max);
     c.force_scalar = o.force_scalar;
     Ok(c)
 }

@@ -71,9 +71,12 @@ impl<T> Drop for Shared<T> {
 /// the batch is validated key by key — each key's window is one lookup long, far shorter
 /// than the writer's work between two patches — so each key still gets the answer of one
 /// generation, but two keys may come from different ones. Readers of validated schemes
-/// are lock-free, not wait-free: they may retry, and while a patch is running (a full
-/// rebuild included: it runs between `begin` and `end`) they wait for it to end. The
-/// writer never waits for readers. A read that is retried may have seen a mix of
+/// are lock-free, not wait-free: they may retry, and while a patch is running they wait
+/// for it to end. A full rebuild that the writer can decide on before storing anything
+/// ([`InPlaceWriter::prepare`]) runs before the generation begins: readers keep reading
+/// the old table meanwhile and wait only for the pointer swap that publishes the new one
+/// (a rebuild decided mid-patch still runs inside the window). The writer never waits
+/// for readers. A read that is retried may have seen a mix of
 /// generations, so such a table's lookups must stay in bounds and terminate whatever they
 /// read; memory stays valid as for every scheme (nothing is reused before its grace
 /// period).
@@ -216,9 +219,16 @@ impl<A: Address, W: InPlaceWriter<A>> InPlace<A, W> {
             return Ok(info);
         }
         let effective = crate::fib::patch_order(&effective);
-        self.begin();
-        let result = self.patch(&effective, &mut info);
-        self.end();
+        let result = match self.prepare(&effective, &mut info) {
+            Ok(true) => Ok(()),
+            Ok(false) => {
+                self.begin();
+                let r = self.patch(&effective, &mut info);
+                self.end();
+                r
+            }
+            Err(e) => Err(e),
+        };
         if let Err(e) = result {
             // Back to the Rib before the batch, and the table with it: each prefix the
             // batch touched, as it was (its first undo entry: last in this list).
@@ -275,6 +285,28 @@ impl<A: Address, W: InPlaceWriter<A>> InPlace<A, W> {
             .store(self.generation, Ordering::Release);
     }
 
+    /// [`InPlaceWriter::prepare`]: true if it built a replacement, which is then
+    /// published (the generation begun just before the pointer swap and completed just
+    /// after it: readers waited for no build).
+    fn prepare(&mut self, changes: &[Change<A>], info: &mut ApplyInfo) -> Result<bool, BuildError> {
+        let table = self.shared.table.load(Ordering::Relaxed);
+        // SAFETY: as in `patch`; `prepare` stores nothing into the table.
+        let prepared = unsafe { self.writer.prepare(&*table, &self.rib, changes) }?;
+        match prepared {
+            None => Ok(false),
+            Some(patched) => {
+                debug_assert!(
+                    matches!(patched, Patched::Replaced(..)),
+                    "prepare returns replacements only"
+                );
+                self.begin();
+                self.publish(patched, info);
+                self.end();
+                Ok(true)
+            }
+        }
+    }
+
     /// One patch of the current table; a replacement is published with one pointer
     /// store.
     fn patch(&mut self, changes: &[Change<A>], info: &mut ApplyInfo) -> Result<(), BuildError> {
@@ -286,6 +318,12 @@ impl<A: Address, W: InPlaceWriter<A>> InPlace<A, W> {
             self.writer
                 .patch(&*table, &self.rib, changes, &mut self.scratch)
         }?;
+        self.publish(patched, info);
+        Ok(())
+    }
+
+    /// Accounts for a patch; publishes a replacement with one pointer store.
+    fn publish(&mut self, patched: Patched<W::Table>, info: &mut ApplyInfo) {
         match patched {
             Patched::InPlace(stats) => {
                 info.units_rebuilt += stats.units_rebuilt;
@@ -303,7 +341,6 @@ impl<A: Address, W: InPlaceWriter<A>> InPlace<A, W> {
                 self.retired.clear();
             }
         }
-        Ok(())
     }
 
     /// Queues what this apply retired, tagged with the current epoch; every

@@ -11,7 +11,9 @@ use super::filter::{self, Counters, Filter};
 use super::gate;
 use super::hash::FastMod;
 use super::hint::{Hint, HINT_BITS};
+use super::summary::{self, subs_of, top_of, Entry, Summary, TOP_BITS};
 use super::table::Table;
+use super::update::SummaryWriter;
 use super::{
     BloomConfig, BloomTable, BloomWriter, Level, LevelWriter, Top, DEFAULT_LEVEL, DLA_BITS,
     DLA_LEVEL, NO_LEVEL,
@@ -191,7 +193,14 @@ pub(crate) fn build<A: Address>(
         .chain(core::iter::once(Top(ranges_space.top().into())))
         .collect();
     let level_of = plan.level_of::<A>();
-    let hint = (r.hint && levels.len() <= 32).then(|| hint_of(rib, &levels, &level_of));
+    let guided = r.hint && levels.len() <= 32;
+    let (summary, summary_writer) = if guided && r.summary {
+        let (s, w) = summary_of(rib, &levels, &level_of, config.summary_max);
+        (Some(s), Some(w))
+    } else {
+        (None, None)
+    };
+    let hint = (guided && summary.is_none()).then(|| hint_of(rib, &levels, &level_of));
     let vector = r.hashing.double_hashing
         && r.hashing.kind.vectorized()
         && (r.hashing.reuses() || r.hashing.table_kind.vectorized());
@@ -203,6 +212,7 @@ pub(crate) fn build<A: Address>(
         dla,
         default,
         hint,
+        summary,
         avx2: if vector {
             Avx2::unless(config.force_scalar)
         } else {
@@ -217,6 +227,8 @@ pub(crate) fn build<A: Address>(
         levels: writers,
         level_of,
         ranges_space,
+        summary: summary_writer,
+        prepared: None,
         build_ms: ms_since(t0),
         updates: 0,
         keys_rewritten: 0,
@@ -228,14 +240,101 @@ pub(crate) fn build<A: Address>(
     Ok((table, writer))
 }
 
-/// The level hint of `rib` (`hint.rs`): every route longer than /32 names its level under
-/// its /32; the levels whose band reaches /32 or below are probed always.
-fn hint_of<A: Address>(rib: &Rib<A>, levels: &[Level], level_of: &[u8]) -> Hint {
-    let always = levels
+/// The levels whose band reaches /32 or below (probed for a /32 a hint or summary does not
+/// list).
+fn always_levels(levels: &[Level]) -> u32 {
+    levels
         .iter()
         .enumerate()
         .filter(|(_, l)| !l.gate && l.lo <= HINT_BITS)
-        .fold(0u32, |m, (i, _)| m | 1 << i);
+        .fold(0u32, |m, (i, _)| m | 1 << i)
+}
+
+/// The summary of `rib` (`summary.rs`) and its writer side: the /32s of the routes longer
+/// than /32 with their levels and /36s, the /32s under the routes of lengths `lo..=32`
+/// (`lo` the smallest that keeps the count within `max`), each with its answer.
+fn summary_of<A: Address>(
+    rib: &Rib<A>,
+    levels: &[Level],
+    level_of: &[u8],
+    max: u64,
+) -> (Summary, SummaryWriter) {
+    let mut long: Vec<(u32, Entry)> = rib
+        .iter()
+        .filter(|(p, _)| p.len() > TOP_BITS)
+        .filter_map(|(p, _)| {
+            let l = level_of[p.len() as usize];
+            (usize::from(l) < levels.len()).then(|| {
+                let e = Entry {
+                    answer: 0,
+                    levels: 1 << l,
+                    subs: subs_of(&p),
+                };
+                (top_of(p.first()), e)
+            })
+        })
+        .collect();
+    long.sort_unstable_by_key(|e| e.0);
+    let mut merged: Vec<(u32, Entry)> = Vec::with_capacity(long.len());
+    for (top, e) in long {
+        match merged.last_mut() {
+            Some(last) if last.0 == top => {
+                last.1.levels |= e.levels;
+                last.1.subs |= e.subs;
+            }
+            _ => merged.push((top, e)),
+        }
+    }
+    let room = max.saturating_sub(merged.len() as u64) as u128;
+    let lo = (1..=TOP_BITS)
+        .find(|&lo| cpe::actual_keys(rib, lo, TOP_BITS) <= room)
+        .unwrap_or(TOP_BITS + 1);
+    // The /32s of the routes of lengths lo..=32 (those covered by another one skipped).
+    let mut tops: Vec<u32> = Vec::new();
+    let mut cover_last: Option<u32> = None;
+    for (p, _) in cpe::band_routes(rib, lo, TOP_BITS) {
+        let (f, l) = (top_of(p.first()), top_of(p.last()));
+        if cover_last.is_some_and(|c| f <= c) {
+            continue;
+        }
+        cover_last = Some(l);
+        tops.extend(f..=l);
+    }
+    // Merge both (each ascending).
+    let mut entries: Vec<(u32, Entry)> = Vec::with_capacity(merged.len() + tops.len());
+    let (mut i, mut j) = (0, 0);
+    while i < merged.len() || j < tops.len() {
+        let take_long = j == tops.len() || (i < merged.len() && merged[i].0 <= tops[j]);
+        if take_long {
+            if j < tops.len() && tops[j] == merged[i].0 {
+                j += 1;
+            }
+            entries.push(merged[i]);
+            i += 1;
+        } else {
+            entries.push((tops[j], Entry::default()));
+            j += 1;
+        }
+    }
+    let answers = summary::answers(
+        0,
+        rib.iter().map(|(p, nh)| (p, nh.get())),
+        entries.iter().map(|e| e.0),
+    );
+    for (e, a) in entries.iter_mut().zip(answers) {
+        e.1.answer = a;
+    }
+    let writer = SummaryWriter {
+        listed: entries.iter().map(|e| e.0).collect(),
+        lo,
+    };
+    (Summary::new(&entries, always_levels(levels)), writer)
+}
+
+/// The level hint of `rib` (`hint.rs`): every route longer than /32 names its level under
+/// its /32; the levels whose band reaches /32 or below are probed always.
+fn hint_of<A: Address>(rib: &Rib<A>, levels: &[Level], level_of: &[u8]) -> Hint {
+    let always = always_levels(levels);
     let mut entries: Vec<(u32, u32)> = rib
         .iter()
         .filter(|(p, _)| p.len() > HINT_BITS)
@@ -412,6 +511,9 @@ pub(crate) fn check_against<A: Address>(
             }
         }
     }
+    if let (Some(s), Some(sw)) = (&t.summary, &w.summary) {
+        check_summary(t, s, sw, &w.level_of, rib)?;
+    }
     if let Some(dla) = &t.dla {
         let mut want = Vec::new();
         cpe::paint(rib, &Prefix::DEFAULT, 0, DLA_BITS, &mut want);
@@ -428,6 +530,63 @@ pub(crate) fn check_against<A: Address>(
         let got = unsafe { t.default.load_acquire(0) };
         if got != want {
             return Err(format!("default route {got}, want {want}"));
+        }
+    }
+    Ok(())
+}
+
+/// The summary's invariants (`summary.rs`) against `rib`.
+#[cfg(any(test, feature = "test-hooks"))]
+fn check_summary<A: Address>(
+    t: &BloomTable<A>,
+    s: &Summary,
+    sw: &SummaryWriter,
+    level_of: &[u8],
+    rib: &Rib<A>,
+) -> Result<(), String> {
+    let entry = |top: u32| s.find(top).map(|slot| s.entry(slot));
+    // 1: the /32 of every longer route, its level and /36s.
+    for (p, _) in rib.iter().filter(|(p, _)| p.len() > TOP_BITS) {
+        let l = level_of[p.len() as usize];
+        if usize::from(l) >= t.levels.len() {
+            continue;
+        }
+        let e = entry(top_of(p.first())).ok_or(format!("summary: /32 of {p} not listed"))?;
+        if e.levels & 1 << l == 0 || e.subs & subs_of(&p) != subs_of(&p) {
+            return Err(format!(
+                "summary: {p}: level {l} or its /36s missing: {e:?}"
+            ));
+        }
+    }
+    // 3: the /32s under the routes of lengths lo..=32 (the first 4096 of each).
+    for (p, _) in cpe::band_routes(rib, sw.lo, TOP_BITS) {
+        let (f, l) = (top_of(p.first()), top_of(p.last()));
+        if let Some(top) = (f..=l.min(f.saturating_add(4095))).find(|&x| entry(x).is_none()) {
+            return Err(format!("summary: /32 {top:#x} under {p} not listed"));
+        }
+    }
+    // 2: every listed /32's answer; the writer's list.
+    let entries = s.entries();
+    if entries.len() != sw.listed.len() || entries.iter().any(|e| !sw.listed.contains(&e.0)) {
+        return Err(format!(
+            "summary: {} listed, the writer has {}",
+            entries.len(),
+            sw.listed.len()
+        ));
+    }
+    for (top, e) in entries {
+        let p = Prefix::new_truncating(
+            A::from_u128((top as u128) << (A::BITS - TOP_BITS)),
+            TOP_BITS,
+        );
+        let want = rib
+            .covering(&p)
+            .into_iter()
+            .rev()
+            .find(|(q, _)| !q.is_empty())
+            .map_or(0, |(_, nh)| nh.get());
+        if e.answer != want {
+            return Err(format!("summary: {p} answers {}, want {want}", e.answer));
         }
     }
     Ok(())

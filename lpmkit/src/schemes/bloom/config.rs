@@ -141,6 +141,15 @@ pub struct BloomConfig {
     /// that hold a key under it, so that lookups skip the others' filters and
     /// false-positive probes (default: Bloomfwd only; no effect on IPv4).
     pub level_hint: Option<bool>,
+    /// The IPv6 /32 summary (`summary.rs`, beyond the paper): the level hint's per-/32
+    /// line also holds the answer of the routes up to /32 and which /36s hold longer
+    /// routes, so that most lookups end after that one line (default: on wherever the
+    /// level hint is; off without it).
+    pub summary: Option<bool>,
+    /// Most /32s the summary lists at build: it lists every /32 under the routes of
+    /// lengths `lo..=32` for the smallest `lo` that stays within this, and the /32s
+    /// holding longer routes (default 2^18).
+    pub summary_max: u64,
 }
 
 impl Default for BloomConfig {
@@ -168,6 +177,8 @@ impl BloomConfig {
             threads: 1,
             force_scalar: false,
             level_hint: None,
+            summary: None,
+            summary_max: 1 << 18,
         }
     }
 
@@ -218,6 +229,18 @@ impl BloomConfig {
     /// Sets [`level_hint`](Self::level_hint).
     pub fn level_hint(mut self, on: bool) -> Self {
         self.level_hint = Some(on);
+        self
+    }
+
+    /// Sets [`summary`](Self::summary).
+    ///
+    /// ```
+    /// use lpmkit::schemes::bloom::BloomConfig;
+    /// let paper_hint = BloomConfig::bloomfwd().summary(false); // the level hint alone
+    /// assert_eq!(paper_hint.summary, Some(false));
+    /// ```
+    pub fn summary(mut self, on: bool) -> Self {
+        self.summary = Some(on);
         self
     }
 
@@ -301,7 +324,11 @@ impl BloomConfig {
         if self.threads == 0 {
             return Err(self.invalid("threads = 0".into()));
         }
+        if self.summary_max == 0 {
+            return Err(self.invalid("summary_max = 0".into()));
+        }
         let k = super::filter::size(1, self.fpr).1;
+        let hint = v6 && self.level_hint.unwrap_or(fwd);
         Ok(Resolved {
             hashing: Hashing {
                 kind,
@@ -313,7 +340,8 @@ impl BloomConfig {
             symmetric: self.symmetric.unwrap_or(self.variant == Variant::Naive),
             levels,
             bound,
-            hint: v6 && self.level_hint.unwrap_or(fwd),
+            hint,
+            summary: hint && self.summary.unwrap_or(true),
         })
     }
 }
@@ -327,6 +355,8 @@ pub(crate) struct Resolved {
     pub bound: f64,
     /// Build the level hint (IPv6, the option on).
     pub hint: bool,
+    /// Build the summary instead of the level hint (IPv6, both options on).
+    pub summary: bool,
 }
 
 #[cfg(test)]

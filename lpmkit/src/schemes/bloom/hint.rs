@@ -115,6 +115,30 @@ impl Hint {
         }
     }
 
+    /// True if `top` has a slot.
+    pub(crate) fn lists(&self, top: u32) -> bool {
+        let mask = self.words.len() - 1;
+        let mut b = self.home(top);
+        loop {
+            let line = &self.words[b].0;
+            if line[..SLOTS].iter().any(|s| {
+                let v = s.load(Ordering::Relaxed);
+                v != 0 && (v >> 32) as u32 == top
+            }) {
+                return true;
+            }
+            if line[SLOTS].load(Ordering::Relaxed) == 0 {
+                return false;
+            }
+            b = (b + 1) & mask;
+        }
+    }
+
+    /// True if `more` /32s can still get a slot (three quarters of the table at most).
+    pub(crate) fn has_room(&self, more: usize) -> bool {
+        (self.used.load(Ordering::Relaxed) + more) * 4 <= self.words.len() * SLOTS * 3
+    }
+
     /// Adds `bits` to `top`'s levels; false if that needs a slot past three quarters of
     /// the table (the caller rebuilds). The one writer only.
     pub(crate) fn add(&self, top: u32, bits: u32) -> bool {
@@ -140,7 +164,7 @@ impl Hint {
             b = (b + 1) & mask;
         }
         let used = self.used.load(Ordering::Relaxed);
-        if (used + 1) * 4 > self.words.len() * SLOTS * 3 {
+        if !self.has_room(1) {
             return false;
         }
         // A free slot: the first from home on; the full buckets passed get their flag
@@ -194,5 +218,7 @@ mod tests {
         assert!(h.add(7, 1), "a listed /32 takes more bits when full");
         assert_eq!(h.levels(7), 0b1_0111);
         assert!(h.has(100, 1) && !h.has(100, 2));
+        assert!(h.lists(7) && h.lists(100) && !h.lists(5000));
+        assert!(!h.has_room(1));
     }
 }

@@ -4,8 +4,9 @@
 //! * [`BloomTable::lookup_one`] walks the levels longest first: the key of a level is the
 //!   address's first `len` bits; a filter that answers "no" is skipped; one that answers
 //!   "maybe" is confirmed in its table; the first hit is the answer (for the gate: the
-//!   range's next hop, if not 0). Below the levels: the DLA entry (IPv4 CPE) or the
-//!   default route.
+//!   range's next hop, if not 0). Below the levels: the summary's answer (IPv6, beyond the
+//!   paper: `summary.rs`), the DLA entry (IPv4 CPE) or the default route. With a level
+//!   hint or a summary, only the levels it names are probed.
 //! * [`BloomTable::batch`]: with double hashing (Bloomfwd), the software-pipelined match
 //!   vectors of `pipeline.rs`; otherwise (Naïve, Baseline: positions computed lazily, up
 //!   to the first clear bit) up to 64 keys at a time, level by level over the keys still
@@ -15,6 +16,7 @@
 //! * [`BloomTable::lookup_bulk`] hands chunks of 4,096 keys to `threads` threads as they
 //!   ask for them (the paper's OpenMP `dynamic` schedule).
 
+use core::mem::MaybeUninit;
 use std::sync::Mutex;
 
 use super::cpe::{key_bits, top_key};
@@ -27,13 +29,20 @@ use crate::simd::Avx2;
 
 /// Keys per chunk of [`BloomTable::batch`].
 pub(crate) const CHUNK: usize = 64;
+/// Keys a batch hands to the summary at a time (`batch_summary`).
+pub(crate) const FRONT: usize = 512;
+/// How many keys ahead the summary's lines are prefetched.
+pub(crate) const AHEAD: usize = 24;
+/// The ring of home buckets in flight (a power of two above [`AHEAD`]).
+const RING: usize = 32;
+const _: () = assert!(RING > AHEAD && RING.is_power_of_two());
 /// Keys per chunk handed to a thread by [`BloomTable::lookup_bulk`].
 pub(crate) const BULK_CHUNK: usize = 4096;
 /// Smallest `lookup_batch` that the `threads` setting spreads over threads.
 pub(crate) const PARALLEL_MIN: usize = 1 << 16;
 
-/// True if level `li` is not among the `allowed` ones (the level hint; levels past the
-/// 32nd are never skipped, a table with a hint has no more).
+/// True if level `li` is not among the `allowed` ones (the level hint or the summary;
+/// levels past the 32nd are never skipped, a table with either has no more).
 #[inline(always)]
 pub(crate) fn skipped(allowed: u32, li: usize) -> bool {
     li < 32 && allowed >> li & 1 == 0
@@ -58,6 +67,30 @@ impl<A: Address> BloomTable<A> {
             // SAFETY: word 0, committed at build.
             None => unsafe { self.default.load_acquire(0) },
         }
+    }
+
+    /// The answer the levels whose band reaches /32 or below give the /32 `top` (0:
+    /// none): what a /32 the summary does not list is answered (`summary.rs`). The
+    /// writer's read, before it lists `top`.
+    pub(crate) fn band_answer(&self, top: u32) -> u32 {
+        let Some(s) = &self.summary else { return 0 };
+        let key = (top as u64) << 32;
+        let hs = &self.hashing;
+        for (li, level) in self.levels.iter().enumerate() {
+            if skipped(s.always, li) {
+                continue;
+            }
+            let k = key & level.mask;
+            let th = if hs.reuses() {
+                hs.filter_hash(k, 0)
+            } else {
+                hs.table_hash(k)
+            };
+            if let Some(v) = level.table.get(k, th) {
+                return v;
+            }
+        }
+        0
     }
 
     /// The filter test of a level without double hashing (positions computed lazily);
@@ -120,7 +153,7 @@ impl<A: Address> BloomTable<A> {
         let hs = &self.hashing;
         let (mut h1, mut h2, mut t) = (0u32, 0u32, 0u32);
         let mut hashed = u8::MAX;
-        let allowed = self.allowed(top);
+        let (allowed, fallback) = self.probe(top);
         for (li, level) in self.levels.iter().enumerate() {
             if skipped(allowed, li) {
                 continue;
@@ -155,12 +188,84 @@ impl<A: Address> BloomTable<A> {
         if let Some(s) = stall.take() {
             s();
         }
+        if fallback != 0 {
+            return fallback;
+        }
         self.bottom(top)
     }
 
     /// Looks up `addrs` (`out[i]` = next hop id or 0), hashing with AVX2 if `avx2` is
     /// given; `out` has the length of `addrs`.
     pub(crate) fn batch(&self, addrs: &[A], out: &mut [u32], avx2: Option<Avx2>) {
+        if self.summary.is_some() {
+            for (a, o) in addrs.chunks(FRONT).zip(out.chunks_mut(FRONT)) {
+                self.batch_summary(a, o, avx2);
+            }
+        } else {
+            self.batch_levels(addrs, out, avx2);
+        }
+    }
+
+    /// Up to [`FRONT`] keys through the summary first (`summary.rs`): each key's line is
+    /// read ([`AHEAD`] keys after its prefetch); a key whose line names no level is
+    /// answered by it, the others go through the levels together
+    /// ([`batch_levels`](Self::batch_levels), which reads their lines again, cached).
+    fn batch_summary(&self, addrs: &[A], out: &mut [u32], avx2: Option<Avx2>) {
+        let n = addrs.len();
+        debug_assert!(n <= FRONT && out.len() == n);
+        let s = self.summary.as_ref().expect("a summary");
+        let mut slow = [0u16; FRONT];
+        let mut ns = 0usize;
+        // The home buckets of the keys prefetched, computed once.
+        let mut homes = [0usize; RING];
+        for (i, a) in addrs[..n.min(AHEAD)].iter().enumerate() {
+            homes[i] = s.home((top_key(*a) >> 32) as u32);
+            s.prefetch_bucket(homes[i]);
+        }
+        for i in 0..n {
+            if i + AHEAD < n {
+                let h = s.home((top_key(addrs[i + AHEAD]) >> 32) as u32);
+                s.prefetch_bucket(h);
+                homes[(i + AHEAD) % RING] = h;
+            }
+            let top = top_key(addrs[i]);
+            let (levels, fallback) = s.probe_from(homes[i % RING], top);
+            if levels == 0 {
+                out[i] = match fallback {
+                    0 => self.bottom(top),
+                    f => f,
+                };
+            } else {
+                slow[ns] = i as u16;
+                ns += 1;
+            }
+        }
+        if ns == 0 {
+            return;
+        }
+        // The slow keys, gathered (buffers left uninitialised: a batch of 256 keys sends
+        // a few dozen, and zeroing 10 KiB per call cost more than their lookups' stores).
+        let mut keys = [const { MaybeUninit::<A>::uninit() }; FRONT];
+        let mut answers = [const { MaybeUninit::<u32>::uninit() }; FRONT];
+        for ((k, a), &i) in keys.iter_mut().zip(&mut answers).zip(&slow[..ns]) {
+            k.write(addrs[i as usize]);
+            a.write(0);
+        }
+        // SAFETY: the first `ns` keys and answers were just written.
+        let (keys, answers) = unsafe {
+            (
+                core::slice::from_raw_parts(keys.as_ptr().cast::<A>(), ns),
+                core::slice::from_raw_parts_mut(answers.as_mut_ptr().cast::<u32>(), ns),
+            )
+        };
+        self.batch_levels(keys, answers, avx2);
+        for (&i, &v) in slow[..ns].iter().zip(answers.iter()) {
+            out[i as usize] = v;
+        }
+    }
+
+    /// [`batch`](Self::batch) through the levels (and the hint or summary, per key).
+    fn batch_levels(&self, addrs: &[A], out: &mut [u32], avx2: Option<Avx2>) {
         use super::pipeline::{GROUP, GROUP_FEW};
         if self.hashing.double_hashing {
             match self.levels.len() {
@@ -191,9 +296,10 @@ impl<A: Address> BloomTable<A> {
             }
         }
         let mut allow = [u32::MAX; CHUNK];
-        if self.hint.is_some() {
-            for (a, &tk) in allow.iter_mut().zip(&top[..n]) {
-                *a = self.allowed(tk);
+        let mut fallback = [0u32; CHUNK];
+        if self.guided() {
+            for ((a, f), &tk) in allow.iter_mut().zip(&mut fallback).zip(&top[..n]) {
+                (*a, *f) = self.probe(tk);
             }
         }
         let hs = &self.hashing;
@@ -283,7 +389,11 @@ impl<A: Address> BloomTable<A> {
             }
         }
         for &i in &act[..na] {
-            out[i as usize] = self.bottom(top[i as usize]);
+            let i = i as usize;
+            out[i] = match fallback[i] {
+                0 => self.bottom(top[i]),
+                f => f,
+            };
         }
     }
 

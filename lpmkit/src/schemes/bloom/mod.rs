@@ -22,6 +22,7 @@
 //! | double hashing, hash reuse | no | no | yes |
 //! | 8-key AVX2 hashing | no | no | yes (scalar twin with `force_scalar`) |
 //! | IPv6 level hint (beyond the paper) | no | no | yes (`level_hint`) |
+//! | IPv6 /32 summary (beyond the paper) | no | no | yes (`summary`) |
 //!
 //! Every one of these is a [`BloomConfig`] field (and a registry setting), so any mix can
 //! be measured; the target false-positive rate is `fpr` (30 % by default, the paper's
@@ -65,6 +66,15 @@
 //!   below always. On bart IPv6, 10,906 of the 34,317 /32s its routes start in carry a
 //!   longer route, 0.39 hinted levels per `v6match` key instead of five; the pipeline
 //!   hashes and tests, per level, only the keys the hint lets match there.
+//! * **The /32 summary** (IPv6, beyond the paper; `summary.rs`, [`BloomConfig::summary`],
+//!   on wherever the hint is, in its place): the hint's per-/32 line also holds the
+//!   answer of the routes up to /32 and which /36s hold longer routes. A lookup whose /32
+//!   is listed probes only the levels above /32 its /32 names, and only if its /36 holds
+//!   a longer route; otherwise that line is the answer. Every /32 under the routes of
+//!   lengths `lo..=32` is listed (`lo` = 1 on bart and LINX; `summary_max` bounds it),
+//!   so the levels at or below /32 serve only the /32s it does not list. On bart IPv6
+//!   91 % of the `v6match` keys end after the one line. `--set summary=false` gives the
+//!   level hint alone, `--set hint=false` the paper's lookup.
 //! * **Updates in place under readers** (`update.rs`, [`BloomWriter`], driven by
 //!   [`crate::sync::InPlace`]): an announce or withdraw recomputes, from the `Rib`, the
 //!   expanded keys (or DLA entries) its prefix covers, then sets or removes them through
@@ -72,8 +82,12 @@
 //!   and switched with one atomic store, filter bits set before a key is published and
 //!   cleared after it is unpublished, so every lookup returns the old or the new answer.
 //!   A change the layout cannot take — a filter whose load pushes its false-positive rate
-//!   past `fpr_bound`, a length no level holds, an expansion past `max_patch_keys`, full
-//!   arenas — rebuilds the structure.
+//!   past `fpr_bound`, a length no level holds, an expansion past `max_patch_keys`, a
+//!   full hint or summary, full arenas — rebuilds the structure. Except for full arenas
+//!   (found only while storing), the writer knows that before its first store, and
+//!   builds the new table beside the live one before the generation begins
+//!   ([`InPlaceWriter::prepare`](crate::fib::InPlaceWriter::prepare)): readers, validated
+//!   ones included, keep reading the old table during the build.
 //!
 //! # Deliberate differences from the paper
 //!
@@ -89,7 +103,7 @@
 //!   families are seeded: H2's `i`-th function hashes `key ^ seed_i`, Knuth's multiplies
 //!   by the `i`-th odd constant, so divisibility is kept as §6.2 describes; Knuth folds
 //!   64-bit keys (`hi ^ lo`), and C `rand()` is seeded with the folded key.
-//! * The level hint (above), and batches in groups of 32 keys (the paper's lookups go one
+//! * The level hint and the /32 summary (above), and batches in groups of 32 keys (the paper's lookups go one
 //!   key per thread).
 //! * The gate for prefixes longer than /64 (the paper drops them), DPCPE's optional
 //!   exact dynamic programme, and DPCPE's stop when another level would not lower the
@@ -133,6 +147,7 @@ mod hint;
 mod lookup;
 mod pipeline;
 mod stats;
+mod summary;
 mod table;
 mod update;
 
@@ -191,6 +206,8 @@ pub struct BloomTable<A: Address> {
     pub(crate) default: Arena<u32>,
     /// The IPv6 level hint (`hint.rs`).
     pub(crate) hint: Option<hint::Hint>,
+    /// The IPv6 /32 summary (`summary.rs`; replaces the hint when on).
+    pub(crate) summary: Option<summary::Summary>,
     pub(crate) avx2: Option<Avx2>,
     /// Threads of [`Bloom::lookup_bulk`] for large `lookup_batch` calls (1: none).
     pub(crate) threads: usize,
@@ -240,6 +257,11 @@ pub struct BloomWriter<A: Address> {
     /// table's levels), [`DLA_LEVEL`], [`DEFAULT_LEVEL`], or [`NO_LEVEL`].
     pub(crate) level_of: Vec<u8>,
     pub(crate) ranges_space: FreeSpace,
+    /// The summary's writer side (`summary.rs`), if the table has one.
+    pub(crate) summary: Option<update::SummaryWriter>,
+    /// The operations [`InPlaceWriter::prepare`](crate::fib::InPlaceWriter::prepare)
+    /// planned for the `patch` that follows it.
+    pub(crate) prepared: Option<update::Prepared>,
     pub(crate) build_ms: f64,
     pub(crate) updates: u64,
     pub(crate) keys_rewritten: u64,
@@ -398,14 +420,35 @@ impl<A: Address> BloomTable<A> {
             + self.dla.as_ref().map_or(0, |d| d.committed_bytes())
             + self.default.committed_bytes()
             + self.hint.as_ref().map_or(0, |h| h.bytes())
+            + self.summary.as_ref().map_or(0, |s| s.bytes())
     }
 
-    /// The levels to probe for `top` (a [`cpe::top_key`]): the hint's, or all.
+    /// True if the levels a key probes depend on its /32 (a hint or a summary).
     #[inline(always)]
-    pub(crate) fn allowed(&self, top: u64) -> u32 {
+    pub(crate) fn guided(&self) -> bool {
+        self.hint.is_some() || self.summary.is_some()
+    }
+
+    /// For `top` (a [`cpe::top_key`]): the levels to probe (the summary's or the hint's,
+    /// or all) and the answer without a hit in them (the summary's; 0: the bottom).
+    #[inline(always)]
+    pub(crate) fn probe(&self, top: u64) -> (u32, u32) {
+        if let Some(s) = &self.summary {
+            return s.probe(top);
+        }
         match &self.hint {
-            Some(h) => h.levels((top >> (64 - hint::HINT_BITS)) as u32),
-            None => u32::MAX,
+            Some(h) => (h.levels((top >> (64 - hint::HINT_BITS)) as u32), 0),
+            None => (u32::MAX, 0),
+        }
+    }
+
+    /// Prefetches what [`probe`](Self::probe) reads for `top`.
+    #[inline(always)]
+    pub(crate) fn prefetch_probe(&self, top: u64) {
+        if let Some(s) = &self.summary {
+            s.prefetch((top >> 32) as u32);
+        } else if let Some(h) = &self.hint {
+            h.prefetch((top >> 32) as u32);
         }
     }
 }

@@ -12,17 +12,22 @@
 //!   and the /64 level) share their hashes. With the level hint (IPv6, `hint.rs`; its
 //!   buckets prefetched one group ahead), a level is hashed and tested only for the keys
 //!   whose /32 it may hold a key under (those keys listed, hashed and tested together,
-//!   the bits scattered back), and not at all when none of the group's keys may match. Every (key, level) whose filter matched is
-//!   listed — branch-free — with its table bucket, whose head is prefetched.
+//!   the bits scattered back), and not at all when none of the group's keys may match.
+//!   With the /32 summary (`summary.rs`) the same, and a key whose summary line names no
+//!   level is answered by the line (stage D writes it): a group whose keys all are goes
+//!   no further than this. Every (key, level) whose filter matched is listed —
+//!   branch-free — with its table bucket, whose head is prefetched.
 //! * **B — heads.** The listed heads are read and the blocks they name prefetched.
 //! * **C — blocks.** Each listed block is scanned; a key's first hit in level order (the
 //!   longest matching prefix; for the gate, a range with a next hop) is its answer. The
 //!   DLA entries of the keys left without one are prefetched.
-//! * **D — bottom.** Those keys read their DLA entry or take the default route.
+//! * **D — bottom.** Those keys take their summary answer, read their DLA entry or take
+//!   the default route.
 
 use super::cpe::top_key;
 use super::dispatch::hash_keys;
 use super::filter::Filter;
+use super::hash::hash;
 use super::BloomTable;
 use crate::prefix::Address;
 use crate::simd::Avx2;
@@ -47,6 +52,8 @@ struct Group<const P: usize, const G: usize> {
     pk: [u8; P],
     pl: [u8; P],
     hd: [u32; P],
+    /// Per key, the answer without a hit in the levels (the summary's; 0: the bottom).
+    fb: [u32; G],
     /// Keys answered by a level.
     done: u64,
 }
@@ -61,6 +68,7 @@ impl<const P: usize, const G: usize> Group<P, G> {
             pk: [0; P],
             pl: [0; P],
             hd: [0; P],
+            fb: [0; G],
             done: 0,
         }
     }
@@ -111,7 +119,11 @@ impl<A: Address> BloomTable<A> {
                 let g = &mut ring[c % DEPTH];
                 let base = c * G;
                 let end = (base + G).min(addrs.len());
-                self.stage_a(g, base, &addrs[base..end], avx2);
+                if self.summary.is_some() {
+                    self.stage_a_sparse(g, base, &addrs[base..end]);
+                } else {
+                    self.stage_a(g, base, &addrs[base..end], avx2);
+                }
             }
             if c >= 1 && c - 1 < groups {
                 self.stage_b(&mut ring[(c - 1) % DEPTH]);
@@ -129,9 +141,9 @@ impl<A: Address> BloomTable<A> {
     /// ahead.
     #[inline(always)]
     fn prefetch_hints<const G: usize>(&self, addrs: &[A]) {
-        if let Some(h) = &self.hint {
+        if self.guided() {
             for a in addrs {
-                h.prefetch((top_key(*a) >> 32) as u32);
+                self.prefetch_probe(top_key(*a));
             }
             let ahead = addrs.as_ptr().wrapping_add(G);
             for i in (0..core::mem::size_of_val(addrs)).step_by(64) {
@@ -166,11 +178,19 @@ impl<A: Address> BloomTable<A> {
         // The level hint: the levels each key may match at (all without a hint).
         let mut allow = [u16::MAX; G];
         let mut any = u16::MAX;
-        if let Some(h) = &self.hint {
+        let guided = self.guided();
+        if guided {
             any = 0;
-            for (a, &t) in allow.iter_mut().zip(&g.top[..n]) {
-                *a = h.levels((t >> 32) as u32) as u16;
+            for ((a, f), &t) in allow.iter_mut().zip(&mut g.fb).zip(&g.top[..n]) {
+                let (levels, fallback) = self.probe(t);
+                *a = levels as u16;
+                *f = fallback;
                 any |= *a;
+            }
+            if any == 0 {
+                // Every key answered by its summary line: nothing to hash or test.
+                g.np = 0;
+                return;
             }
         }
         // The length and level of the hashes in h1/h2 (a level of all the group's keys).
@@ -184,7 +204,7 @@ impl<A: Address> BloomTable<A> {
             }
             // The keys the hint lets match here, listed (branch-free).
             let mut m = n;
-            if self.hint.is_some() {
+            if guided {
                 m = 0;
                 for (i, &a) in allow[..n].iter().enumerate() {
                     idx[m] = i as u8;
@@ -238,12 +258,25 @@ impl<A: Address> BloomTable<A> {
             filter_mask(avx2, &level.filter, &h1, &h2, n, &mut mask, li);
         }
         let mut np = 0usize;
-        for (i, &m) in mask[..n].iter().enumerate() {
-            let m = m & allow[i];
-            for l in 0..levels.len() {
-                g.pk[np] = i as u8;
-                g.pl[np] = l as u8;
-                np += (m >> l & 1) as usize;
+        if guided {
+            // Few keys with few levels each: their set bits only.
+            for (i, &m) in mask[..n].iter().enumerate() {
+                let mut m = m & allow[i];
+                while m != 0 {
+                    g.pk[np] = i as u8;
+                    g.pl[np] = m.trailing_zeros() as u8;
+                    np += 1;
+                    m &= m - 1;
+                }
+            }
+        } else {
+            // Branch-free.
+            for (i, &m) in mask[..n].iter().enumerate() {
+                for l in 0..levels.len() {
+                    g.pk[np] = i as u8;
+                    g.pl[np] = l as u8;
+                    np += (m >> l & 1) as usize;
+                }
             }
         }
         g.np = np;
@@ -254,6 +287,58 @@ impl<A: Address> BloomTable<A> {
             t.prefetch_head(b);
             g.hd[p] = b as u32;
         }
+    }
+
+    /// Stage A with the summary: the keys that reach the levels are few and have few
+    /// levels each (`lookup::batch_summary` answered the others), so each key's allowed
+    /// levels are hashed and filtered one by one (scalar hashing: there are seldom eight
+    /// keys of one level to hash together) instead of level by level over the group.
+    #[inline(always)]
+    fn stage_a_sparse<const P: usize, const G: usize>(
+        &self,
+        g: &mut Group<P, G>,
+        base: usize,
+        addrs: &[A],
+    ) {
+        let n = addrs.len();
+        let hs = &self.hashing;
+        g.base = base;
+        g.n = n;
+        g.done = 0;
+        let all = u32::MAX >> (32 - self.levels.len().max(1) as u32);
+        let mut np = 0usize;
+        for (i, &a) in addrs.iter().enumerate() {
+            let top = top_key(a);
+            g.top[i] = top;
+            let (allowed, fallback) = self.probe(top);
+            g.fb[i] = fallback;
+            let mut m = allowed & all;
+            let mut hashed = u8::MAX;
+            let (mut h1, mut h2, mut th) = (0u32, 0u32, 0u32);
+            while m != 0 {
+                let l = m.trailing_zeros() as usize;
+                m &= m - 1;
+                let level = &self.levels[l];
+                let key = top & level.mask;
+                if level.len != hashed {
+                    h1 = hash(hs.kind, key, 0);
+                    if hs.k > 1 {
+                        h2 = hash(hs.kind, key, 1);
+                    }
+                    th = if hs.reuses() { h1 } else { hs.table_hash(key) };
+                    hashed = level.len;
+                }
+                if level.filter.contains_km(h1, h2) {
+                    let b = level.table.bucket(th);
+                    level.table.prefetch_head(b);
+                    g.pk[np] = i as u8;
+                    g.pl[np] = l as u8;
+                    g.hd[np] = b as u32;
+                    np += 1;
+                }
+            }
+        }
+        g.np = np;
     }
 
     /// Stage B: heads read, blocks prefetched.
@@ -305,7 +390,10 @@ impl<A: Address> BloomTable<A> {
     fn stage_d<const P: usize, const G: usize>(&self, g: &Group<P, G>, out: &mut [u32]) {
         for i in 0..g.n {
             if g.done >> i & 1 == 0 {
-                out[g.base + i] = self.bottom(g.top[i]);
+                out[g.base + i] = match g.fb[i] {
+                    0 => self.bottom(g.top[i]),
+                    f => f,
+                };
             }
         }
     }

@@ -73,6 +73,9 @@ pub struct BloomStats {
     pub keys_rewritten: u64,
     /// Full rebuilds triggered by `apply`.
     pub rebuilds: u64,
+    /// The /32 summary (`summary.rs`): `/32`s listed, buckets (cache lines), and the
+    /// shortest route length whose /32s are all listed (`None` without a summary).
+    pub summary: Option<(u64, u64, u8)>,
 }
 
 impl BloomStats {
@@ -119,6 +122,15 @@ impl BloomStats {
                     l.fpr_measured,
                     l.load,
                     l.max_chain
+                )),
+            );
+        }
+        if let Some((listed, buckets, lo)) = self.summary {
+            s.push(
+                "summary",
+                StatValue::Text(format!(
+                    "{listed} /32s in {buckets} lines ({:.2} per line), all under /{lo}-32 routes",
+                    listed as f64 / buckets as f64
                 )),
             );
         }
@@ -202,6 +214,11 @@ pub(crate) fn collect<A: Address>(t: &BloomTable<A>, w: &BloomWriter<A>) -> Bloo
         updates: w.updates,
         keys_rewritten: w.keys_rewritten,
         rebuilds: w.rebuilds,
+        summary: t
+            .summary
+            .as_ref()
+            .zip(w.summary.as_ref())
+            .map(|(s, sw)| (s.len() as u64, s.buckets(), sw.lo)),
     }
 }
 

@@ -33,6 +33,14 @@ fn check<A: Address>(rib: &Rib<A>, fib: &Bloom<A>, extra: &[A]) {
     fib.check_against(rib).unwrap();
 }
 
+/// Bloomfwd with a summary that lists few /32s: only those of the routes longer than /32
+/// and of the longest routes up to /32.
+fn small_summary() -> BloomConfig {
+    let mut c = BloomConfig::bloomfwd();
+    c.summary_max = 4;
+    c
+}
+
 fn configs() -> Vec<BloomConfig> {
     let mut v = vec![
         BloomConfig::naive(),
@@ -43,7 +51,11 @@ fn configs() -> Vec<BloomConfig> {
         BloomConfig::bloomfwd().fpr(0.9),
         BloomConfig::bloomfwd().levels(Levels::Present),
         BloomConfig::bloomfwd().level_hint(false),
+        BloomConfig::bloomfwd().summary(false),
+        BloomConfig::bloomfwd().force_scalar(true).summary(false),
+        small_summary(),
         BloomConfig::baseline().level_hint(true),
+        BloomConfig::baseline().level_hint(true).summary(false),
         BloomConfig::bloomfwd()
             .level_hint(true)
             .levels(Levels::Present)
@@ -182,6 +194,8 @@ fn updates_follow_the_rib() {
         (BloomConfig::bloomfwd(), 400),
         (BloomConfig::bloomfwd().fpr(0.05), 400),
         (BloomConfig::bloomfwd().levels(Levels::Present), 200),
+        (BloomConfig::bloomfwd().summary(false), 200),
+        (small_summary(), 200),
         (BloomConfig::baseline(), 100),
         (BloomConfig::baseline().level_hint(true), 100),
         (BloomConfig::naive(), 100),
@@ -286,7 +300,7 @@ fn a_full_level_hint_rebuilds() {
     for i in 0..10u128 {
         r.insert(p48(i), nh(2));
     }
-    let mut fib = Bloom::build(&r, &BloomConfig::bloomfwd()).unwrap();
+    let mut fib = Bloom::build(&r, &BloomConfig::bloomfwd().summary(false)).unwrap();
     assert!(fib.table().hint.is_some());
     let mut rebuilt = false;
     for i in 10..400u128 {
@@ -303,4 +317,48 @@ fn a_full_level_hint_rebuilds() {
         fib.apply(&r, &[c]).unwrap();
     }
     check(&r, &fib, &[0x2001_0005_0007_0000_0000_0000_0000_0001]);
+}
+
+#[test]
+fn a_full_summary_rebuilds() {
+    // As above, through the summary: each /48 lists one more /32; the /32s under the
+    // 2001::/16 are all listed (lo = 16).
+    let p48 = |i: u128| {
+        Prefix::<Ipv6>::new_truncating(0x2002_0000_0000_u128 << 80 | i << 96 | 7 << 80, 48)
+    };
+    let mut r = Rib::<Ipv6>::new();
+    r.insert("2000::/3".parse().unwrap(), nh(1));
+    r.insert("2001::/16".parse().unwrap(), nh(4));
+    for i in 0..10u128 {
+        r.insert(p48(i), nh(2));
+    }
+    let mut fib = Bloom::build(&r, &BloomConfig::bloomfwd()).unwrap();
+    assert!(fib.table().summary.is_some() && fib.table().hint.is_none());
+    assert_eq!(
+        fib.bloom_stats().summary.map(|s| (s.0, s.2)),
+        Some((10 + 65536, 4))
+    );
+    let mut rebuilt = false;
+    for i in 10..40_000u128 {
+        let c = Change::Announce(p48(i), nh(3));
+        c.apply_to(&mut r);
+        rebuilt |= fib.apply(&r, &[c]).unwrap().full_rebuild;
+        if rebuilt {
+            break;
+        }
+    }
+    assert!(rebuilt, "the summary fills up");
+    let key = 0x2002_0005_0007_0000_0000_0000_0000_0001;
+    check(&r, &fib, &[key, 0x2001_1234_0000_0000_0000_0000_0000_0001]);
+    // A shorter route changes the answer of every /32 under it, listed or not.
+    for c in [
+        Change::Announce("2002::/15".parse().unwrap(), nh(5)),
+        Change::Announce("2001:8000::/17".parse().unwrap(), nh(6)),
+        Change::Withdraw("2001::/16".parse().unwrap()),
+        Change::Withdraw(p48(5)),
+    ] {
+        c.apply_to(&mut r);
+        fib.apply(&r, &[c]).unwrap();
+        check(&r, &fib, &[key, 0x2001_1234_0000_0000_0000_0000_0000_0001]);
+    }
 }

@@ -34,6 +34,7 @@
 //! past `max_patch_keys`, or when a block arena is full (the rebuild then reserves more).
 
 use core::sync::atomic::Ordering;
+use std::collections::{BTreeMap, BTreeSet};
 use std::time::Instant;
 
 use super::build;
@@ -41,6 +42,7 @@ use super::cpe::{self, top_key};
 use super::filter::predicted_fpr;
 use super::gate;
 use super::hint::HINT_BITS;
+use super::summary::{self, subs_of, top_of, Entry, TOP_BITS};
 use super::table::Exhausted;
 use super::{BloomTable, BloomWriter, DEFAULT_LEVEL, DLA_BITS, DLA_LEVEL, NO_LEVEL};
 use crate::fib::{BuildError, Change, InPlaceWriter, Patched, UpdateStats};
@@ -75,6 +77,30 @@ enum Op {
     Dla { index: usize, value: u32 },
     /// The default route.
     Default(u32),
+    /// A listed /32's answer in the summary (a level below every level).
+    Answer { top: u32, value: u32 },
+}
+
+/// What a patch will do, planned before it stores anything
+/// ([`BloomWriter::prepare_ops`]).
+#[derive(Debug, Default)]
+pub(crate) struct Prepared {
+    ops: Vec<Op>,
+    /// Level-hint bits to add: `(/32, level bits)`.
+    hint: Vec<(u32, u32)>,
+    /// /32s the summary lists, with the answer they have before the patch.
+    list: Vec<(u32, Entry)>,
+    /// Bits to add to listed /32s: `(/32, level bits, /36 bits)`.
+    bits: Vec<(u32, u32, u16)>,
+}
+
+/// The writer's side of the summary.
+#[derive(Debug)]
+pub(crate) struct SummaryWriter {
+    /// The /32s listed.
+    pub(crate) listed: BTreeSet<u32>,
+    /// Every /32 under a route of lengths `lo..=32` is listed (invariant 3).
+    pub(crate) lo: u8,
 }
 
 /// Why the batch needs a rebuild instead.
@@ -103,6 +129,31 @@ impl<A: Address> InPlaceWriter<A> for BloomWriter<A> {
     /// acquire loads); blocks are written only while unreachable.
     const VALIDATED_READS: bool = true;
 
+    /// Plans the patch without storing anything; a batch the layout cannot take is
+    /// rebuilt here, beside the live table, which readers keep reading meanwhile.
+    unsafe fn prepare(
+        &mut self,
+        table: &BloomTable<A>,
+        rib: &Rib<A>,
+        changes: &[Change<A>],
+    ) -> Result<Option<Patched<BloomTable<A>>>, BuildError> {
+        let t0 = Instant::now();
+        self.prepared = None;
+        match self.prepare_ops(table, rib, changes) {
+            Ok(p) => {
+                self.prepared = Some(p);
+                self.update_seconds += t0.elapsed().as_secs_f64();
+                Ok(None)
+            }
+            Err(why) => {
+                self.updates += changes.len() as u64;
+                let r = self.rebuild(rib, why);
+                self.update_seconds += t0.elapsed().as_secs_f64();
+                r.map(Some)
+            }
+        }
+    }
+
     unsafe fn patch(
         &mut self,
         table: &BloomTable<A>,
@@ -112,12 +163,15 @@ impl<A: Address> InPlaceWriter<A> for BloomWriter<A> {
     ) -> Result<Patched<BloomTable<A>>, BuildError> {
         let t0 = Instant::now();
         self.updates += changes.len() as u64;
-        let planned = self.plan(table, rib, changes);
-        let outcome = match planned.and_then(|ops| self.hint(table, changes).map(|()| ops)) {
-            Ok(ops) => {
-                let n = ops.len();
+        let planned = match self.prepared.take() {
+            Some(p) => Ok(p),
+            None => self.prepare_ops(table, rib, changes),
+        };
+        let outcome = match planned {
+            Ok(p) => {
+                let n = p.ops.len();
                 // SAFETY: forwarded from the caller.
-                match unsafe { self.execute(table, &ops, retire) } {
+                match unsafe { self.apply_prepared(table, p, retire) } {
                     Ok(()) => {
                         self.keys_rewritten += n as u64;
                         Ok(n)
@@ -298,18 +352,163 @@ impl<A: Address> BloomWriter<A> {
         Ok(ops)
     }
 
-    /// Sets the level-hint bits of the changed routes longer than /32 (before any key is
-    /// published; `hint.rs`); a full hint rebuilds.
-    fn hint(&self, t: &BloomTable<A>, changes: &[Change<A>]) -> Result<(), Rebuild> {
-        let Some(h) = &t.hint else { return Ok(()) };
-        for c in changes {
-            let p = c.prefix();
-            let l = self.level_of[p.len() as usize];
-            if p.len() > HINT_BITS
-                && usize::from(l) < t.levels.len()
-                && !h.add(build::hint_top(p.first()), 1 << l)
-            {
+    /// Everything the patch of `changes` will do, planned without a store: the
+    /// operations, the level-hint bits or the summary's listings, bits and answers. A
+    /// batch the layout cannot take (a full hint or summary included) is a rebuild.
+    fn prepare_ops(
+        &self,
+        t: &BloomTable<A>,
+        rib: &Rib<A>,
+        changes: &[Change<A>],
+    ) -> Result<Prepared, Rebuild> {
+        let mut p = Prepared {
+            ops: self.plan(t, rib, changes)?,
+            ..Prepared::default()
+        };
+        if t.summary.is_some() {
+            self.plan_summary(t, rib, changes, &mut p)?;
+        } else if let Some(h) = &t.hint {
+            // The level-hint bits of the changed routes longer than /32 (`hint.rs`).
+            let mut fresh = BTreeSet::new();
+            for c in changes {
+                let q = c.prefix();
+                let l = self.level_of[q.len() as usize];
+                if q.len() > HINT_BITS && usize::from(l) < t.levels.len() {
+                    let top = build::hint_top(q.first());
+                    if !h.lists(top) {
+                        fresh.insert(top);
+                    }
+                    p.hint.push((top, 1 << l));
+                }
+            }
+            if !h.has_room(fresh.len()) {
                 return Err(Rebuild::Plain);
+            }
+        }
+        Ok(p)
+    }
+
+    /// Stores what `p` plans: hint bits, or the summary's listings and bits (before any
+    /// key is published), then the operations.
+    ///
+    /// # Safety
+    /// The caller is `t`'s one writer (the contract of `patch`).
+    unsafe fn apply_prepared(
+        &mut self,
+        t: &BloomTable<A>,
+        p: Prepared,
+        retire: &mut Vec<RetiredBlock>,
+    ) -> Result<(), Exhausted> {
+        if let Some(h) = &t.hint {
+            for &(top, bits) in &p.hint {
+                let ok = h.add(top, bits);
+                debug_assert!(ok, "room checked by prepare_ops");
+            }
+        }
+        if let (Some(s), Some(sw)) = (&t.summary, &mut self.summary) {
+            for &(top, e) in &p.list {
+                let ok = s.list(top, e);
+                debug_assert!(ok, "room checked by plan_summary");
+                sw.listed.insert(top);
+            }
+            for &(top, levels, subs) in &p.bits {
+                let slot = s.find(top).expect("a listed /32");
+                s.add_bits(slot, levels, subs);
+            }
+        }
+        // SAFETY: forwarded.
+        unsafe { self.execute(t, &p.ops, retire) }
+    }
+
+    /// The summary's part of a patch (`summary.rs`): the /32s to list (the /32s of the
+    /// announced routes longer than /32, and under announced routes of lengths `lo..=32`)
+    /// with the answer they have now, the bits of the announced longer routes, and the
+    /// answers that change under the changed routes of lengths 1…32.
+    fn plan_summary(
+        &self,
+        t: &BloomTable<A>,
+        rib: &Rib<A>,
+        changes: &[Change<A>],
+        p: &mut Prepared,
+    ) -> Result<(), Rebuild> {
+        let (Some(s), Some(sw)) = (&t.summary, &self.summary) else {
+            return Ok(());
+        };
+        let mut bits: BTreeMap<u32, (u32, u16)> = BTreeMap::new();
+        let mut fresh: BTreeSet<u32> = BTreeSet::new();
+        let mut windows: Vec<Prefix<A>> = Vec::new();
+        for c in changes {
+            let q = c.prefix();
+            let len = q.len();
+            let present = rib.contains(&q);
+            if len > TOP_BITS {
+                let l = self.level_of[len as usize];
+                if present && usize::from(l) < t.levels.len() {
+                    let top = top_of(q.first());
+                    let b = bits.entry(top).or_default();
+                    b.0 |= 1 << l;
+                    b.1 |= subs_of(&q);
+                    if !sw.listed.contains(&top) {
+                        fresh.insert(top);
+                    }
+                }
+            } else if len >= 1 {
+                windows.push(q);
+                if present && len >= sw.lo {
+                    if 1u64 << (TOP_BITS - len) > self.config.max_patch_keys {
+                        return Err(Rebuild::Plain);
+                    }
+                    let (f, l) = (top_of(q.first()), top_of(q.last()));
+                    fresh.extend((f..=l).filter(|top| !sw.listed.contains(top)));
+                }
+            }
+        }
+        if !s.has_room(fresh.len()) {
+            return Err(Rebuild::Plain);
+        }
+        // A /32 is listed with the answer it has now, which the `always` levels give.
+        let mut now: BTreeMap<u32, u32> = BTreeMap::new();
+        for &top in &fresh {
+            let (levels, subs) = bits.remove(&top).unwrap_or_default();
+            let answer = t.band_answer(top);
+            now.insert(top, answer);
+            p.list.push((
+                top,
+                Entry {
+                    answer,
+                    levels,
+                    subs,
+                },
+            ));
+        }
+        p.bits
+            .extend(bits.into_iter().map(|(top, (l, b))| (top, l, b)));
+        for w in merge(windows) {
+            let (f, l) = (top_of(w.first()), top_of(w.last()));
+            let mut tops: Vec<u32> = sw.listed.range(f..=l).copied().collect();
+            tops.extend(fresh.range(f..=l));
+            if tops.is_empty() {
+                continue;
+            }
+            tops.sort_unstable();
+            let base = rib
+                .covering(&w)
+                .into_iter()
+                .rev()
+                .find(|(q, _)| !q.is_empty() && q.len() < w.len())
+                .map_or(0, |(_, nh)| nh.get());
+            let routes = rib.covered(&w).map(|(q, nh)| (q, nh.get()));
+            for (top, value) in
+                tops.iter()
+                    .zip(summary::answers(base, routes, tops.iter().copied()))
+            {
+                let old = match now.get(top) {
+                    Some(&a) => a,
+                    None => s.entry(s.find(*top).expect("a listed /32")).answer,
+                };
+                if old != value {
+                    p.ops.push(Op::Answer { top: *top, value });
+                }
             }
         }
         Ok(())
@@ -326,11 +525,15 @@ impl<A: Address> BloomWriter<A> {
         retire: &mut Vec<RetiredBlock>,
     ) -> Result<(), Exhausted> {
         let mut blocks: Vec<(u32, u32)> = Vec::new();
+        // The summary's answer acts as a level below every level a /32 that has one
+        // probes: set after the levels, cleared before them.
         let rank = |op: &Op| -> (u8, usize) {
             match *op {
                 Op::GateSet { .. } => (0, 0),
                 Op::Set { level, .. } => (0, level),
+                Op::Answer { value, .. } if value != 0 => (0, usize::MAX),
                 Op::Dla { .. } | Op::Default(_) => (1, 0),
+                Op::Answer { .. } => (2, 0),
                 Op::Remove { level, .. } => (2, usize::MAX - level),
                 Op::GateRemove { .. } => (3, 0),
             }
@@ -398,6 +601,10 @@ impl<A: Address> BloomWriter<A> {
                 Op::Default(v) => {
                     // SAFETY: committed; the one writer; a switch word.
                     unsafe { t.default.store_release(0, v) };
+                }
+                Op::Answer { top, value } => {
+                    let s = t.summary.as_ref().expect("an answer op needs the summary");
+                    s.set_answer(s.find(top).expect("a listed /32"), value);
                 }
             }
         }
