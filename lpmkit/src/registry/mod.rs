@@ -38,6 +38,7 @@ use crate::rib::Rib;
 use crate::schemes::Width;
 use crate::sync::Updater;
 
+mod bloom;
 mod families;
 mod obma;
 use families::FAMILIES;

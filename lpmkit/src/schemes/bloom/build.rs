@@ -11,9 +11,9 @@ use super::filter::{self, Counters, Filter};
 use super::gate;
 use super::hash::FastMod;
 use super::hint::{Hint, HINT_BITS};
+use super::summary::SummaryWriter;
 use super::summary::{self, subs_of, top_of, Entry, Summary, TOP_BITS};
 use super::table::Table;
-use super::update::SummaryWriter;
 use super::{
     BloomConfig, BloomTable, BloomWriter, Level, LevelWriter, Top, DEFAULT_LEVEL, DLA_BITS,
     DLA_LEVEL, NO_LEVEL,

@@ -258,7 +258,7 @@ pub struct BloomWriter<A: Address> {
     pub(crate) level_of: Vec<u8>,
     pub(crate) ranges_space: FreeSpace,
     /// The summary's writer side (`summary.rs`), if the table has one.
-    pub(crate) summary: Option<update::SummaryWriter>,
+    pub(crate) summary: Option<summary::SummaryWriter>,
     /// The operations [`InPlaceWriter::prepare`](crate::fib::InPlaceWriter::prepare)
     /// planned for the `patch` that follows it.
     pub(crate) prepared: Option<update::Prepared>,

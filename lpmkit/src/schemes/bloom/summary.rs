@@ -418,6 +418,15 @@ pub(crate) fn answers<A: Address>(
     out
 }
 
+/// The writer's side of the summary (kept beside the table by `BloomWriter`).
+#[derive(Debug)]
+pub(crate) struct SummaryWriter {
+    /// The /32s listed.
+    pub(crate) listed: std::collections::BTreeSet<u32>,
+    /// Every /32 under a route of lengths `lo..=32` is listed (invariant 3).
+    pub(crate) lo: u8,
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -94,15 +94,6 @@ pub(crate) struct Prepared {
     bits: Vec<(u32, u32, u16)>,
 }
 
-/// The writer's side of the summary.
-#[derive(Debug)]
-pub(crate) struct SummaryWriter {
-    /// The /32s listed.
-    pub(crate) listed: BTreeSet<u32>,
-    /// Every /32 under a route of lengths `lo..=32` is listed (invariant 3).
-    pub(crate) lo: u8,
-}
-
 /// Why the batch needs a rebuild instead.
 enum Rebuild {
     /// Keep the arenas' size.
