@@ -249,8 +249,7 @@ fn replay_checked<A: Address>(
 
 /// False if `LPMKIT_CONCURRENCY_SCHEMES` is set and does not name `scheme`.
 fn selected(scheme: &str) -> bool {
-    std::env::var("LPMKIT_CONCURRENCY_SCHEMES")
-        .map_or(true, |list| list.split(',').any(|s| s.trim() == scheme))
+    common::selected("LPMKIT_CONCURRENCY_SCHEMES", scheme)
 }
 
 /// Incremental: ONE instance patched in place, then the same through twins.

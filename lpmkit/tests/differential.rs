@@ -2,6 +2,8 @@
 //! `../shared/data/fib/`, on synthetic tables, on worst-case nestings, and on random small
 //! tables after random update sequences (proptest). Each scheme is checked on its default
 //! code path and with scalar code forced, through both `lookup` and `lookup_batch`.
+//! `LPMKIT_DIFFERENTIAL_SCHEMES=a,b` limits a run to those schemes (CI's DPDK stage runs
+//! `dpdk-fib` alone; the workspace run checks every scheme).
 
 mod common;
 
@@ -13,6 +15,9 @@ use proptest::prelude::*;
 fn check_all_schemes<A: Address>(rib: &Rib<A>, keys: &[A], what: &str) {
     let want = common::reference(rib, keys);
     for info in registry::schemes_for(A::FAMILY) {
+        if !common::selected("LPMKIT_DIFFERENTIAL_SCHEMES", info.name) {
+            continue;
+        }
         for force_scalar in [false, true] {
             let fib = info
                 .build(rib, &BuildOptions::scalar(force_scalar))

@@ -598,6 +598,27 @@ fn run_experiments(a: &RunArgs) -> anyhow::Result<ExitCode> {
             ""
         }
     ));
+    // A resumed run mixes records of several builds: say which, and how many of each.
+    let mut commits: Vec<(String, usize)> = Vec::new();
+    for r in &records {
+        let c = r
+            .get("machine")
+            .and_then(|m| m.get("lpmkit_commit"))
+            .and_then(Value::as_str)
+            .unwrap_or("?");
+        match commits.iter_mut().find(|(k, _)| k == c) {
+            Some((_, n)) => *n += 1,
+            None => commits.push((c.to_string(), 1)),
+        }
+    }
+    if commits.len() > 1 {
+        let list: Vec<String> = commits.iter().map(|(c, n)| format!("{c} ({n})")).collect();
+        report.push_str(&format!(
+            "Records measured by more than one build (a resumed run), commit (records): {}; \
+             each record names its own in `machine.lpmkit_commit`.\n",
+            list.join(", ")
+        ));
+    }
     for (e, f) in &chosen {
         let mine: Vec<&Map<String, Value>> = records
             .iter()

@@ -8,10 +8,11 @@ use std::time::Instant;
 
 use super::cell::RawBox;
 use super::epoch::{Domain, ReaderSlot, Reclaimer, ADVANCE_INTERVAL};
-use super::{apply_logged, undo_all, ApplyInfo, Generations, LookupHandle, Updater};
+use super::{apply_logged_into, undo_all, ApplyInfo, Generations, LookupHandle, Updater};
 use crate::fib::{BuildError, Change, Fib, InPlaceWriter, Patched};
-use crate::prefix::Address;
+use crate::prefix::{Address, Prefix};
 use crate::rib::Rib;
+use crate::NextHop;
 
 /// What the writer and the readers share.
 struct Shared<T> {
@@ -116,6 +117,10 @@ pub struct InPlace<A: Address, W: InPlaceWriter<A>> {
     generation: u64,
     /// When the epoch last moved on.
     last_advance: Instant,
+    /// Scratch of `apply`: the undo log and the effective changes (kept: no allocation
+    /// per call).
+    undo: Vec<(Prefix<A>, Option<NextHop>)>,
+    effective: Vec<Change<A>>,
 }
 
 impl<A: Address, W: InPlaceWriter<A>> core::fmt::Debug for InPlace<A, W> {
@@ -167,6 +172,8 @@ impl<A: Address, W: InPlaceWriter<A>> InPlace<A, W> {
             scratch_tables: Vec::new(),
             generation: 0,
             last_advance: Instant::now(),
+            undo: Vec::new(),
+            effective: Vec::new(),
         }
     }
 
@@ -206,8 +213,25 @@ impl<A: Address, W: InPlaceWriter<A>> InPlace<A, W> {
     /// for what readers see and what a failure leaves.
     pub fn apply(&mut self, changes: &[Change<A>]) -> Result<ApplyInfo, BuildError> {
         let t0 = Instant::now();
-        let mut undo = Vec::new();
-        let effective = apply_logged(&mut self.rib, changes, &mut undo);
+        let (mut undo, mut effective) = (
+            core::mem::take(&mut self.undo),
+            core::mem::take(&mut self.effective),
+        );
+        undo.clear();
+        apply_logged_into(&mut self.rib, changes, &mut undo, &mut effective);
+        let result = self.apply_effective(&effective, &mut undo, t0);
+        (self.undo, self.effective) = (undo, effective);
+        result
+    }
+
+    /// [`Self::apply`] once the `Rib` holds the batch: `effective` are the changes that
+    /// changed it, `undo` the log that restores it.
+    fn apply_effective(
+        &mut self,
+        effective: &[Change<A>],
+        undo: &mut Vec<(Prefix<A>, Option<NextHop>)>,
+        t0: Instant,
+    ) -> Result<ApplyInfo, BuildError> {
         let mut info = ApplyInfo {
             generation: self.generation,
             effective: effective.len(),
@@ -218,7 +242,7 @@ impl<A: Address, W: InPlaceWriter<A>> InPlace<A, W> {
             self.reclaim();
             return Ok(info);
         }
-        let effective = crate::fib::patch_order(&effective);
+        let effective = crate::fib::patch_order(effective);
         let result = match self.prepare(&effective, &mut info) {
             Ok(true) => Ok(()),
             Ok(false) => {
@@ -240,7 +264,7 @@ impl<A: Address, W: InPlaceWriter<A>> InPlace<A, W> {
                     None => Change::Withdraw(p),
                 })
                 .collect();
-            undo_all(&mut self.rib, undo);
+            undo_all(&mut self.rib, core::mem::take(undo));
             let restore = crate::fib::patch_order(&restore);
             self.begin();
             let restored = self.patch(&restore, &mut info);

@@ -160,6 +160,20 @@ pub(crate) fn apply_logged<A: Address>(
     undo: &mut Vec<(Prefix<A>, Option<NextHop>)>,
 ) -> Vec<Change<A>> {
     let mut effective = Vec::with_capacity(changes.len());
+    apply_logged_into(rib, changes, undo, &mut effective);
+    effective
+}
+
+/// [`apply_logged`] into buffers the caller keeps from one call to the next (no
+/// allocation per call once they have grown): `effective` is cleared first, `undo` is
+/// appended to.
+pub(crate) fn apply_logged_into<A: Address>(
+    rib: &mut Rib<A>,
+    changes: &[Change<A>],
+    undo: &mut Vec<(Prefix<A>, Option<NextHop>)>,
+    effective: &mut Vec<Change<A>>,
+) {
+    effective.clear();
     for &c in changes {
         let (p, old, changed) = match c {
             Change::Announce(p, nh) => {
@@ -176,7 +190,6 @@ pub(crate) fn apply_logged<A: Address>(
             effective.push(c);
         }
     }
-    effective
 }
 
 /// Undoes what [`apply_logged`] did.

@@ -16,6 +16,14 @@ use lpmkit::{Address, AnyTable, Change, Fib, NextHop, NextHopTable, Prefix, Rib,
 // ---------------------------------------------------------------------------------------
 // The real data.
 
+/// False if the environment variable `var` (a comma-separated list of scheme names) is
+/// set and does not name `scheme`: a run limited to some schemes (CI's DPDK stage, or a
+/// developer checking one scheme). Unset, every scheme is selected.
+#[allow(dead_code)] // not every test binary filters schemes
+pub fn selected(var: &str, scheme: &str) -> bool {
+    std::env::var(var).map_or(true, |list| list.split(',').any(|s| s.trim() == scheme))
+}
+
 /// Whether the real data must be present: `LPMKIT_REQUIRE_DATA` is set (as in CI).
 pub fn data_required() -> bool {
     std::env::var_os("LPMKIT_REQUIRE_DATA").is_some()
