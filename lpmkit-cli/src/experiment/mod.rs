@@ -35,6 +35,7 @@
 //! one run, the first 5,000 updates of a trace.
 
 mod plot;
+mod records;
 
 use std::collections::BTreeSet;
 use std::io::Write;
@@ -504,7 +505,7 @@ fn run_experiments(a: &RunArgs) -> anyhow::Result<ExitCode> {
             .unwrap_or_else(|| PathBuf::from("../shared/data"))
     });
     let jsonl = out.join("records.jsonl");
-    let done: BTreeSet<String> = read_records(&jsonl)?
+    let done: BTreeSet<String> = records::read_records(&jsonl)?
         .iter()
         .filter_map(|r| r.get("cell").and_then(Value::as_str).map(String::from))
         .collect();
@@ -515,7 +516,7 @@ fn run_experiments(a: &RunArgs) -> anyhow::Result<ExitCode> {
         .open(&jsonl)
         .with_context(|| format!("cannot open {}", jsonl.display()))?;
     // Every record so far, to reuse a measurement another figure's cell already made.
-    let mut known = read_records(&jsonl)?;
+    let mut known = records::read_records(&jsonl)?;
     let total: usize = chosen.iter().map(|(_, f)| cells(f).len()).sum();
     let pb = crate::progress::bar(total as u64, "experiment cells".to_string());
     let mut failed = Vec::new();
@@ -575,8 +576,8 @@ fn run_experiments(a: &RunArgs) -> anyhow::Result<ExitCode> {
         }
     }
     pb.finish_and_clear();
-    let records = read_records(&jsonl)?;
-    write_csv(&out.join("records.csv"), &records)?;
+    let records = records::read_records(&jsonl)?;
+    self::records::write_csv(&out.join("records.csv"), &records)?;
     let mut report = String::new();
     report.push_str(&format!(
         "# lpmkit experiments\n\nMachine: {} ({} cores, AVX2 {}), kernel {}; lpmkit {} ({}); {}.\n\
@@ -598,27 +599,7 @@ fn run_experiments(a: &RunArgs) -> anyhow::Result<ExitCode> {
             ""
         }
     ));
-    // A resumed run mixes records of several builds: say which, and how many of each.
-    let mut commits: Vec<(String, usize)> = Vec::new();
-    for r in &records {
-        let c = r
-            .get("machine")
-            .and_then(|m| m.get("lpmkit_commit"))
-            .and_then(Value::as_str)
-            .unwrap_or("?");
-        match commits.iter_mut().find(|(k, _)| k == c) {
-            Some((_, n)) => *n += 1,
-            None => commits.push((c.to_string(), 1)),
-        }
-    }
-    if commits.len() > 1 {
-        let list: Vec<String> = commits.iter().map(|(c, n)| format!("{c} ({n})")).collect();
-        report.push_str(&format!(
-            "Records measured by more than one build (a resumed run), commit (records): {}; \
-             each record names its own in `machine.lpmkit_commit`.\n",
-            list.join(", ")
-        ));
-    }
+    report.push_str(&self::records::builds_line(&records));
     for (e, f) in &chosen {
         let mine: Vec<&Map<String, Value>> = records
             .iter()
@@ -703,83 +684,6 @@ fn extend_record(
         m.insert("bytes_per_prefix".into(), (bytes / routes).into());
     }
     m.insert("machine".into(), machine.clone());
-}
-
-/// The records of a `records.jsonl` (none if it does not exist); a line that is not a
-/// JSON object is an error naming it.
-fn read_records(path: &Path) -> anyhow::Result<Vec<Map<String, Value>>> {
-    let text = match std::fs::read_to_string(path) {
-        Ok(t) => t,
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Vec::new()),
-        Err(e) => return Err(e).with_context(|| format!("cannot read {}", path.display())),
-    };
-    let mut out = Vec::new();
-    for (i, line) in text.lines().enumerate() {
-        if line.trim().is_empty() {
-            continue;
-        }
-        match serde_json::from_str::<Value>(line) {
-            Ok(Value::Object(m)) => out.push(m),
-            // An interrupted write leaves a cut last line: measured again.
-            Err(_) if i + 1 == text.lines().count() => {
-                eprintln!("note: {}: line {} is cut; ignored", path.display(), i + 1)
-            }
-            _ => anyhow::bail!("{}: line {} is not a record", path.display(), i + 1),
-        }
-    }
-    Ok(out)
-}
-
-/// One CSV row per record: its scalar fields (machine fields prefixed `machine_`).
-fn write_csv(path: &Path, records: &[Map<String, Value>]) -> anyhow::Result<()> {
-    let flat: Vec<Map<String, Value>> = records
-        .iter()
-        .map(|r| {
-            let mut f = Map::new();
-            for (k, v) in r {
-                match v {
-                    Value::Object(inner) => {
-                        for (k2, v2) in inner {
-                            f.insert(format!("{k}_{k2}"), v2.clone());
-                        }
-                    }
-                    Value::Array(_) => {
-                        f.insert(k.clone(), Value::from(v.to_string()));
-                    }
-                    _ => {
-                        f.insert(k.clone(), v.clone());
-                    }
-                }
-            }
-            f
-        })
-        .collect();
-    let mut cols: Vec<String> = Vec::new();
-    for r in &flat {
-        for k in r.keys() {
-            if !cols.contains(k) {
-                cols.push(k.clone());
-            }
-        }
-    }
-    let cell = |v: Option<&Value>| -> String {
-        let s = match v {
-            None | Some(Value::Null) => String::new(),
-            Some(Value::String(s)) => s.clone(),
-            Some(v) => v.to_string(),
-        };
-        if s.contains([',', '"', '\n']) {
-            format!("\"{}\"", s.replace('"', "\"\""))
-        } else {
-            s
-        }
-    };
-    let mut text = cols.join(",") + "\n";
-    for r in &flat {
-        let row: Vec<String> = cols.iter().map(|c| cell(r.get(c))).collect();
-        text += &(row.join(",") + "\n");
-    }
-    std::fs::write(path, text).with_context(|| format!("cannot write {}", path.display()))
 }
 
 #[cfg(test)]

@@ -306,6 +306,10 @@ const SPIDER_SETTINGS: &[(&str, &str)] = &[
         "scalar",
         "walk the table with scalar code, one address at a time (spider1w)",
     ),
+    (
+        "pipeline",
+        "AVX2: keep 16 blocks of `ways` lanes in flight with prefetches (default true); false runs the paper's loop, one block at a time",
+    ),
 ];
 
 fn build_spider<A: Address>(rib: &Rib<A>, o: &BuildOptions) -> Result<Box<dyn Fib<A>>, BuildError>
@@ -316,6 +320,7 @@ where
     let config = schemes::spider::SpiderConfig {
         ways: o.ways.or(s.get("ways")?).unwrap_or(16),
         force_scalar: o.force_scalar || s.get("scalar")?.unwrap_or(false),
+        pipeline: s.get("pipeline")?.unwrap_or(true),
         ..Default::default()
     };
     Ok(Box::new(schemes::spider::Spider::<A>::build(rib, &config)?))

@@ -1,0 +1,170 @@
+//! Tests of [`InPlace`](super::InPlace) and its readers.
+//!
+//! Validated reads, deterministically: a table whose lookup reads two words one after
+//! the other (as Bloom's lookup reads its levels) and runs a hook in between, from
+//! which the test applies a patch — a reader descheduled between two probes.
+
+use super::*;
+use crate::fib::UpdateStats;
+use crate::nexthop::NextHop;
+use crate::prefix::Prefix;
+use std::cell::RefCell;
+use std::rc::Rc;
+use std::sync::atomic::AtomicU32;
+
+thread_local! {
+    /// Runs between the two probes of every `TwoProbes` lookup on this thread.
+    static BETWEEN: RefCell<Option<Box<dyn FnMut()>>> = const { RefCell::new(None) };
+}
+
+/// Two independent words; every generation stores the same value `v` in both, so its
+/// answer is `101·v`. A lookup that reads `a` of one generation and `b` of another
+/// answers `100·a + b`, which no generation had.
+struct TwoProbes {
+    a: AtomicU32,
+    b: AtomicU32,
+}
+
+impl Fib<u32> for TwoProbes {
+    fn name(&self) -> &str {
+        "two-probes"
+    }
+    fn lookup(&self, _addr: u32) -> Option<NextHop> {
+        let a = self.a.load(Ordering::Acquire);
+        BETWEEN.with(|h| {
+            if let Some(f) = h.borrow_mut().as_mut() {
+                f();
+            }
+        });
+        let b = self.b.load(Ordering::Acquire);
+        NextHop::new(100 * a + b)
+    }
+    fn memory_bytes(&self) -> usize {
+        8
+    }
+}
+
+/// Stores the announced next hop in `a`, then in `b` (release stores, as Bloom's).
+struct TwoProbesWriter<const VALIDATED: bool>;
+
+impl<const VALIDATED: bool> InPlaceWriter<u32> for TwoProbesWriter<VALIDATED> {
+    type Table = TwoProbes;
+    type Retired = ();
+    const VALIDATED_READS: bool = VALIDATED;
+
+    unsafe fn patch(
+        &mut self,
+        table: &TwoProbes,
+        _rib: &Rib<u32>,
+        changes: &[Change<u32>],
+        _retire: &mut Vec<()>,
+    ) -> Result<Patched<TwoProbes>, BuildError> {
+        for c in changes {
+            if let Change::Announce(_, nh) = c {
+                table.a.store(nh.get(), Ordering::Release);
+                table.b.store(nh.get(), Ordering::Release);
+            }
+        }
+        Ok(Patched::InPlace(UpdateStats::default()))
+    }
+
+    unsafe fn reuse(&mut self, _table: &TwoProbes, _block: ()) {}
+}
+
+type Shared<const V: bool> = Rc<RefCell<InPlace<u32, TwoProbesWriter<V>>>>;
+
+/// An updater at generation 0 (both words 1) and a reader of it.
+fn two_probes<const V: bool>() -> (Shared<V>, InPlaceReader<u32, TwoProbes>) {
+    let table = TwoProbes {
+        a: AtomicU32::new(1),
+        b: AtomicU32::new(1),
+    };
+    let updater = InPlace::from_parts(Rib::new(), Box::new(table), TwoProbesWriter::<V>);
+    let reader = updater.reader();
+    (Rc::new(RefCell::new(updater)), reader)
+}
+
+/// Sets the hook: at the lookups numbered in `fire` (0 = the first lookup after this
+/// call), one patch, generation `g` storing `g + 1`. Returns the count of lookups.
+fn patch_between<const V: bool>(updater: &Shared<V>, fire: &'static [u32]) -> Rc<RefCell<u32>> {
+    let calls = Rc::new(RefCell::new(0u32));
+    let (u, n) = (Rc::clone(updater), Rc::clone(&calls));
+    let p: Prefix<u32> = "10.0.0.0/8".parse().unwrap();
+    BETWEEN.with(|h| {
+        *h.borrow_mut() = Some(Box::new(move || {
+            let i = *n.borrow();
+            *n.borrow_mut() += 1;
+            if fire.contains(&i) {
+                let mut u = u.borrow_mut();
+                let nh = NextHop::new(u.generation() as u32 + 2).unwrap();
+                u.apply(&[Change::Announce(p, nh)]).unwrap();
+            }
+        }))
+    });
+    calls
+}
+
+fn unhook() {
+    BETWEEN.with(|h| *h.borrow_mut() = None);
+}
+
+#[test]
+fn an_unvalidated_read_can_mix_generations() {
+    // The hazard the validation removes, shown on the same table read unvalidated:
+    // `a` of generation 0 (1), `b` of generation 1 (2): 102, neither 101 nor 202.
+    let (updater, mut reader) = two_probes::<false>();
+    let calls = patch_between(&updater, &[0]);
+    let mut out = [0u32];
+    let g = reader.lookup_batch_traced(&[1], &mut out);
+    unhook();
+    assert_eq!(*calls.borrow(), 1, "one lookup: not retried");
+    assert_eq!(out, [102], "a mix of generations 0 and 1");
+    assert_eq!(g, Generations { first: 0, last: 1 });
+}
+
+#[test]
+fn a_validated_read_retries_a_batch_that_met_a_patch() {
+    let (updater, mut reader) = two_probes::<true>();
+    let calls = patch_between(&updater, &[0]);
+    let mut out = [0u32; 3];
+    let g = reader.lookup_batch_traced(&[1, 2, 3], &mut out);
+    unhook();
+    // The first attempt met the patch (its first key read 102) and was refused; the
+    // second read generation 1 whole.
+    assert_eq!(*calls.borrow(), 6, "the batch was looked up twice");
+    assert_eq!(out, [202; 3]);
+    assert_eq!(g, Generations { first: 1, last: 1 });
+    // Untraced, the same.
+    let calls = patch_between(&updater, &[1]);
+    reader.lookup_batch(&[1, 2, 3], &mut out);
+    unhook();
+    assert_eq!(*calls.borrow(), 6);
+    assert_eq!(out, [303; 3], "generation 2, whole");
+    // No patch: one attempt.
+    let calls = patch_between(&updater, &[]);
+    reader.lookup_batch(&[1, 2, 3], &mut out);
+    unhook();
+    assert_eq!(*calls.borrow(), 3);
+    assert_eq!(out, [303; 3]);
+}
+
+#[test]
+fn a_validated_read_falls_back_to_key_by_key() {
+    // A patch in each whole-batch attempt, then in each key's first attempt: every
+    // key still answers from one generation, each its own.
+    assert_eq!(
+        BATCH_ATTEMPTS, 2,
+        "the lookup numbers below assume two attempts"
+    );
+    let (updater, mut reader) = two_probes::<true>();
+    // Lookups: 0, 1 (attempt 1), 2, 3 (attempt 2), 4 + retry 5 (key 0), 6 + retry 7
+    // (key 1).
+    let calls = patch_between(&updater, &[0, 2, 4, 6]);
+    let mut out = [0u32; 2];
+    let g = reader.lookup_batch_traced(&[1, 2], &mut out);
+    unhook();
+    assert_eq!(*calls.borrow(), 8);
+    // Key 0 from generation 3 (value 4), key 1 from generation 4 (value 5).
+    assert_eq!(out, [404, 505]);
+    assert_eq!(g, Generations { first: 3, last: 4 });
+}
