@@ -33,20 +33,33 @@ fn check_table<A: Address>(t: &Table<A>, random_keys: usize) {
     check_all_schemes(&t.rib, &keys, &t.name);
 }
 
+/// Every real table, on as many threads as the machine has (each thread takes the next
+/// table; a panic in one fails the test).
 #[test]
 fn real_tables() {
-    for path in common::fib_tables() {
-        let t0 = std::time::Instant::now();
-        match common::load(&path) {
-            AnyTable::V4(t) => check_table(&t, 2_000_000),
-            AnyTable::V6(t) => check_table(&t, 1_000_000),
+    let tables = common::fib_tables();
+    let next = std::sync::atomic::AtomicUsize::new(0);
+    let threads = std::thread::available_parallelism()
+        .map_or(1, |n| n.get())
+        .min(tables.len().max(1));
+    std::thread::scope(|s| {
+        for _ in 0..threads {
+            s.spawn(|| loop {
+                let i = next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                let Some(path) = tables.get(i) else { break };
+                let t0 = std::time::Instant::now();
+                match common::load(path) {
+                    AnyTable::V4(t) => check_table(&t, 2_000_000),
+                    AnyTable::V6(t) => check_table(&t, 1_000_000),
+                }
+                eprintln!(
+                    "{}: all schemes agree ({:.1} s)",
+                    path.display(),
+                    t0.elapsed().as_secs_f64()
+                );
+            });
         }
-        eprintln!(
-            "{}: all schemes agree ({:.1} s)",
-            path.display(),
-            t0.elapsed().as_secs_f64()
-        );
-    }
+    });
 }
 
 #[test]
@@ -165,4 +178,18 @@ proptest! {
 fn registry_covers_both_families() {
     assert!(registry::schemes_for(Family::V4).count() >= 2);
     assert!(registry::schemes_for(Family::V6).count() >= 1);
+}
+
+/// A run limited by `LPMKIT_DIFFERENTIAL_SCHEMES` names registered schemes only: a typo (or a
+/// scheme whose feature is not built) fails here instead of checking nothing.
+#[test]
+fn selected_schemes_exist() {
+    if let Ok(list) = std::env::var("LPMKIT_DIFFERENTIAL_SCHEMES") {
+        for name in list.split(',').map(str::trim).filter(|s| !s.is_empty()) {
+            assert!(
+                registry::find(name).is_some(),
+                "LPMKIT_DIFFERENTIAL_SCHEMES names {name}, which is not a registered scheme"
+            );
+        }
+    }
 }
