@@ -267,20 +267,15 @@ impl<A: Address, E: Word + AtomicWord> Layout<A, E> {
         }
     }
 
-    /// Algorithm 1 over `BLOCK` keys in stages: every key's DPA entry, then, layer by
-    /// layer for the keys that go on (kept in a compacted list, so no stage branches on
-    /// a key's fate), the chunk-list entries (prefetching the chunk structures), the group
-    /// offsets (prefetching the code words), and the entries, so the misses of a stage
-    /// overlap.
+    /// The first stage of Algorithm 1 over a block of `BLOCK` keys: every key's DPA
+    /// entry into `out`, the keys that go on listed in `act` (their count returned), and
+    /// each one's chunk-list entry prefetched, so the next stage finds it in cache.
     #[inline(always)]
-    fn lookup_block<const V: u8>(&self, keys: &[A], out: &mut [u32]) {
+    fn dpa_stage(&self, keys: &[A], out: &mut [u32], act: &mut [u8; BLOCK]) -> usize {
         let keys = &keys[..BLOCK];
         let out = &mut out[..BLOCK];
-        let mut act = [0u8; BLOCK];
-        let mut g = [0usize; BLOCK];
-        let mut d = [0u32; BLOCK];
-        let mut idx = [0u32; BLOCK];
         let lim = self.lim;
+        let dir = self.dirs[0].as_ptr();
         let mut n = 0;
         for i in 0..BLOCK {
             // SAFETY: the DPA is committed whole.
@@ -291,8 +286,33 @@ impl<A: Address, E: Word + AtomicWord> Layout<A, E> {
             .get();
             out[i] = v;
             act[n] = i as u8;
-            n += (v >= lim) as usize;
+            let go = v >= lim;
+            // A key that stops here prefetches chunk-list entry 0: harmless, and no branch.
+            prefetch(dir.wrapping_add((v.wrapping_sub(lim) & (go as u32).wrapping_neg()) as usize));
+            n += go as usize;
         }
+        n
+    }
+
+    /// The chunk layers of Algorithm 1 over a block whose DPA stage is done (`n` keys
+    /// listed in `act` go on): layer by layer for the keys that go on (kept in a
+    /// compacted list, so no stage branches on a key's fate), the chunk-list entries
+    /// (prefetching the chunk structures), the group offsets (prefetching the code
+    /// words), and the entries, so the misses of a stage overlap.
+    #[inline(always)]
+    fn chunk_stages<const V: u8>(
+        &self,
+        keys: &[A],
+        out: &mut [u32],
+        act: &mut [u8; BLOCK],
+        mut n: usize,
+    ) {
+        let keys = &keys[..BLOCK];
+        let out = &mut out[..BLOCK];
+        let mut g = [0usize; BLOCK];
+        let mut d = [0u32; BLOCK];
+        let mut idx = [0u32; BLOCK];
+        let lim = self.lim;
         for j in 0..self.layers {
             if n == 0 {
                 return;
@@ -353,6 +373,10 @@ impl<A: Address, E: Word + AtomicWord> Layout<A, E> {
                 }
             }
             let mut m = 0;
+            let next_dir = self
+                .dirs
+                .get(j + 1)
+                .map_or(core::ptr::null(), |a| a.as_ptr());
             for k in 0..n {
                 let i = act[k] as usize;
                 let v = if V == VL {
@@ -364,20 +388,53 @@ impl<A: Address, E: Word + AtomicWord> Layout<A, E> {
                 };
                 out[i] = v;
                 act[m] = i as u8;
-                m += (v >= lim) as usize;
+                let go = v >= lim;
+                if go {
+                    prefetch(next_dir.wrapping_add((v - lim) as usize));
+                }
+                m += go as usize;
             }
             n = m;
         }
     }
 
-    /// `lookup_batch` for variant `V`.
+    /// `lookup_batch` for variant `V`: blocks of `BLOCK` keys in a two-block software
+    /// pipeline — the DPA stage of block `b + 1` (its entries prefetched a block
+    /// earlier) runs before the chunk stages of block `b`, so block `b + 1`'s
+    /// chunk-list misses overlap block `b`'s work; the tail one key at a time.
     pub(crate) fn lookup_batch<const V: u8>(&self, keys: &[A], out: &mut [u32]) {
-        let mut kc = keys.chunks_exact(BLOCK);
-        let mut oc = out.chunks_exact_mut(BLOCK);
-        for (k, o) in (&mut kc).zip(&mut oc) {
-            self.lookup_block::<V>(k, o);
+        let blocks = keys.len() / BLOCK;
+        let dpa_shift = self.dpa_bits as u32;
+        let prefetch_dpa = |b: usize| {
+            if b < blocks {
+                for &a in &keys[b * BLOCK..(b + 1) * BLOCK] {
+                    prefetch(
+                        self.dpa
+                            .as_ptr()
+                            .wrapping_add(a.top_bits(dpa_shift) as usize),
+                    );
+                }
+            }
+        };
+        if blocks > 0 {
+            prefetch_dpa(1);
+            let mut act = [[0u8; BLOCK]; 2];
+            let mut n = [0usize; 2];
+            n[0] = self.dpa_stage(&keys[..BLOCK], &mut out[..BLOCK], &mut act[0]);
+            for b in 0..blocks {
+                let (cur, nxt) = (b & 1, (b + 1) & 1);
+                prefetch_dpa(b + 2);
+                let (done, rest) = out.split_at_mut((b + 1) * BLOCK);
+                if b + 1 < blocks {
+                    let r = (b + 1) * BLOCK..(b + 2) * BLOCK;
+                    n[nxt] = self.dpa_stage(&keys[r], &mut rest[..BLOCK], &mut act[nxt]);
+                }
+                let r = b * BLOCK..(b + 1) * BLOCK;
+                self.chunk_stages::<V>(&keys[r.clone()], &mut done[r], &mut act[cur], n[cur]);
+            }
         }
-        for (o, &k) in oc.into_remainder().iter_mut().zip(kc.remainder()) {
+        let tail = blocks * BLOCK;
+        for (o, &k) in out[tail..keys.len()].iter_mut().zip(&keys[tail..]) {
             *o = self.lookup_one::<V>(k);
         }
     }
