@@ -5,15 +5,18 @@
 //! run out, while reader threads keep looking up random keys through lock-free
 //! [`lpmkit::sync::Reader`]s; the report gives the update rate, the publications and their
 //! build times, and the readers' lookup rate during the replay beside their rate on an idle
-//! table. Incremental schemes apply every change in place and are measured three ways in
-//! one run: alone (no readers), as ONE instance patched while readers look up
-//! ([`lpmkit::sync::InPlace`]), and as left-right twins ([`lpmkit::sync::TwinUpdater`]),
-//! with the update rate, the readers' lookup rate against their idle rate, and the peak
-//! memory held for the table against its footprint when built.
+//! table. Incremental schemes apply every change in place and are measured in one run:
+//! alone (the scheme's own `apply`, no readers), as ONE instance patched through
+//! [`lpmkit::sync::InPlace`] first without readers and then while readers look up (the
+//! ratio of the two compares runs that differ only in the readers), and as left-right
+//! twins ([`lpmkit::sync::TwinUpdater`]), with the update rate, the readers' lookup rate
+//! against their idle rate, and the peak memory held for the table against its footprint
+//! when built.
 //!
 //! Every figure printed is also a field of one record per scheme (`--json FILE`, and
 //! [`records_from_args`] for `lpmkit experiment`): `alone_updates_per_s`,
-//! `structure_updates_per_s`, `in_place_reader_ratio`, `twins_updates_per_s`, the
+//! `structure_updates_per_s`, `in_place_no_readers_updates_per_s`, `in_place_vs_no_readers`,
+//! `in_place_reader_ratio`, `twins_updates_per_s`, the
 //! scheme's per-update counts (`per_update.pointers`, …), `table_ok`.
 //!
 //! The 2024 RIS traces are raw per-peer BGP messages; replaying them into one table keyed by
@@ -33,7 +36,7 @@ use serde_json::{Map, Value};
 use crate::input::{self, TableArgs};
 use crate::progress;
 
-#[derive(Args, Debug)]
+#[derive(Args, Clone, Debug)]
 pub struct UpdatesArgs {
     #[command(flatten)]
     table: TableArgs,
@@ -355,12 +358,36 @@ fn replay_incremental<A: Address>(
     let mut all_ok = ok;
     let mut rates = Vec::new();
     if info.updates_in_place() {
+        // The same path (the in-place machinery: its Rib, undo log, generations and
+        // deferred reuse) without readers first, so that "with readers ÷ without"
+        // compares runs that differ only in the readers.
+        let quiet = UpdatesArgs {
+            readers: 0,
+            ..args.clone()
+        };
         let updater = info.build_in_place(rib0.clone(), &opts)?;
         let timed = (changes, offsets);
+        let (ok, quiet_rate) = replay_with_readers(
+            updater,
+            name,
+            timed,
+            keys,
+            &quiet,
+            rec,
+            "in_place_no_readers",
+        )?;
+        all_ok &= ok;
+        let updater = info.build_in_place(rib0.clone(), &opts)?;
         let (ok, rate) = replay_with_readers(updater, name, timed, keys, args, rec, "in_place")?;
         all_ok &= ok;
         rates.push(rate);
         rec.insert("in_place_vs_alone".into(), (rate / alone_rate).into());
+        rec.insert("in_place_vs_no_readers".into(), (rate / quiet_rate).into());
+        println!(
+            "{name:<12} in place, with {} reader(s) vs without: {:.2}x the update rate",
+            args.readers,
+            rate / quiet_rate
+        );
     }
     let twin_opts = args.settings.apply(info, BuildOptions::default());
     let build = move |r: &Rib<A>| info.build_incremental(r, &twin_opts);
@@ -393,7 +420,11 @@ fn replay_with_readers<A: Address>(
     mode: &str,
 ) -> anyhow::Result<(bool, f64)> {
     let reader = updater.reader();
-    let idle_mlps = reader_rate(&*reader, keys, args, Duration::from_secs(1));
+    let idle_mlps = if args.readers == 0 {
+        0.0
+    } else {
+        reader_rate(&*reader, keys, args, Duration::from_secs(1))
+    };
     let footprint = updater.memory_bytes();
     let mut peak = footprint;
     let mut max_wait_us = 0f64;
@@ -436,11 +467,18 @@ fn replay_with_readers<A: Address>(
         Some(f) => format!("{model}, paced at {f}x real time"),
         None => model.to_string(),
     };
+    let readers = if args.readers == 0 {
+        "no readers".to_string()
+    } else {
+        format!(
+            "{} reader(s) at {busy_mlps:.1} Mlps (idle {idle_mlps:.1}, {:.2}x)",
+            args.readers,
+            busy_mlps / idle_mlps
+        )
+    };
     println!(
-        "{name:<12} {model}: {rate:.0} updates/s with {} reader(s) at {busy_mlps:.1} Mlps (idle {idle_mlps:.1}, {:.2}x); \
+        "{name:<12} {model}: {rate:.0} updates/s with {readers}; \
          memory {:.2} MiB built, peak {:.2} MiB ({:.2}x){}; table {} the trie",
-        args.readers,
-        busy_mlps / idle_mlps,
         footprint as f64 / 1048576.0,
         peak as f64 / 1048576.0,
         peak as f64 / footprint as f64,
@@ -455,9 +493,11 @@ fn replay_with_readers<A: Address>(
     set("updates_per_s", rate.into());
     // A replay shorter than a reader's first batch measured no lookups: no figure.
     let busy = (busy_mlps > 0.0).then_some(busy_mlps);
-    set("reader_mlps", busy.into());
-    set("idle_mlps", idle_mlps.into());
-    set("reader_ratio", busy.map(|b| b / idle_mlps).into());
+    if args.readers > 0 {
+        set("reader_mlps", busy.into());
+        set("idle_mlps", idle_mlps.into());
+        set("reader_ratio", busy.map(|b| b / idle_mlps).into());
+    }
     set("memory_bytes", footprint.into());
     set("peak_bytes", peak.into());
     set("max_wait_us", max_wait_us.into());

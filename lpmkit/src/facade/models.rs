@@ -60,7 +60,6 @@ impl<A: Address> Rebuild<A> {
 
 impl<A: Address> Updater<A> for Rebuild<A> {
     fn apply(&mut self, changes: &[Change<A>]) -> Result<ApplyInfo, BuildError> {
-        let t0 = std::time::Instant::now();
         let mut undo: Vec<(Prefix<A>, Option<crate::NextHop>)> = Vec::new();
         let mut effective = 0;
         for &c in changes {
@@ -86,7 +85,6 @@ impl<A: Address> Updater<A> for Rebuild<A> {
                 units_rebuilt: 1,
                 full_rebuild: true,
                 wait_us: 0.0,
-                seconds: t0.elapsed().as_secs_f64(),
             }),
             Err(e) => {
                 // Nothing changed: the Rib as it was (the published table still is).

@@ -148,13 +148,15 @@ impl<A: Address> Follower<A> {
                 if changes.is_empty() {
                     return Ok(None);
                 }
+                let t0 = Instant::now();
                 let info = u.apply(changes)?;
+                let at = Instant::now();
                 self.generation = info.generation;
                 Ok(Some(Visible {
                     generation: info.generation,
                     changes: info.effective,
-                    at: Instant::now(),
-                    work_ms: info.seconds * 1e3,
+                    at,
+                    work_ms: (at - t0).as_secs_f64() * 1e3,
                 }))
             }
             Model::Rebuild {

@@ -127,8 +127,6 @@ pub struct ApplyInfo {
     /// Microseconds the writer waited for readers (twins only; the other models never
     /// wait).
     pub wait_us: f64,
-    /// Seconds the apply took.
-    pub seconds: f64,
 }
 
 /// The writer side of any update model that follows changes one batch at a time, for
