@@ -36,6 +36,8 @@ use serde_json::{Map, Value};
 use crate::input::{self, TableArgs};
 use crate::progress;
 
+mod interleave;
+
 #[derive(Args, Clone, Debug)]
 pub struct UpdatesArgs {
     #[command(flatten)]
@@ -75,6 +77,11 @@ pub struct UpdatesArgs {
     /// Random keys the readers cycle through.
     #[arg(long, default_value_t = 1 << 22, value_parser = clap::builder::RangedU64ValueParser::<usize>::new().range(1..))]
     keys: usize,
+
+    /// Segment length of the interleaved measurement of in-place schemes with readers
+    /// (readers alone, readers + writer, writer alone, in turn; milliseconds).
+    #[arg(long, default_value_t = 10, value_parser = clap::builder::RangedU64ValueParser::<u64>::new().range(1..))]
+    segment_ms: u64,
 
     /// Keys per reader `lookup_batch` call.
     #[arg(long, default_value_t = 256, value_parser = clap::builder::RangedU64ValueParser::<usize>::new().range(1..))]
@@ -388,6 +395,52 @@ fn replay_incremental<A: Address>(
             args.readers,
             rate / quiet_rate
         );
+        // The same again in interleaved segments, whose ratios the host's phases
+        // cancel out of.
+        let mut updater = info.build_in_place(rib0.clone(), &opts)?;
+        let segment = Duration::from_millis(args.segment_ms);
+        let m = interleave::replay(
+            &mut *updater,
+            changes,
+            keys,
+            (args.readers, args.batch),
+            segment,
+        )?;
+        let ok = agrees_handle(&mut *updater.reader(), updater.rib(), keys);
+        all_ok &= ok;
+        if m.rounds == 0 {
+            println!(
+                "{name:<12} in place, interleaved: {} changes are too few for one round of \
+                 {} ms segments (--repeat replays the trace again); table {} the trie",
+                m.applied,
+                args.segment_ms,
+                if ok { "equals" } else { "DIFFERS FROM" }
+            );
+        } else {
+            println!(
+            "{name:<12} in place, interleaved ({} changes in {} rounds of {} ms segments: readers alone, \
+             readers + writer, writer alone): readers {:.2}x their rate alone ({:.1} vs {:.1} Mlps), \
+             writer {:.2}x its rate alone ({:.0} vs {:.0} updates/s), medians of the rounds; table {} the trie",
+            m.applied,
+            m.rounds,
+            args.segment_ms,
+            m.reader_ratio,
+            m.reader_busy_mlps,
+            m.reader_idle_mlps,
+            m.writer_ratio,
+            m.writer_busy_rate,
+            m.writer_alone_rate,
+            if ok { "equals" } else { "DIFFERS FROM" }
+        );
+        }
+        let mut set = |k: &str, v: f64| rec.insert(format!("interleaved_{k}"), v.into());
+        set("rounds", m.rounds as f64);
+        set("reader_ratio", m.reader_ratio);
+        set("writer_ratio", m.writer_ratio);
+        set("reader_idle_mlps", m.reader_idle_mlps);
+        set("reader_busy_mlps", m.reader_busy_mlps);
+        set("writer_busy_updates_per_s", m.writer_busy_rate);
+        set("writer_alone_updates_per_s", m.writer_alone_rate);
     }
     let twin_opts = args.settings.apply(info, BuildOptions::default());
     let build = move |r: &Rib<A>| info.build_incremental(r, &twin_opts);
@@ -455,13 +508,7 @@ fn replay_with_readers<A: Address>(
     pb.finish_and_clear();
     result?;
     peak = peak.max(updater.memory_bytes());
-    let mut out = vec![0u32; keys.len().min(1 << 18)];
-    let mut r = updater.reader();
-    r.lookup_batch(&keys[..out.len()], &mut out);
-    let ok = keys
-        .iter()
-        .zip(&out)
-        .all(|(&k, &o)| o == NextHop::raw(updater.rib().lookup(k)));
+    let ok = agrees_handle(&mut *updater.reader(), updater.rib(), keys);
     let rate = changes.len() as f64 / secs;
     let model = match args.speedup {
         Some(f) => format!("{model}, paced at {f}x real time"),
@@ -502,6 +549,16 @@ fn replay_with_readers<A: Address>(
     set("peak_bytes", peak.into());
     set("max_wait_us", max_wait_us.into());
     Ok((ok, rate))
+}
+
+/// Whether a reader's answers for (up to 2^18 of) `keys` are `rib`'s.
+fn agrees_handle<A: Address>(reader: &mut dyn LookupHandle<A>, rib: &Rib<A>, keys: &[A]) -> bool {
+    let keys = &keys[..keys.len().min(1 << 18)];
+    let mut out = vec![0u32; keys.len()];
+    reader.lookup_batch(keys, &mut out);
+    keys.iter()
+        .zip(&out)
+        .all(|(&k, &o)| o == NextHop::raw(rib.lookup(k)))
 }
 
 /// Runs `writer` on this thread while `args.readers` threads look up `keys` through
