@@ -94,6 +94,17 @@ pub(crate) struct Layout<A, E: Word + AtomicWord> {
 /// Keys per block of the batched lookup.
 const BLOCK: usize = 32;
 
+/// The per-key state of a block's chunk stages (kept between blocks: written before it
+/// is read, so never cleared).
+struct Lanes {
+    /// Chunk-list entry, then group offset.
+    g: [usize; BLOCK],
+    /// Bits of the group's elements.
+    d: [u32; BLOCK],
+    /// The key's element (in the chunk, then in the group).
+    idx: [u32; BLOCK],
+}
+
 /// Words of a chunk structure's header.
 #[inline(always)]
 pub(crate) fn header_words(v: Variant) -> usize {
@@ -306,12 +317,11 @@ impl<A: Address, E: Word + AtomicWord> Layout<A, E> {
         out: &mut [u32],
         act: &mut [u8; BLOCK],
         mut n: usize,
+        lanes: &mut Lanes,
     ) {
         let keys = &keys[..BLOCK];
         let out = &mut out[..BLOCK];
-        let mut g = [0usize; BLOCK];
-        let mut d = [0u32; BLOCK];
-        let mut idx = [0u32; BLOCK];
+        let Lanes { g, d, idx } = lanes;
         let lim = self.lim;
         for j in 0..self.layers {
             if n == 0 {
@@ -320,12 +330,17 @@ impl<A: Address, E: Word + AtomicWord> Layout<A, E> {
             let dir = &self.dirs[j];
             let (top, stride) = (self.tops[j], self.strides[j]);
             let s = stride as u32;
+            // Keys whose chunk has a structure (several groups, or a BIS) to read next.
+            let mut st = [0u8; BLOCK];
+            let mut ns = 0;
             for k in 0..n {
                 let i = act[k] as usize;
                 // SAFETY: a published chunk id is committed in its chunk list.
                 let c = unsafe { dir.load_acquire((out[i] - lim) as usize) } as usize;
                 g[k] = c;
                 idx[k] = keys[i].bits_at(top, stride);
+                // One group, no BIS: `g` is the group, of the chunk's width.
+                d[k] = s;
                 if V == VL || c >> 31 == 0 {
                     prefetch(
                         self.groups
@@ -335,14 +350,15 @@ impl<A: Address, E: Word + AtomicWord> Layout<A, E> {
                 } else {
                     prefetch(self.chunks.as_ptr().wrapping_add(c & STRUCTURE_MASK));
                 }
+                if V != VL {
+                    // `ns <= k < BLOCK`: the mask only spares the bounds check.
+                    st[ns & (BLOCK - 1)] = k as u8;
+                    ns += c >> 31;
+                }
             }
             if V != VL {
-                for k in 0..n {
-                    if g[k] >> 31 == 0 {
-                        // One group, no BIS: `g` is the group.
-                        d[k] = s;
-                        continue;
-                    }
+                for &k in &st[..ns] {
+                    let k = k as usize;
                     let c = g[k] & STRUCTURE_MASK;
                     // SAFETY: as `chunk_entry`.
                     unsafe {
@@ -420,6 +436,11 @@ impl<A: Address, E: Word + AtomicWord> Layout<A, E> {
             prefetch_dpa(1);
             let mut act = [[0u8; BLOCK]; 2];
             let mut n = [0usize; 2];
+            let mut lanes = Lanes {
+                g: [0; BLOCK],
+                d: [0; BLOCK],
+                idx: [0; BLOCK],
+            };
             n[0] = self.dpa_stage(&keys[..BLOCK], &mut out[..BLOCK], &mut act[0]);
             for b in 0..blocks {
                 let (cur, nxt) = (b & 1, (b + 1) & 1);
@@ -430,7 +451,13 @@ impl<A: Address, E: Word + AtomicWord> Layout<A, E> {
                     n[nxt] = self.dpa_stage(&keys[r], &mut rest[..BLOCK], &mut act[nxt]);
                 }
                 let r = b * BLOCK..(b + 1) * BLOCK;
-                self.chunk_stages::<V>(&keys[r.clone()], &mut done[r], &mut act[cur], n[cur]);
+                self.chunk_stages::<V>(
+                    &keys[r.clone()],
+                    &mut done[r],
+                    &mut act[cur],
+                    n[cur],
+                    &mut lanes,
+                );
             }
         }
         let tail = blocks * BLOCK;
