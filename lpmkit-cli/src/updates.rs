@@ -38,6 +38,7 @@ use crate::input::{self, TableArgs};
 use crate::progress;
 
 mod interleave;
+mod split;
 
 #[derive(Args, Clone, Debug)]
 pub struct UpdatesArgs {
@@ -332,7 +333,7 @@ fn replay_incremental<A: Address>(
     // in this run), and timed change by change in a second replay (the scheme's `apply`
     // apart from the `Rib`'s, in the same phase of the host).
     let structure = secs - trie_secs;
-    let split = split_replay(rib0, info, &opts, changes)?;
+    let split = split::replay(rib0, info, &opts, changes)?;
     println!(
         "{name:<12} in place, alone: {} changes ({} effective) in {:.3} s = {:.0} updates/s ({:.2}x the trie alone); structure alone {} (timed apart: {:.3} s = {:.0} updates/s, its Rib work {:.3} s); table {} the trie afterwards",
         changes.len(),
@@ -559,60 +560,6 @@ fn replay_with_readers<A: Address>(
     set("peak_bytes", peak.into());
     set("max_wait_us", max_wait_us.into());
     Ok((ok, rate))
-}
-
-/// A scheme's replay timed change by change: its `Rib` work and its structure work.
-struct Split {
-    rib_secs: f64,
-    structure_secs: f64,
-}
-
-/// Replays `changes` one per `apply` into a fresh build of `info`, reading the CPU's
-/// time-stamp counter around the `Rib` change and around the scheme's `apply`; the
-/// counts become seconds by the replay's wall time.
-fn split_replay<A: Address>(
-    rib0: &Rib<A>,
-    info: &lpmkit::registry::SchemeInfo,
-    opts: &BuildOptions,
-    changes: &[Change<A>],
-) -> anyhow::Result<Split> {
-    let mut rib = rib0.clone();
-    let mut fib = info.build_incremental(&rib, opts)?;
-    let (mut rib_ticks, mut fib_ticks) = (0u64, 0u64);
-    let (t0, k0) = (Instant::now(), ticks());
-    for c in changes {
-        let a = ticks();
-        let changed = c.apply_to(&mut rib);
-        let b = ticks();
-        if changed {
-            fib.apply(&rib, std::slice::from_ref(c))?;
-        }
-        let e = ticks();
-        rib_ticks += b.wrapping_sub(a);
-        fib_ticks += e.wrapping_sub(b);
-    }
-    let secs_per_tick = t0.elapsed().as_secs_f64() / ticks().wrapping_sub(k0).max(1) as f64;
-    Ok(Split {
-        rib_secs: rib_ticks as f64 * secs_per_tick,
-        structure_secs: fib_ticks as f64 * secs_per_tick,
-    })
-}
-
-/// A cheap monotonic count: the time-stamp counter on x86-64 (invariant on the CPUs
-/// lpmkit targets), nanoseconds elsewhere.
-#[cfg(target_arch = "x86_64")]
-fn ticks() -> u64 {
-    // SAFETY: `rdtsc` exists on every x86-64 CPU and has no preconditions.
-    #[allow(unused_unsafe)]
-    unsafe {
-        core::arch::x86_64::_rdtsc()
-    }
-}
-
-#[cfg(not(target_arch = "x86_64"))]
-fn ticks() -> u64 {
-    static START: std::sync::OnceLock<Instant> = std::sync::OnceLock::new();
-    START.get_or_init(Instant::now).elapsed().as_nanos() as u64
 }
 
 /// Whether a reader's answers for (up to 2^18 of) `keys` are `rib`'s.
