@@ -454,6 +454,8 @@ fn info_writes_its_figures_as_records() {
         "5000",
         "-s",
         "d16r,obma-b,spider16w",
+        "--set",
+        "fig13=true",
         "--search-steps",
         "10000",
         "--spider-depth",

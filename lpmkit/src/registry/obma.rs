@@ -18,6 +18,7 @@ pub(super) const OBMA_SETTINGS: &[(&str, &str)] = &[
     ("beta", "adaptive grouping: the factor between thresholds (default 4)"),
     ("decay", "adaptive grouping: updates between periodic decays, 0 for never (default 1048576)"),
     ("level24", "the 24th-level optimisation: true or false (default true)"),
+    ("fig13", "count Fig. 13's 1s at build (Lulea, overlay, BIS greedy and optimal) for `info`: true or false (default false)"),
     ("bis", "OBMA_S's Bit Inversion Sequence search: greedy (Algorithm 2), optimal or off"),
     ("sparse", "OBMA_S's sparse chunks: at most this many entries, 0 for none (OBMA_S-minus)"),
     ("partition", "DPA bits then layer strides, '-'-separated (default 18-6-8; IPv6 16-8-...-8)"),
@@ -67,6 +68,7 @@ fn obma_config(o: &BuildOptions) -> Result<schemes::obma::ObmaConfig, BuildError
         };
     }
     c.level24 = s.get("level24")?.unwrap_or(c.level24);
+    c.fig13 = s.get("fig13")?.unwrap_or(c.fig13);
     match s.get::<String>("bis")?.as_deref() {
         None => {}
         Some("greedy") => c.bis = BisSearch::Greedy,

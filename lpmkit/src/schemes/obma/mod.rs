@@ -164,6 +164,10 @@ pub struct ObmaConfig {
     pub entry_width: Option<Width>,
     /// The address partition (default: [`Geometry::ipv4`] or [`Geometry::ipv6`]).
     pub geometry: Option<Geometry>,
+    /// Count Fig. 13's 1s (Luleå-style heads, overlay, BIS greedy and optimal) over every
+    /// chunk at build, for [`Fib::stats`]: an exhaustive BIS search per 16 elements, so
+    /// off unless asked for.
+    pub fig13: bool,
 }
 
 /// The paper's adaptive grouping: `f0 = 32`, `β = 4`, decay every 2^20 updates.
@@ -184,6 +188,7 @@ impl ObmaConfig {
             sparse_k: 0,
             entry_width: None,
             geometry: None,
+            fig13: false,
         }
     }
 

@@ -337,7 +337,7 @@ impl<A: Address> ObmaWriter<A> {
         t: &Layout<A, E>,
         rib: &Rib<A>,
     ) -> Result<(), Full> {
-        self.collect_fig13 = true;
+        self.collect_fig13 = self.config.fig13;
         let mut sc = self.scratch[0].take().unwrap_or_default();
         let window = Prefix::<A>::DEFAULT;
         paint(rib, &window, self.dpa_bits, &mut sc, false);
