@@ -349,7 +349,13 @@ fn cell_args(
     if quick {
         // What "small" means per command: (flag, its quick value).
         let small: &[(&str, &str)] = match f.command.as_str() {
-            "updates" => &[("--keys", "65536"), ("--limit", "5000"), ("--repeat", "1")],
+            "updates" => &[
+                ("--keys", "65536"),
+                ("--limit", "5000"),
+                ("--repeat", "1"),
+                // A few interleaved rounds out of 5,000 changes.
+                ("--segment-ms", "1"),
+            ],
             "info" => &[("--search-steps", "65536"), ("--spider-depth", "65536")],
             _ => &[("--keys", "65536"), ("--runs", "1")],
         };
