@@ -13,6 +13,7 @@ mod info;
 mod input;
 mod lookup;
 mod progress;
+mod tsc;
 mod updates;
 mod verify;
 

@@ -419,30 +419,29 @@ fn replay_incremental<A: Address>(
         )?;
         let ok = agrees_handle(&mut *updater.reader(), updater.rib(), keys);
         all_ok &= ok;
+        let table = if ok { "equals" } else { "DIFFERS FROM" };
         if m.rounds == 0 {
             println!(
                 "{name:<12} in place, interleaved: {} changes are too few for one round of \
-                 {} ms segments (--repeat replays the trace again); table {} the trie",
-                m.applied,
-                args.segment_ms,
-                if ok { "equals" } else { "DIFFERS FROM" }
+                 {} ms segments (--repeat replays the trace again); table {table} the trie",
+                m.applied, args.segment_ms,
             );
         } else {
             println!(
-            "{name:<12} in place, interleaved ({} changes in {} rounds of {} ms segments: readers alone, \
-             readers + writer, writer alone): readers {:.2}x their rate alone ({:.1} vs {:.1} Mlps), \
-             writer {:.2}x its rate alone ({:.0} vs {:.0} updates/s), medians of the rounds; table {} the trie",
-            m.applied,
-            m.rounds,
-            args.segment_ms,
-            m.reader_ratio,
-            m.reader_busy_mlps,
-            m.reader_idle_mlps,
-            m.writer_ratio,
-            m.writer_busy_rate,
-            m.writer_alone_rate,
-            if ok { "equals" } else { "DIFFERS FROM" }
-        );
+                "{name:<12} in place, interleaved ({} changes in {} rounds of {} ms segments: \
+                 readers alone, readers + writer, writer alone): readers {:.2}x their rate \
+                 alone ({:.1} vs {:.1} Mlps), writer {:.2}x its rate alone ({:.0} vs {:.0} \
+                 updates/s), medians of the rounds; table {table} the trie",
+                m.applied,
+                m.rounds,
+                args.segment_ms,
+                m.reader_ratio,
+                m.reader_busy_mlps,
+                m.reader_idle_mlps,
+                m.writer_ratio,
+                m.writer_busy_rate,
+                m.writer_alone_rate,
+            );
         }
         let mut set = |k: &str, v: f64| rec.insert(format!("interleaved_{k}"), v.into());
         set("rounds", m.rounds as f64);

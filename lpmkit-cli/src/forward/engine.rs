@@ -6,6 +6,7 @@ use lpmkit::sync::LookupHandle;
 use lpmkit::Address;
 
 use super::packet::{self, Drop, HEADROOM};
+use crate::tsc::ticks;
 
 /// Buffer slot size (one frame, as a DPDK mbuf's data room).
 const SLOT: usize = 2048;
@@ -99,21 +100,6 @@ impl Phases {
     }
     pub fn total(&self) -> u64 {
         self.rx + self.parse + self.lookup + self.rewrite + self.tx
-    }
-}
-
-#[inline]
-pub fn ticks() -> u64 {
-    #[cfg(target_arch = "x86_64")]
-    {
-        // SAFETY: rdtsc has no preconditions on x86-64.
-        unsafe { core::arch::x86_64::_rdtsc() }
-    }
-    #[cfg(not(target_arch = "x86_64"))]
-    {
-        use std::sync::OnceLock;
-        static T0: OnceLock<std::time::Instant> = OnceLock::new();
-        T0.get_or_init(std::time::Instant::now).elapsed().as_nanos() as u64
     }
 }
 

@@ -417,9 +417,9 @@ fn check<A: Address>(
 /// Where the time goes per frame: TSC ticks per phase, as ns per frame.
 fn breakdown<A: Address>(series: &[Series<A>], wire: &Wire, nbr: &Neighbours, args: &ForwardArgs) {
     // TSC ticks per ns.
-    let (t0, i0) = (engine::ticks(), Instant::now());
+    let (t0, i0) = (crate::tsc::ticks(), Instant::now());
     std::thread::sleep(Duration::from_millis(100));
-    let per_ns = (engine::ticks() - t0) as f64 / i0.elapsed().as_nanos() as f64;
+    let per_ns = (crate::tsc::ticks() - t0) as f64 / i0.elapsed().as_nanos() as f64;
     println!("\nWhere the time goes, ns per frame (1 thread, TSC at {:.2} GHz; timing adds a few ns per batch):", per_ns);
     println!(
         "{:<22} {:>5} {:>8} {:>8} {:>8} {:>8} {:>8} {:>8} {:>7}",

@@ -36,11 +36,13 @@ pub struct Interleaved {
     pub reader_ratio: f64,
     /// Median over rounds of the writer's rate with the reader ÷ without.
     pub writer_ratio: f64,
-    /// Medians of the segments' rates: reader alone, reader busy (Mlps), writer with the
-    /// reader, writer alone (updates/s).
+    /// Median of the readers' rate alone (Mlps).
     pub reader_idle_mlps: f64,
+    /// Median of the readers' rate with the writer busy (Mlps).
     pub reader_busy_mlps: f64,
+    /// Median of the writer's rate with the readers (updates/s).
     pub writer_busy_rate: f64,
+    /// Median of the writer's rate alone (updates/s).
     pub writer_alone_rate: f64,
     /// Changes applied.
     pub applied: usize,

@@ -11,6 +11,8 @@ use std::time::Instant;
 
 use lpmkit::{Address, BuildOptions, Change, Rib};
 
+use crate::tsc::ticks;
+
 /// A scheme's replay timed change by change: its `Rib` work and its structure work.
 pub struct Split {
     /// Seconds of `Rib` changes.
@@ -48,21 +50,4 @@ pub fn replay<A: Address>(
         rib_secs: rib_ticks as f64 * secs_per_tick,
         structure_secs: fib_ticks as f64 * secs_per_tick,
     })
-}
-
-/// A cheap monotonic count: the time-stamp counter on x86-64 (invariant on the CPUs
-/// lpmkit targets), nanoseconds elsewhere.
-#[cfg(target_arch = "x86_64")]
-fn ticks() -> u64 {
-    // SAFETY: `rdtsc` exists on every x86-64 CPU and has no preconditions.
-    #[allow(unused_unsafe)]
-    unsafe {
-        core::arch::x86_64::_rdtsc()
-    }
-}
-
-#[cfg(not(target_arch = "x86_64"))]
-fn ticks() -> u64 {
-    static START: std::sync::OnceLock<Instant> = std::sync::OnceLock::new();
-    START.get_or_init(Instant::now).elapsed().as_nanos() as u64
 }

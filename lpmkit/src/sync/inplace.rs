@@ -8,14 +8,14 @@ use std::time::Instant;
 
 use super::cell::RawBox;
 use super::epoch::{Domain, ReaderSlot, Reclaimer, ADVANCE_INTERVAL};
-
-/// Applies between two reads of the clock while retired memory waits (see `reclaim`).
-const CLOCK_EVERY: u32 = 16;
 use super::{apply_logged_into, undo_all, ApplyInfo, Generations, LookupHandle, Updater};
 use crate::fib::{BuildError, Change, Fib, InPlaceWriter, Patched};
 use crate::prefix::{Address, Prefix};
 use crate::rib::Rib;
 use crate::NextHop;
+
+/// Applies between two reads of the clock while retired memory waits (see `reclaim`).
+const CLOCK_EVERY: u32 = 16;
 
 /// What the writer and the readers share.
 struct Shared<T> {
