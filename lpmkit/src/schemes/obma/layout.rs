@@ -94,8 +94,8 @@ pub(crate) struct Layout<A, E: Word + AtomicWord> {
 /// Keys per block of the batched lookup.
 const BLOCK: usize = 32;
 
-/// The per-key state of a block's chunk stages (kept between blocks: written before it
-/// is read, so never cleared).
+/// The per-key state of a layer stage (kept between stages: written before it is read,
+/// so never cleared).
 struct Lanes {
     /// Chunk-list entry, then group offset.
     g: [usize; BLOCK],
@@ -103,6 +103,79 @@ struct Lanes {
     d: [u32; BLOCK],
     /// The key's element (in the chunk, then in the group).
     idx: [u32; BLOCK],
+}
+
+/// What the batched lookup reads, copied out of a [`Layout`] once per call: the arrays'
+/// base pointers and the scalars live in registers or on the stack, where the compiler
+/// need not reload them after every acquire load (through `&self` it must: the layout
+/// holds atomics, so another thread might have changed them).
+struct View<E> {
+    dpa: *const E,
+    dirs: [*const u32; MAX_LAYERS],
+    chunks: *const u32,
+    groups: *const E,
+    lim: u32,
+    dpa_bits: u32,
+    tops: [u8; MAX_LAYERS],
+    strides: [u8; MAX_LAYERS],
+    layers: usize,
+}
+
+impl<E: Word + AtomicWord> View<E> {
+    /// Prefetches the DPA entries of block `b`'s keys, if there is such a block.
+    #[inline(always)]
+    fn prefetch_dpa<A: Address>(&self, keys: &[A], b: usize) {
+        if let Some(block) = keys.get(b * BLOCK..(b + 1) * BLOCK) {
+            for &a in block {
+                prefetch(self.dpa.wrapping_add(a.top_bits(self.dpa_bits) as usize));
+            }
+        }
+    }
+
+    /// Entry `idx` (already permuted by its BIS) of the group at `g` (`2^d` elements).
+    ///
+    /// # Safety
+    /// As [`group_entry_at`].
+    #[inline(always)]
+    unsafe fn group_entry(&self, g: usize, d: u32, idx: u32) -> u32 {
+        // SAFETY: the caller's contract.
+        unsafe { group_entry_at(self.groups, g, d, idx) }
+    }
+}
+
+/// Entry `i` (already permuted by its BIS) of the group at word `g` of `groups`
+/// (`2^d` elements): its cluster's code word, then the entry it counts to.
+///
+/// # Safety
+/// `g` must be a published group (read through a switch word, or the writer's own) of
+/// `2^d` elements, and `i < 2^d`: its code words and entries are committed and complete.
+/// Code words never change while the group is live; a lookup entry may (the writer
+/// stores a new value in place when the bitmap stays: `ObmaWriter::patch_group`), so it
+/// is read with one atomic load (acquire: a new entry may name a chunk published just
+/// before it; on x86 an ordinary load).
+#[inline(always)]
+unsafe fn group_entry_at<E: Word + AtomicWord>(groups: *const E, g: usize, d: u32, i: u32) -> u32 {
+    let i = i as usize;
+    // SAFETY: the caller's contract.
+    unsafe {
+        let cw = (*groups.add(g + (i >> 3))).get();
+        E::load_acquire(groups.add(g + code_words(1 << d) + entry_index(cw, i))).get()
+    }
+}
+
+/// The keys waiting for one chunk layer's stage (indices into the batch), fewer than
+/// `BLOCK` between stages, so a stage's `BLOCK` new ones always fit.
+#[derive(Clone, Copy)]
+struct Queue {
+    keys: [u32; 2 * BLOCK],
+    len: usize,
+}
+
+impl Queue {
+    const EMPTY: Queue = Queue {
+        keys: [0; 2 * BLOCK],
+        len: 0,
+    };
 }
 
 /// Words of a chunk structure's header.
@@ -150,19 +223,9 @@ impl<A: Address, E: Word + AtomicWord> Layout<A, E> {
     /// Entry `i` of the group at `g` (`2^d` elements, BIS `bis`).
     #[inline(always)]
     fn group_entry(&self, g: usize, d: u32, idx: u32, bis: u32) -> u32 {
-        let i = (idx ^ bis) as usize;
         // SAFETY: `g` is a published group (read through a switch word, or the writer's
-        // own), so its code words and entries are committed and complete. Code words
-        // never change while the group is live; a lookup entry may (the writer stores
-        // a new value in place when the bitmap stays: `ObmaWriter::patch_group`), so it
-        // is read with one atomic load (acquire: a new entry may name a chunk published
-        // just before it; on x86 an ordinary load).
-        unsafe {
-            let cw = self.groups.get(g + (i >> 3)).get();
-            self.groups
-                .load_acquire(g + code_words(1 << d) + entry_index(cw, i))
-                .get()
-        }
+        // own); `idx < 2^d`.
+        unsafe { group_entry_at(self.groups.as_ptr(), g, d, idx ^ bis) }
     }
 
     /// The sparse chunk at `c` (§V-D): the first of its entries, longest first, whose
@@ -278,191 +341,222 @@ impl<A: Address, E: Word + AtomicWord> Layout<A, E> {
         }
     }
 
-    /// The first stage of Algorithm 1 over a block of `BLOCK` keys: every key's DPA
-    /// entry into `out`, the keys that go on listed in `act` (their count returned), and
-    /// each one's chunk-list entry prefetched, so the next stage finds it in cache.
+    /// The base pointers and scalars the batched lookup reads, copied out once per call
+    /// (see [`View`]).
     #[inline(always)]
-    fn dpa_stage(&self, keys: &[A], out: &mut [u32], act: &mut [u8; BLOCK]) -> usize {
-        let keys = &keys[..BLOCK];
-        let out = &mut out[..BLOCK];
-        let lim = self.lim;
-        let dir = self.dirs[0].as_ptr();
-        let mut n = 0;
-        for i in 0..BLOCK {
-            // SAFETY: the DPA is committed whole.
-            let v = unsafe {
-                self.dpa
-                    .load_acquire(keys[i].top_bits(self.dpa_bits as u32) as usize)
-            }
-            .get();
-            out[i] = v;
-            act[n] = i as u8;
-            let go = v >= lim;
-            // A key that stops here prefetches chunk-list entry 0: harmless, and no branch.
-            prefetch(dir.wrapping_add((v.wrapping_sub(lim) & (go as u32).wrapping_neg()) as usize));
-            n += go as usize;
+    fn view(&self) -> View<E> {
+        let mut dirs = [core::ptr::null(); MAX_LAYERS];
+        for (d, a) in dirs.iter_mut().zip(&self.dirs) {
+            *d = a.as_ptr();
         }
-        n
+        View {
+            dpa: self.dpa.as_ptr(),
+            dirs,
+            chunks: self.chunks.as_ptr(),
+            groups: self.groups.as_ptr(),
+            lim: self.lim,
+            dpa_bits: self.dpa_bits as u32,
+            tops: self.tops,
+            strides: self.strides,
+            layers: self.layers,
+        }
     }
 
-    /// The chunk layers of Algorithm 1 over a block whose DPA stage is done (`n` keys
-    /// listed in `act` go on): layer by layer for the keys that go on (kept in a
-    /// compacted list, so no stage branches on a key's fate), the chunk-list entries
-    /// (prefetching the chunk structures), the group offsets (prefetching the code
-    /// words), and the entries, so the misses of a stage overlap.
+    /// The first stage of Algorithm 1 over the block of `BLOCK` keys at `base`: every
+    /// key's DPA entry into `out`, the keys that go on appended to `next` (the queue of
+    /// layer 0), each one's chunk-list entry prefetched.
     #[inline(always)]
-    fn chunk_stages<const V: u8>(
+    fn dpa_stage(v: &View<E>, keys: &[A], out: &mut [u32], base: usize, next: &mut Queue) {
+        let keys = &keys[base..base + BLOCK];
+        let out = &mut out[base..base + BLOCK];
+        let (lim, dir) = (v.lim, v.dirs[0]);
+        let mut n = next.len;
+        for i in 0..BLOCK {
+            // SAFETY: the DPA is committed whole: every `dpa_bits`-bit index is in it.
+            let e =
+                unsafe { E::load_acquire(v.dpa.add(keys[i].top_bits(v.dpa_bits) as usize)) }.get();
+            out[i] = e;
+            // `n < 2 * BLOCK` (the queue holds fewer than `BLOCK` before a stage): the
+            // mask only spares the bounds check.
+            next.keys[n & (2 * BLOCK - 1)] = (base + i) as u32;
+            let go = e >= lim;
+            // A key that stops here prefetches chunk-list entry 0: harmless, and no branch.
+            prefetch(dir.wrapping_add((e.wrapping_sub(lim) & (go as u32).wrapping_neg()) as usize));
+            n += go as usize;
+        }
+        next.len = n;
+    }
+
+    /// Chunk layer `j` of Algorithm 1 for the keys `items` (at most `BLOCK`, indices into
+    /// `keys` and `out`), whose `out` holds the entry that names their chunk: their
+    /// chunk-list entries (prefetching the chunk structures or groups), the group offsets
+    /// of those with a structure (prefetching the code words), then the lookup entries
+    /// into `out`; the keys that go on are appended to `next` (the queue of layer
+    /// `j + 1`). The loads of one pass are independent, so their misses overlap.
+    #[inline(always)]
+    #[allow(clippy::too_many_arguments)]
+    fn layer_stage<const V: u8>(
         &self,
+        v: &View<E>,
+        j: usize,
         keys: &[A],
         out: &mut [u32],
-        act: &mut [u8; BLOCK],
-        mut n: usize,
+        items: &[u32],
         lanes: &mut Lanes,
+        next: &mut Queue,
     ) {
-        let keys = &keys[..BLOCK];
-        let out = &mut out[..BLOCK];
+        let n = items.len().min(BLOCK);
+        let items = &items[..n];
         let Lanes { g, d, idx } = lanes;
-        let lim = self.lim;
-        for j in 0..self.layers {
-            if n == 0 {
-                return;
-            }
-            let dir = &self.dirs[j];
-            let (top, stride) = (self.tops[j], self.strides[j]);
-            let s = stride as u32;
-            // Keys whose chunk has a structure (several groups, or a BIS) to read next.
-            let mut st = [0u8; BLOCK];
-            let mut ns = 0;
-            for k in 0..n {
-                let i = act[k] as usize;
-                // SAFETY: a published chunk id is committed in its chunk list.
-                let c = unsafe { dir.load_acquire((out[i] - lim) as usize) } as usize;
-                g[k] = c;
-                idx[k] = keys[i].bits_at(top, stride);
-                // One group, no BIS: `g` is the group, of the chunk's width.
-                d[k] = s;
-                if V == VL || c >> 31 == 0 {
-                    prefetch(
-                        self.groups
-                            .as_ptr()
-                            .wrapping_add(c + (idx[k] >> 3) as usize),
-                    );
-                } else {
-                    prefetch(self.chunks.as_ptr().wrapping_add(c & STRUCTURE_MASK));
-                }
-                if V != VL {
-                    // `ns <= k < BLOCK`: the mask only spares the bounds check.
-                    st[ns & (BLOCK - 1)] = k as u8;
-                    ns += c >> 31;
-                }
+        let lim = v.lim;
+        let dir = v.dirs[j];
+        let (top, stride) = (v.tops[j], v.strides[j]);
+        let s = stride as u32;
+        // Keys whose chunk has a structure (several groups, or a BIS) to read next.
+        let mut st = [0u8; BLOCK];
+        let mut ns = 0;
+        for (k, &i) in items.iter().enumerate() {
+            let i = i as usize;
+            // SAFETY: a published chunk id is committed in its chunk list.
+            let c = unsafe { u32::load_acquire(dir.add((out[i] - lim) as usize)) } as usize;
+            g[k] = c;
+            idx[k] = keys[i].bits_at(top, stride);
+            // One group, no BIS: `g` is the group, of the chunk's width.
+            d[k] = s;
+            if V == VL || c >> 31 == 0 {
+                prefetch(v.groups.wrapping_add(c + (idx[k] >> 3) as usize));
+            } else {
+                prefetch(v.chunks.wrapping_add(c & STRUCTURE_MASK));
             }
             if V != VL {
-                for &k in &st[..ns] {
-                    let k = k as usize;
-                    let c = g[k] & STRUCTURE_MASK;
-                    // SAFETY: as `chunk_entry`.
-                    unsafe {
-                        let hdr = self.chunks.get(c);
-                        if V == VS && hdr >> 31 != 0 {
-                            // A sparse chunk answers at once.
-                            idx[k] = self.sparse_entry(c, hdr, s, idx[k]);
-                            d[k] = u32::MAX;
-                            continue;
-                        }
-                        let w = (hdr >> 24) & 0x7f;
-                        let dd = s - w;
-                        let gi = idx[k] >> dd;
-                        let (bis, h) = if V == VS {
-                            (chunk_bis(hdr, self.chunks.get(c + 1), gi, dd), 2)
-                        } else {
-                            (0, 1)
-                        };
-                        g[k] = self.chunks.load_acquire(c + h + gi as usize) as usize;
-                        idx[k] = (idx[k] & ((1 << dd) - 1)) ^ bis;
-                        d[k] = dd;
-                        prefetch(
-                            self.groups
-                                .as_ptr()
-                                .wrapping_add(g[k] + (idx[k] >> 3) as usize),
-                        );
+                // `ns <= k < BLOCK`: the mask only spares the bounds check.
+                st[ns & (BLOCK - 1)] = k as u8;
+                ns += c >> 31;
+            }
+        }
+        if V != VL {
+            for &k in &st[..ns] {
+                let k = k as usize;
+                let c = g[k] & STRUCTURE_MASK;
+                // SAFETY: as `chunk_entry`.
+                unsafe {
+                    let hdr = *v.chunks.add(c);
+                    if V == VS && hdr >> 31 != 0 {
+                        // A sparse chunk answers at once.
+                        idx[k] = self.sparse_entry(c, hdr, s, idx[k]);
+                        d[k] = u32::MAX;
+                        continue;
                     }
+                    let w = (hdr >> 24) & 0x7f;
+                    let dd = s - w;
+                    let gi = idx[k] >> dd;
+                    let (bis, h) = if V == VS {
+                        (chunk_bis(hdr, *v.chunks.add(c + 1), gi, dd), 2)
+                    } else {
+                        (0, 1)
+                    };
+                    g[k] = u32::load_acquire(v.chunks.add(c + h + gi as usize)) as usize;
+                    idx[k] = (idx[k] & ((1 << dd) - 1)) ^ bis;
+                    d[k] = dd;
+                    prefetch(v.groups.wrapping_add(g[k] + (idx[k] >> 3) as usize));
                 }
             }
-            let mut m = 0;
-            let next_dir = self
-                .dirs
-                .get(j + 1)
-                .map_or(core::ptr::null(), |a| a.as_ptr());
-            for k in 0..n {
-                let i = act[k] as usize;
-                let v = if V == VL {
-                    self.group_entry(g[k], s, idx[k], 0)
+        }
+        let next_dir = if j + 1 < v.layers {
+            v.dirs[j + 1]
+        } else {
+            core::ptr::null()
+        };
+        let mut m = next.len;
+        for (k, &i) in items.iter().enumerate() {
+            // SAFETY: `g[k]` is a published group (read through a switch word).
+            let e = unsafe {
+                if V == VL {
+                    v.group_entry(g[k], s, idx[k])
                 } else if V == VS && d[k] == u32::MAX {
                     idx[k]
                 } else {
-                    self.group_entry(g[k], d[k], idx[k], 0)
-                };
-                out[i] = v;
-                act[m] = i as u8;
-                let go = v >= lim;
-                if go {
-                    prefetch(next_dir.wrapping_add((v - lim) as usize));
+                    v.group_entry(g[k], d[k], idx[k])
                 }
-                m += go as usize;
+            };
+            out[i as usize] = e;
+            // `m < 2 * BLOCK`, as in `dpa_stage`.
+            next.keys[m & (2 * BLOCK - 1)] = i;
+            let go = e >= lim;
+            if go {
+                prefetch(next_dir.wrapping_add((e - lim) as usize));
             }
-            n = m;
+            m += go as usize;
         }
+        next.len = m;
     }
 
-    /// `lookup_batch` for variant `V`: blocks of `BLOCK` keys in a two-block software
-    /// pipeline — the DPA stage of block `b + 1` (its entries prefetched a block
-    /// earlier) runs before the chunk stages of block `b`, so block `b + 1`'s
-    /// chunk-list misses overlap block `b`'s work; the tail one key at a time.
+    /// `lookup_batch` for variant `V`, as a wavefront: the DPA stage runs over blocks
+    /// of `BLOCK` keys (their entries prefetched two blocks ahead), and the keys that go
+    /// on wait in the queue of their next layer until it holds `BLOCK` keys, which then
+    /// go through that layer's stage together. Every stage so works on a full block
+    /// whose loads overlap, however few keys leave the DPA (6 % on rrc06, where a
+    /// per-block stage saw two or three keys and waited out each of their misses). The
+    /// queues are emptied, layer by layer, at the end; the last keys one at a time.
+    ///
+    /// A key's chunk ids are used later in the call than they were read: the grace
+    /// period keeps whatever they name alive until the reader's next quiescent point,
+    /// which is after the call.
     pub(crate) fn lookup_batch<const V: u8>(&self, keys: &[A], out: &mut [u32]) {
+        let v = self.view();
         let blocks = keys.len() / BLOCK;
-        let dpa_shift = self.dpa_bits as u32;
-        let prefetch_dpa = |b: usize| {
-            if b < blocks {
-                for &a in &keys[b * BLOCK..(b + 1) * BLOCK] {
-                    prefetch(
-                        self.dpa
-                            .as_ptr()
-                            .wrapping_add(a.top_bits(dpa_shift) as usize),
-                    );
-                }
-            }
+        let mut queues = [Queue::EMPTY; MAX_LAYERS + 1];
+        let mut lanes = Lanes {
+            g: [0; BLOCK],
+            d: [0; BLOCK],
+            idx: [0; BLOCK],
         };
-        if blocks > 0 {
-            prefetch_dpa(1);
-            let mut act = [[0u8; BLOCK]; 2];
-            let mut n = [0usize; 2];
-            let mut lanes = Lanes {
-                g: [0; BLOCK],
-                d: [0; BLOCK],
-                idx: [0; BLOCK],
-            };
-            n[0] = self.dpa_stage(&keys[..BLOCK], &mut out[..BLOCK], &mut act[0]);
-            for b in 0..blocks {
-                let (cur, nxt) = (b & 1, (b + 1) & 1);
-                prefetch_dpa(b + 2);
-                let (done, rest) = out.split_at_mut((b + 1) * BLOCK);
-                if b + 1 < blocks {
-                    let r = (b + 1) * BLOCK..(b + 2) * BLOCK;
-                    n[nxt] = self.dpa_stage(&keys[r], &mut rest[..BLOCK], &mut act[nxt]);
-                }
-                let r = b * BLOCK..(b + 1) * BLOCK;
-                self.chunk_stages::<V>(
-                    &keys[r.clone()],
-                    &mut done[r],
-                    &mut act[cur],
-                    n[cur],
-                    &mut lanes,
-                );
+        v.prefetch_dpa(keys, 0);
+        v.prefetch_dpa(keys, 1);
+        for b in 0..blocks {
+            v.prefetch_dpa(keys, b + 2);
+            Self::dpa_stage(&v, keys, out, b * BLOCK, &mut queues[0]);
+            self.settle::<V>(&v, 0, keys, out, &mut queues, &mut lanes);
+        }
+        // What is left in the queues (fewer than `BLOCK` each), layer by layer.
+        for j in 0..v.layers {
+            let (q, rest) = queues[j..]
+                .split_first_mut()
+                .expect("MAX_LAYERS + 1 queues");
+            if q.len > 0 {
+                self.layer_stage::<V>(&v, j, keys, out, &q.keys[..q.len], &mut lanes, &mut rest[0]);
+                q.len = 0;
+                self.settle::<V>(&v, j + 1, keys, out, &mut queues, &mut lanes);
             }
         }
         let tail = blocks * BLOCK;
         for (o, &k) in out[tail..keys.len()].iter_mut().zip(&keys[tail..]) {
             *o = self.lookup_one::<V>(k);
+        }
+    }
+
+    /// Runs the stage of every layer from `from` on whose queue holds a block, in layer
+    /// order: a stage only adds to the next layer's queue, so afterwards every queue
+    /// holds fewer than `BLOCK` keys.
+    #[inline(always)]
+    fn settle<const V: u8>(
+        &self,
+        v: &View<E>,
+        from: usize,
+        keys: &[A],
+        out: &mut [u32],
+        queues: &mut [Queue; MAX_LAYERS + 1],
+        lanes: &mut Lanes,
+    ) {
+        for j in from..v.layers {
+            let (q, rest) = queues[j..]
+                .split_first_mut()
+                .expect("MAX_LAYERS + 1 queues");
+            if q.len >= BLOCK {
+                self.layer_stage::<V>(v, j, keys, out, &q.keys[..BLOCK], lanes, &mut rest[0]);
+                q.keys.copy_within(BLOCK..q.len, 0);
+                q.len -= BLOCK;
+            }
         }
     }
 

@@ -14,8 +14,10 @@
 //! word per cluster (bitmap + cumulative counter), the **Index Table** of 1-counts, and
 //! the lookup entries (`group.rs`). An entry below `lim` is a next hop; `lim + id` points
 //! to chunk `id` of the next layer through that layer's **chunk list** (`layout.rs`).
-//! The lookup is Algorithm 1, one key at a time ([`Fib::lookup`]) or in blocks of 16 keys
-//! whose stages interleave with prefetching ([`Fib::lookup_batch`]).
+//! The lookup is Algorithm 1, one key at a time ([`Fib::lookup`]) or as a wavefront
+//! ([`Fib::lookup_batch`]): the DPA stage over blocks of 32 keys, and the keys that go on
+//! queued per chunk layer until a full block goes through that layer's stage, whose
+//! loads overlap and are prefetched one pass ahead.
 //!
 //! * **OBMA_B** (§III-B): a chunk structure holds the group index width and the group
 //!   list; **adaptive grouping** (§VI-B1, `f0 = 32`, `β = 4`, online addition and periodic
