@@ -11,12 +11,18 @@
 //! ratio of the two compares runs that differ only in the readers), and as left-right
 //! twins ([`lpmkit::sync::TwinUpdater`]), with the update rate, the readers' lookup rate
 //! against their idle rate, and the peak memory held for the table against its footprint
-//! when built.
+//! when built. Before them all, the trie alone and every in-place scheme replay the same
+//! changes in *lockstep* (segment by segment, in turn), so the ratios between them come
+//! from one phase of the host.
 //!
 //! Every figure printed is also a field of one record per scheme (`--json FILE`, and
 //! [`records_from_args`] for `lpmkit experiment`): `alone_updates_per_s`,
 //! `structure_updates_per_s` (the scheme's replay minus the trie's), `structure_timed_updates_per_s`
-//! (its `apply` timed apart from its `Rib` work), `in_place_no_readers_updates_per_s`, `in_place_vs_no_readers`,
+//! (its `apply` timed apart from its `Rib` work), the lockstep replay's `lockstep_updates_per_s`,
+//! `lockstep_vs_trie`, `lockstep_structure_updates_per_s`, `lockstep_structure_timed_updates_per_s`
+//! and `lockstep_trie_updates_per_s` (the trie alone and every in-place scheme applying the
+//! same `--lockstep-changes` changes in turn: ratios from one phase of the host),
+//! `in_place_no_readers_updates_per_s`, `in_place_vs_no_readers`,
 //! `in_place_reader_ratio`, `twins_updates_per_s`, the
 //! scheme's per-update counts (`per_update.pointers`, …), `table_ok`.
 //!
@@ -85,6 +91,11 @@ pub struct UpdatesArgs {
     #[arg(long, default_value_t = 10, value_parser = clap::builder::RangedU64ValueParser::<u64>::new().range(1..))]
     segment_ms: u64,
 
+    /// Changes per segment of the lockstep replay, where the trie alone and every in-place
+    /// scheme apply the same segment in turn (their ratios then come from one phase of
+    /// the host; each segment starts with caches the others used).
+    #[arg(long, default_value_t = 1000, value_parser = clap::builder::RangedU64ValueParser::<usize>::new().range(1..))]
+    lockstep_changes: usize,
     /// Keys per reader `lookup_batch` call.
     #[arg(long, default_value_t = 256, value_parser = clap::builder::RangedU64ValueParser::<usize>::new().range(1..))]
     batch: usize,
@@ -214,8 +225,34 @@ fn replay<A: Address>(mut table: Table<A>, args: &UpdatesArgs) -> anyhow::Result
         trie_secs,
         changes.len() as f64 / trie_secs
     );
+    // Every in-place scheme and the trie alone in lockstep (their ratios in one phase of
+    // the host), when more than the trie takes part.
+    let incremental: Vec<_> = schemes
+        .iter()
+        .filter(|i| i.incremental)
+        .map(|&i| (i, args.settings.apply(i, BuildOptions::default())))
+        .collect();
+    let lockstep = if incremental.is_empty() {
+        None
+    } else {
+        let pb = progress::spinner(format!(
+            "lockstep: the trie alone and {} in-place scheme(s)",
+            incremental.len()
+        ));
+        let l = split::lockstep(&table.rib, &incremental, &changes, args.lockstep_changes);
+        pb.finish_and_clear();
+        Some(l?)
+    };
+    let mut next_step = lockstep.as_ref().map(|l| l.schemes.iter());
     for info in schemes {
         let mut rec = Record::new();
+        if let (true, Some(l), Some(step)) = (
+            info.incremental,
+            lockstep.as_ref(),
+            next_step.as_mut().and_then(|s| s.next()),
+        ) {
+            lockstep_report(info.name, l, step, changes.len(), &mut rec);
+        }
         let mut set = |k: &str, v: Value| rec.insert(k.into(), v);
         set("scheme", info.name.into());
         set("family", A::FAMILY.as_str().into());
@@ -247,6 +284,54 @@ fn replay<A: Address>(mut table: Table<A>, args: &UpdatesArgs) -> anyhow::Result
         }
     }
     Ok(records)
+}
+
+/// Prints a scheme's lockstep figures and adds them to its record.
+fn lockstep_report(
+    name: &str,
+    l: &split::Lockstep,
+    step: &split::Step,
+    changes: usize,
+    rec: &mut Record,
+) {
+    let rate = |secs: f64| changes as f64 / secs;
+    let by_subtraction = step.total_secs - l.trie_secs;
+    println!(
+        "{name:<12} lockstep ({} segments of {} changes, the trie alone and each in-place scheme in turn): {:.0} updates/s with its Rib work ({:.2}x the trie alone's {:.0}); structure alone {} by subtraction, {:.0} updates/s timed apart",
+        l.segments,
+        l.segment,
+        rate(step.total_secs),
+        l.trie_secs / step.total_secs,
+        rate(l.trie_secs),
+        if by_subtraction > 0.0 {
+            format!("{:.0} updates/s", rate(by_subtraction))
+        } else {
+            "within the trie's noise".to_string()
+        },
+        rate(step.structure_secs),
+    );
+    rec.insert(
+        "lockstep_trie_updates_per_s".into(),
+        rate(l.trie_secs).into(),
+    );
+    rec.insert(
+        "lockstep_updates_per_s".into(),
+        rate(step.total_secs).into(),
+    );
+    rec.insert(
+        "lockstep_vs_trie".into(),
+        (l.trie_secs / step.total_secs).into(),
+    );
+    if by_subtraction > 0.0 {
+        rec.insert(
+            "lockstep_structure_updates_per_s".into(),
+            rate(by_subtraction).into(),
+        );
+    }
+    rec.insert(
+        "lockstep_structure_timed_updates_per_s".into(),
+        rate(step.structure_secs).into(),
+    );
 }
 
 /// Seconds the `Rib` alone takes to apply `changes` (median of three replays).
@@ -294,8 +379,11 @@ fn replay_incremental<A: Address>(
     let name = info.name;
     let opts = args.settings.apply(info, BuildOptions::default());
     // 1. The update rate alone: one change per `apply`, no readers.
+    // Built first, then the `Rib` cloned: the replay starts with the clone's lines in
+    // cache, as each of the trie alone's replays does (a clone made before the build
+    // would start the structure's replay with its `Rib` evicted by the build).
+    let mut fib = info.build_incremental(rib0, &opts)?;
     let mut rib = rib0.clone();
-    let mut fib = info.build_incremental(&rib, &opts)?;
     let pb = progress::bar(changes.len() as u64, format!("{name}: applying"));
     let mut applied = 0usize;
     let t0 = Instant::now();

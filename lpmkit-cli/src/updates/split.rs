@@ -6,10 +6,15 @@
 //! lines evicted by the structure's) as structure work, and compares two replays run in
 //! different phases of the host. Timing each part of each change in one replay does
 //! neither; the TSC's reads (a few nanoseconds each) are counted in both parts.
+//!
+//! [`lockstep`] goes further for comparisons between schemes: the trie alone and every
+//! scheme replay the same changes segment by segment, in turn, so a phase of the host
+//! (which moves a replay's rate 2–3× over seconds on a shared machine) falls on all of
+//! them alike, and their ratios hold where two separate replays' do not.
 
 use std::time::Instant;
 
-use lpmkit::{Address, BuildOptions, Change, Rib};
+use lpmkit::{Address, BuildOptions, Change, IncrementalFib, Rib};
 
 use crate::tsc::ticks;
 
@@ -21,6 +26,38 @@ pub struct Split {
     pub structure_secs: f64,
 }
 
+/// Time-stamp counts of the two parts of a replay.
+#[derive(Clone, Copy, Default)]
+struct Ticks {
+    rib: u64,
+    structure: u64,
+}
+
+/// Applies `changes` to `rib` and (each that changes it) to `fib`, adding the TSC counts
+/// of the two parts to `t`; with no `fib` (the trie alone) only the `Rib` part, timed
+/// the same way.
+fn timed<A: Address>(
+    rib: &mut Rib<A>,
+    mut fib: Option<&mut Box<dyn IncrementalFib<A>>>,
+    changes: &[Change<A>],
+    t: &mut Ticks,
+) -> anyhow::Result<()> {
+    for c in changes {
+        let a = ticks();
+        let changed = c.apply_to(rib);
+        let b = ticks();
+        if changed {
+            if let Some(f) = fib.as_deref_mut() {
+                f.apply(rib, std::slice::from_ref(c))?;
+            }
+        }
+        let e = ticks();
+        t.rib += b.wrapping_sub(a);
+        t.structure += e.wrapping_sub(b);
+    }
+    Ok(())
+}
+
 /// Replays `changes` one per `apply` into a fresh build of `info`, reading the CPU's
 /// time-stamp counter around the `Rib` change and around the scheme's `apply`; the
 /// counts become seconds by the replay's wall time.
@@ -30,24 +67,81 @@ pub fn replay<A: Address>(
     opts: &BuildOptions,
     changes: &[Change<A>],
 ) -> anyhow::Result<Split> {
+    // As in the whole replay: built first, then the `Rib` cloned (its lines in cache).
+    let mut fib = info.build_incremental(rib0, opts)?;
     let mut rib = rib0.clone();
-    let mut fib = info.build_incremental(&rib, opts)?;
-    let (mut rib_ticks, mut fib_ticks) = (0u64, 0u64);
+    let mut t = Ticks::default();
     let (t0, k0) = (Instant::now(), ticks());
-    for c in changes {
-        let a = ticks();
-        let changed = c.apply_to(&mut rib);
-        let b = ticks();
-        if changed {
-            fib.apply(&rib, std::slice::from_ref(c))?;
-        }
-        let e = ticks();
-        rib_ticks += b.wrapping_sub(a);
-        fib_ticks += e.wrapping_sub(b);
-    }
+    timed(&mut rib, Some(&mut fib), changes, &mut t)?;
     let secs_per_tick = t0.elapsed().as_secs_f64() / ticks().wrapping_sub(k0).max(1) as f64;
     Ok(Split {
-        rib_secs: rib_ticks as f64 * secs_per_tick,
-        structure_secs: fib_ticks as f64 * secs_per_tick,
+        rib_secs: t.rib as f64 * secs_per_tick,
+        structure_secs: t.structure as f64 * secs_per_tick,
+    })
+}
+
+/// One scheme's share of a [`lockstep`] replay.
+pub struct Step {
+    /// Seconds of its `Rib` changes plus its `apply`.
+    pub total_secs: f64,
+    /// Seconds of its `apply` alone.
+    pub structure_secs: f64,
+}
+
+/// The trie alone and every scheme replaying the same changes in lockstep.
+pub struct Lockstep {
+    /// Changes per segment.
+    pub segment: usize,
+    /// Segments replayed.
+    pub segments: usize,
+    /// Seconds of the trie alone (its `Rib` changes, timed as the schemes' are).
+    pub trie_secs: f64,
+    /// Each scheme's figures, in the order given.
+    pub schemes: Vec<Step>,
+}
+
+/// Replays `changes` into the trie alone and into a fresh build of each of `infos` (each
+/// with its own `Rib`), `segment` changes at a time: every participant applies a
+/// segment in turn, starting one further on each segment, timed change by change as
+/// [`replay`] does. Each starts a segment with what the others evicted from the caches:
+/// short segments cost every participant a cold start, which weighs most on the fastest.
+pub fn lockstep<A: Address>(
+    rib0: &Rib<A>,
+    infos: &[(&lpmkit::registry::SchemeInfo, BuildOptions)],
+    changes: &[Change<A>],
+    segment: usize,
+) -> anyhow::Result<Lockstep> {
+    let mut fibs = infos
+        .iter()
+        .map(|(info, opts)| info.build_incremental(rib0, opts))
+        .collect::<Result<Vec<_>, _>>()?;
+    // Participant 0 is the trie alone.
+    let mut ribs = vec![rib0.clone(); infos.len() + 1];
+    let mut t = vec![Ticks::default(); infos.len() + 1];
+    let n = ribs.len();
+    let (t0, k0) = (Instant::now(), ticks());
+    let mut segments = 0;
+    for (s, seg) in changes.chunks(segment.max(1)).enumerate() {
+        for k in 0..n {
+            let p = (s + k) % n;
+            let fib = p.checked_sub(1).map(|i| &mut fibs[i]);
+            timed(&mut ribs[p], fib, seg, &mut t[p])?;
+        }
+        segments += 1;
+    }
+    let secs_per_tick = t0.elapsed().as_secs_f64() / ticks().wrapping_sub(k0).max(1) as f64;
+    let secs = |k: u64| k as f64 * secs_per_tick;
+    Ok(Lockstep {
+        segment,
+        segments,
+        // Both parts, as a scheme's total: the TSC's reads count alike.
+        trie_secs: secs(t[0].rib + t[0].structure),
+        schemes: t[1..]
+            .iter()
+            .map(|t| Step {
+                total_secs: secs(t.rib + t.structure),
+                structure_secs: secs(t.structure),
+            })
+            .collect(),
     })
 }
