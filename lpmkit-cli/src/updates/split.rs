@@ -38,11 +38,24 @@ struct Ticks {
 /// the same way.
 fn timed<A: Address>(
     rib: &mut Rib<A>,
-    mut fib: Option<&mut Box<dyn IncrementalFib<A>>>,
+    fib: Option<&mut Box<dyn IncrementalFib<A>>>,
     changes: &[Change<A>],
     t: &mut Ticks,
 ) -> anyhow::Result<()> {
-    for c in changes {
+    timed_after(rib, fib, changes, 0, t)
+}
+
+/// [`timed`], counting only the changes from index `lead` on (the ones before are a
+/// lead-in: applied, not counted).
+fn timed_after<A: Address>(
+    rib: &mut Rib<A>,
+    mut fib: Option<&mut Box<dyn IncrementalFib<A>>>,
+    changes: &[Change<A>],
+    lead: usize,
+    t: &mut Ticks,
+) -> anyhow::Result<()> {
+    for (i, c) in changes.iter().enumerate() {
+        let counted = (i >= lead) as u64;
         let a = ticks();
         let changed = c.apply_to(rib);
         let b = ticks();
@@ -52,8 +65,8 @@ fn timed<A: Address>(
             }
         }
         let e = ticks();
-        t.rib += b.wrapping_sub(a);
-        t.structure += e.wrapping_sub(b);
+        t.rib += b.wrapping_sub(a) * counted;
+        t.structure += e.wrapping_sub(b) * counted;
     }
     Ok(())
 }
@@ -94,6 +107,8 @@ pub struct Lockstep {
     pub segment: usize,
     /// Segments replayed.
     pub segments: usize,
+    /// Changes timed (each segment's first fifth is an uncounted lead-in).
+    pub counted: usize,
     /// Seconds of the trie alone (its `Rib` changes, timed as the schemes' are).
     pub trie_secs: f64,
     /// Each scheme's figures, in the order given.
@@ -103,8 +118,10 @@ pub struct Lockstep {
 /// Replays `changes` into the trie alone and into a fresh build of each of `infos` (each
 /// with its own `Rib`), `segment` changes at a time: every participant applies a
 /// segment in turn, starting one further on each segment, timed change by change as
-/// [`replay`] does. Each starts a segment with what the others evicted from the caches:
-/// short segments cost every participant a cold start, which weighs most on the fastest.
+/// [`replay`] does. Each starts a segment with what the others evicted from the caches;
+/// the first fifth of every segment is a lead-in, applied by all but not counted, so the
+/// counted changes find their caches partly refilled (a cold start weighs most on the
+/// fastest participant).
 pub fn lockstep<A: Address>(
     rib0: &Rib<A>,
     infos: &[(&lpmkit::registry::SchemeInfo, BuildOptions)],
@@ -120,20 +137,23 @@ pub fn lockstep<A: Address>(
     let mut t = vec![Ticks::default(); infos.len() + 1];
     let n = ribs.len();
     let (t0, k0) = (Instant::now(), ticks());
-    let mut segments = 0;
+    let (mut segments, mut counted) = (0, 0);
     for (s, seg) in changes.chunks(segment.max(1)).enumerate() {
+        let lead = seg.len() / 5;
         for k in 0..n {
             let p = (s + k) % n;
             let fib = p.checked_sub(1).map(|i| &mut fibs[i]);
-            timed(&mut ribs[p], fib, seg, &mut t[p])?;
+            timed_after(&mut ribs[p], fib, seg, lead, &mut t[p])?;
         }
         segments += 1;
+        counted += seg.len() - lead;
     }
     let secs_per_tick = t0.elapsed().as_secs_f64() / ticks().wrapping_sub(k0).max(1) as f64;
     let secs = |k: u64| k as f64 * secs_per_tick;
     Ok(Lockstep {
         segment,
         segments,
+        counted,
         // Both parts, as a scheme's total: the TSC's reads count alike.
         trie_secs: secs(t[0].rib + t[0].structure),
         schemes: t[1..]
