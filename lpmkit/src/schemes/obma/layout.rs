@@ -503,6 +503,14 @@ impl<A: Address, E: Word + AtomicWord> Layout<A, E> {
     /// period keeps whatever they name alive until the reader's next quiescent point,
     /// which is after the call.
     pub(crate) fn lookup_batch<const V: u8>(&self, keys: &[A], out: &mut [u32]) {
+        // The queues hold 32-bit key indices.
+        const MAX_CALL: usize = 1 << 31;
+        if keys.len() > MAX_CALL {
+            for (k, o) in keys.chunks(MAX_CALL).zip(out.chunks_mut(MAX_CALL)) {
+                self.lookup_batch::<V>(k, o);
+            }
+            return;
+        }
         let v = self.view();
         let blocks = keys.len() / BLOCK;
         let mut queues = [Queue::EMPTY; MAX_LAYERS + 1];
