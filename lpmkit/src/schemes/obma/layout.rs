@@ -3,7 +3,8 @@
 //! * `dpa`: the Direct Pointing Array, `2^dpa_bits` entries (switch words).
 //! * `dirs[j]`: the chunk list of layer `j` (the paper's *Chunk List*): chunk id → word
 //!   offset of the chunk structure in `chunks`, flagged by bit 31 — or, for a chunk of one
-//!   group without BIS (every OBMA_L chunk), the offset of that group in `groups`.
+//!   group (every OBMA_L chunk), the offset of that group in `groups` (OBMA_S: with the
+//!   group's BIS in bits 23..31, see [`DIRECT_BIS_SHIFT`]).
 //! * `chunks`: chunk structures, 32-bit words. OBMA_B: `[width << 24][group offset; 2^width]`;
 //!   OBMA_S: `[sparse << 31 | width << 24 | bis bits 0..24][bis bits 24..56][group offsets]`,
 //!   or a sparse chunk `[1 << 31 | k << 24][k sparse entries]`.
@@ -272,7 +273,12 @@ impl<A: Address, E: Word + AtomicWord> Layout<A, E> {
         unsafe {
             match V {
                 VL => self.group_entry(c, s, seg, 0),
-                // A chunk of one group without BIS: its entry is the group's offset.
+                // OBMA_S, a chunk of one group: its entry is the group's offset and BIS.
+                VS if c >> 31 == 0 => {
+                    let bis = (c >> DIRECT_BIS_SHIFT) as u32;
+                    self.group_entry(c & DIRECT_OFF_MASK as usize, s, seg, bis)
+                }
+                // OBMA_B, a chunk of one group: its entry is the group's offset.
                 _ if c >> 31 == 0 => self.group_entry(c, s, seg, 0),
                 VB => {
                     let c = c & STRUCTURE_MASK;
@@ -421,10 +427,14 @@ impl<A: Address, E: Word + AtomicWord> Layout<A, E> {
             let c = unsafe { u32::load_acquire(dir.add((out[i] - lim) as usize)) } as usize;
             g[k] = c;
             idx[k] = keys[i].bits_at(top, stride);
-            // One group, no BIS: `g` is the group, of the chunk's width.
+            // One group: `g` is the group, of the chunk's width (OBMA_S: with its BIS).
             d[k] = s;
+            if V == VS && c >> 31 == 0 {
+                g[k] = c & DIRECT_OFF_MASK as usize;
+                idx[k] ^= (c >> DIRECT_BIS_SHIFT) as u32;
+            }
             if V == VL || c >> 31 == 0 {
-                prefetch(v.groups.wrapping_add(c + (idx[k] >> 3) as usize));
+                prefetch(v.groups.wrapping_add(g[k] + (idx[k] >> 3) as usize));
             } else {
                 prefetch(v.chunks.wrapping_add(c & STRUCTURE_MASK));
             }
@@ -579,6 +589,22 @@ impl<A: Address, E: Word + AtomicWord> Layout<A, E> {
 /// and OBMA_S when the chunk has one group and no BIS).
 pub(crate) const STRUCTURE: u32 = 1 << 31;
 const STRUCTURE_MASK: usize = (STRUCTURE - 1) as usize;
+
+/// An OBMA_S chunk-list entry without bit 31 names the chunk's one group *and* its BIS:
+/// the BIS in bits 23..31 (a one-group chunk's BIS has the chunk's stride, at most 8
+/// bits), the group offset below (so such a group lies in the first 2^23 words; a chunk
+/// whose group lies beyond keeps a chunk structure). This spares the three-word chunk
+/// structure of every one-group chunk with a BIS (most of OBMA_S's chunks).
+pub(crate) const DIRECT_BIS_SHIFT: u32 = 23;
+/// The group offset of a direct OBMA_S chunk-list entry.
+pub(crate) const DIRECT_OFF_MASK: u32 = (1 << DIRECT_BIS_SHIFT) - 1;
+
+/// The chunk-list entry of a direct OBMA_S chunk (one group at `off`, BIS `bis`), if
+/// `off` fits.
+#[inline]
+pub(crate) fn direct_entry(off: u32, bis: u8) -> Option<u32> {
+    (off <= DIRECT_OFF_MASK).then_some((bis as u32) << DIRECT_BIS_SHIFT | off)
+}
 
 /// Const tags of the variants, for monomorphised lookups.
 pub(crate) const VB: u8 = 0;

@@ -71,6 +71,8 @@ impl<A: Address> ObmaWriter<A> {
         sc.words.clear();
         sc.offs.clear();
         let mut sparse = false;
+        // The BIS a direct OBMA_S chunk-list entry carries.
+        let mut bis = 0u8;
         let (off, words) = match self.variant {
             Variant::L => {
                 group::encode(&sc.fpa, 0, &mut sc.words);
@@ -125,7 +127,9 @@ impl<A: Address> ObmaWriter<A> {
                     sc.words.push((all >> 24) as u32);
                     sc.words.extend_from_slice(&sc.offs);
                 }
-                if !sparse && width == 0 && sc.words[0] & 0xff_ffff == 0 {
+                // One group: named with its BIS by the chunk-list entry when it fits.
+                if !sparse && width == 0 && direct_entry(sc.offs[0], 0).is_some() {
+                    bis = (sc.words[0] & 0xff) as u8;
                     (sc.offs[0], 0)
                 } else {
                     (self.put_chunk(t, &sc.words)?, sc.words.len() as u32)
@@ -138,13 +142,18 @@ impl<A: Address> ObmaWriter<A> {
             self.retire_structure(t, j, id);
         }
         // SAFETY: the structure at `off` is complete; one store makes it visible.
-        let entry = if words > 0 { STRUCTURE | off } else { off };
+        let entry = match (words > 0, self.variant) {
+            (true, _) => STRUCTURE | off,
+            (false, Variant::S) => direct_entry(off, bis).expect("placed only when it fits"),
+            (false, _) => off,
+        };
         unsafe { t.dirs[j].store_release(id as usize, entry) };
         self.counters.pointer_stores += 1;
         let r = &mut self.recs[j][id as usize];
         r.off = off;
         r.words = words;
         r.direct = direct;
+        r.bis = bis;
         r.width = width;
         if sparse != r.sparse {
             if sparse {

@@ -250,6 +250,7 @@ impl<A: Address> ObmaWriter<A> {
             width,
             sparse: false,
             direct: self.variant != Variant::L && words == 0,
+            bis: 0,
             default,
             counter: 0,
             live: true,

@@ -57,7 +57,9 @@ mod update;
 use repaint::{keep_covered, set_bit};
 
 use super::group::{self, code_words, group_words};
-use super::layout::{chunk_bis, header_words, Layout, Variant, STRUCTURE, VB, VL, VS};
+use super::layout::{
+    chunk_bis, direct_entry, header_words, Layout, Variant, STRUCTURE, VB, VL, VS,
+};
 use super::{BisSearch, Grouping, ObmaConfig};
 use traverse::{paint, sparse_entries};
 
@@ -115,8 +117,11 @@ pub(crate) struct ChunkRec<A: Address> {
     pub(crate) width: u8,
     /// A sparse chunk (OBMA_S).
     pub(crate) sparse: bool,
-    /// One group without BIS, named by the chunk-list entry itself (no chunk structure).
+    /// One group, named by the chunk-list entry itself (no chunk structure; OBMA_S: the
+    /// entry holds its BIS too).
     pub(crate) direct: bool,
+    /// The BIS of a direct OBMA_S chunk's group (0 otherwise).
+    pub(crate) bis: u8,
     /// The value its root inherits (the longest match at or above the root).
     pub(crate) default: u32,
     /// Updates received since the last decay (adaptive grouping).
@@ -401,6 +406,7 @@ impl<A: Address> ObmaWriter<A> {
                     width: 0,
                     sparse: false,
                     direct: false,
+                    bis: 0,
                     default: 0,
                     counter: 0,
                     live: false,
@@ -472,6 +478,7 @@ impl<A: Address> ObmaWriter<A> {
             width,
             sparse: false,
             direct: false,
+            bis: 0,
             default,
             counter: 0,
             live: true,
@@ -517,7 +524,9 @@ impl<A: Address> ObmaWriter<A> {
         // SAFETY: the writer reads its own published structures.
         unsafe {
             match self.variant {
-                _ if self.variant == Variant::L || rec.direct => (rec.off as usize, 0),
+                _ if self.variant == Variant::L || rec.direct => {
+                    (rec.off as usize, rec.bis as usize)
+                }
                 Variant::B | Variant::L => (t.chunks.get(rec.off as usize + 1 + gi) as usize, 0),
                 Variant::S => {
                     let c = rec.off as usize;
@@ -671,7 +680,13 @@ impl<A: Address> ObmaWriter<A> {
         unsafe {
             match self.variant {
                 _ if self.variant == Variant::L || rec.direct => {
-                    t.dirs[j].store_release(id as usize, off);
+                    let entry = if self.variant == Variant::S {
+                        // A group beyond the direct entry's reach: rebuild (compacted).
+                        direct_entry(off, rec.bis).ok_or(Full)?
+                    } else {
+                        off
+                    };
+                    t.dirs[j].store_release(id as usize, entry);
                     self.recs[j][id as usize].off = off;
                 }
                 _ => {
