@@ -31,7 +31,9 @@
 //! * **OBMA_S** (§V): each group's FPA is permuted by a **Bit Inversion Sequence**
 //!   (greedy top-down Algorithm 2 by default, or the exhaustive optimum), the BISes of a
 //!   chunk packed in 56 bits of its header after the type bit and the 7-bit width (so
-//!   widths stay below 4); chunks with at most `K = 4` entries are **sparse chunks**
+//!   widths stay below 4) — a chunk of one group (most of them) carries its BIS in its
+//!   chunk-list entry instead, with no chunk structure (lpmkit's addition: the structure
+//!   held nothing else); chunks with at most `K = 4` entries are **sparse chunks**
 //!   searched linearly, longest prefix first. OBMA_S⁻ is OBMA_S without sparse chunks.
 //!
 //! # Updates (§VI), stronger than the paper's
