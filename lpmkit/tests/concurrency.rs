@@ -373,6 +373,20 @@ fn ipv6_2024_ris_trace() {
     incremental_scheme(&t, &changes, "obma-s", 50, 0);
 }
 
+/// OBMA on the origin-AS table, whose 16-bit DPA names its next hops through a
+/// dictionary: changes that add dictionary slots and chunks, under checking readers.
+#[test]
+fn obma_dpa_dictionary_origin_as() {
+    let Some(t) = common::fib_table::<u32>("ipv4-routeviews-2015-11-01-originas.txt.xz") else {
+        return;
+    };
+    let changes = common::dpa_churn(4_000, t.next_hops.len() as u32, 11);
+    for scheme in ["obma-b", "obma-l", "obma-s"] {
+        incremental_scheme(&t, &changes, scheme, 1, 0);
+        incremental_scheme(&t, &changes, scheme, 50, 0);
+    }
+}
+
 #[test]
 fn never_a_third_answer_under_a_hot_prefix() {
     // One prefix flaps between two next hops (and away) while readers look up inside it:

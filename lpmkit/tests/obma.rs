@@ -282,3 +282,52 @@ proptest! {
         run_sequence(&ops, &cfg)?;
     }
 }
+
+/// The origin-AS table (51,788 next hops, 55,015 layer-2 chunks) in 16 bits: the DPA
+/// names its next hops through a dictionary of its own. Changes that bring the DPA new
+/// next hops (new slots) and new chunks, one per `apply` and in batches, agree with the
+/// `Rib` throughout; enough new next hops fill the dictionary, and the table is rebuilt.
+#[test]
+fn dpa_dictionary_updates() {
+    let Some(t) = common::fib_table::<u32>("ipv4-routeviews-2015-11-01-originas.txt.xz") else {
+        return;
+    };
+    let max_hop = t.next_hops.len() as u32;
+    for (name, cfg) in configs().into_iter().take(3) {
+        for (batch, n, seed) in [(1usize, 6_000usize, 1u64), (7, 30_000, 2)] {
+            let mut rib = t.rib.clone();
+            let mut fib = Obma::build(&rib, &cfg).unwrap();
+            assert_eq!(fib.entry_width(), Width::U16, "obma-{name}");
+            let slots = fib.dpa_dictionary().expect("a DPA dictionary");
+            let changes = common::dpa_churn(n, max_hop, seed);
+            let mut probe = Vec::new();
+            for group in changes.chunks(batch) {
+                for c in group {
+                    c.apply_to(&mut rib);
+                    common::push_boundaries(&c.prefix(), &mut probe);
+                }
+                fib.apply(&rib, group).unwrap();
+                if probe.len() > 2048 {
+                    let mut out = vec![0; probe.len()];
+                    fib.lookup_batch(&probe, &mut out);
+                    assert_eq!(
+                        out,
+                        reference(&rib, &probe),
+                        "obma-{name}, batches of {batch}"
+                    );
+                    probe.clear();
+                }
+            }
+            let keys = keys_for(&rib, 1 << 16, 3);
+            assert_agrees(
+                &fib,
+                &rib,
+                &keys,
+                &reference(&rib, &keys),
+                &format!("obma-{name} dict"),
+            );
+            let st = fib.stats();
+            eprintln!("obma-{name}, batches of {batch}, dictionary of {slots}: {st}");
+        }
+    }
+}

@@ -314,3 +314,31 @@ pub fn gz(bytes: &[u8]) -> Vec<u8> {
     e.write_all(bytes).unwrap();
     e.finish().unwrap()
 }
+
+/// Changes that reach an OBMA table's DPA on a table of many next hops (the origin-AS
+/// tables): `n` announcements of /12–/18 prefixes and of /19–/24 prefixes below random
+/// /18s, each with a next hop drawn from `1..=max_hop` (most of them new to the DPA), and
+/// withdrawals of earlier ones; deterministic from `seed`.
+pub fn dpa_churn(n: usize, max_hop: u32, seed: u64) -> Vec<lpmkit::Change<u32>> {
+    use lpmkit::{Change, NextHop, Prefix};
+    let mut rng = lpmkit::rng::SplitMix64::new(seed);
+    let mut announced: Vec<Prefix<u32>> = Vec::new();
+    let mut out = Vec::with_capacity(n);
+    for _ in 0..n {
+        if !announced.is_empty() && rng.below(4) == 0 {
+            let i = rng.below(announced.len() as u64) as usize;
+            out.push(Change::Withdraw(announced.swap_remove(i)));
+            continue;
+        }
+        let len = if rng.below(2) == 0 {
+            12 + rng.below(7) as u8
+        } else {
+            19 + rng.below(6) as u8
+        };
+        let p = Prefix::new_truncating(rng.next() as u32, len);
+        let hop = NextHop::new(1 + rng.below(max_hop as u64) as u32).expect("nonzero");
+        announced.push(p);
+        out.push(Change::Announce(p, hop));
+    }
+    out
+}

@@ -83,6 +83,13 @@ pub(crate) struct Layout<A, E: Word + AtomicWord> {
     pub(crate) chunks: Arena<u32>,
     pub(crate) groups: Arena<E>,
     pub(crate) lim: u32,
+    /// DPA values from here on name layer-0 chunks (`dpa_lim + id`); with a DPA
+    /// dictionary the values below are its slots, else `dpa_lim == lim`.
+    pub(crate) dpa_lim: u32,
+    /// The DPA's next-hop dictionary (16-bit tables whose next hops and layer-0 chunk
+    /// ids do not fit one 16-bit space, while the few next hops the DPA itself holds
+    /// do): slot → next hop. Slots are appended, never changed while the table lives.
+    pub(crate) dict: Option<Arena<u32>>,
     pub(crate) variant: Variant,
     pub(crate) dpa_bits: u8,
     pub(crate) tops: [u8; MAX_LAYERS],
@@ -112,6 +119,9 @@ struct Lanes {
 /// holds atomics, so another thread might have changed them).
 struct View<E> {
     dpa: *const E,
+    /// The DPA dictionary's slots (null without one).
+    dict: *const u32,
+    dpa_lim: u32,
     dirs: [*const u32; MAX_LAYERS],
     chunks: *const u32,
     groups: *const E,
@@ -196,6 +206,7 @@ impl<A: Address, E: Word + AtomicWord> Layout<A, E> {
         lim: u32,
         ids: usize,
         words: usize,
+        dict: Option<u32>,
     ) -> Option<Self> {
         let mut tops = [0; MAX_LAYERS];
         let mut strides = [0; MAX_LAYERS];
@@ -211,6 +222,11 @@ impl<A: Address, E: Word + AtomicWord> Layout<A, E> {
             chunks: Arena::new(words)?,
             groups: Arena::new(words)?,
             lim,
+            dpa_lim: dict.unwrap_or(lim),
+            dict: match dict {
+                Some(slots) => Some(Arena::new(slots as usize)?),
+                None => None,
+            },
             variant,
             dpa_bits: geometry.dpa_bits,
             tops,
@@ -219,6 +235,27 @@ impl<A: Address, E: Word + AtomicWord> Layout<A, E> {
             fill: Fill::default(),
             _a: PhantomData,
         })
+    }
+
+    /// The value a DPA element `raw` stands for: a next hop (below `lim`) or `lim + id`
+    /// of a layer-0 chunk, as every other entry.
+    #[inline(always)]
+    pub(crate) fn dpa_value(&self, raw: u32) -> u32 {
+        match &self.dict {
+            None => raw,
+            // SAFETY: a published DPA value below `dpa_lim` is a committed slot (the
+            // writer writes the slot before it publishes the value).
+            Some(d) if raw < self.dpa_lim => unsafe { d.get(raw as usize) },
+            Some(_) => raw - self.dpa_lim + self.lim,
+        }
+    }
+
+    /// DPA element `x`'s value (a next hop, or `lim + id`), as the writer reads it.
+    #[inline]
+    pub(crate) fn dpa_get(&self, x: usize) -> u32 {
+        assert!(x < 1usize << self.dpa_bits, "DPA element {x} out of range");
+        // SAFETY: the DPA is committed whole; `x` is in it.
+        self.dpa_value(unsafe { self.dpa.get(x) }.get())
     }
 
     /// Entry `i` of the group at `g` (`2^d` elements, BIS `bis`).
@@ -310,10 +347,11 @@ impl<A: Address, E: Word + AtomicWord> Layout<A, E> {
         // SAFETY: the DPA is committed whole; chunk ids read from published entries are
         // committed in their chunk list.
         unsafe {
-            let mut v = self
-                .dpa
-                .load_acquire(key.top_bits(self.dpa_bits as u32) as usize)
-                .get();
+            let mut v = self.dpa_value(
+                self.dpa
+                    .load_acquire(key.top_bits(self.dpa_bits as u32) as usize)
+                    .get(),
+            );
             let mut j = 0;
             while v >= self.lim {
                 let c = self.dirs[j].load_acquire((v - self.lim) as usize) as usize;
@@ -331,10 +369,11 @@ impl<A: Address, E: Word + AtomicWord> Layout<A, E> {
     pub(crate) fn lookup_stalled<const V: u8>(&self, key: A, stall: impl FnOnce()) -> u32 {
         // SAFETY: as `lookup_one`.
         unsafe {
-            let mut v = self
-                .dpa
-                .load_acquire(key.top_bits(self.dpa_bits as u32) as usize)
-                .get();
+            let mut v = self.dpa_value(
+                self.dpa
+                    .load_acquire(key.top_bits(self.dpa_bits as u32) as usize)
+                    .get(),
+            );
             stall();
             let mut j = 0;
             while v >= self.lim {
@@ -357,6 +396,8 @@ impl<A: Address, E: Word + AtomicWord> Layout<A, E> {
         }
         View {
             dpa: self.dpa.as_ptr(),
+            dict: self.dict.as_ref().map_or(core::ptr::null(), |d| d.as_ptr()),
+            dpa_lim: self.dpa_lim,
             dirs,
             chunks: self.chunks.as_ptr(),
             groups: self.groups.as_ptr(),
@@ -372,15 +413,28 @@ impl<A: Address, E: Word + AtomicWord> Layout<A, E> {
     /// key's DPA entry into `out`, the keys that go on appended to `next` (the queue of
     /// layer 0), each one's chunk-list entry prefetched.
     #[inline(always)]
-    fn dpa_stage(v: &View<E>, keys: &[A], out: &mut [u32], base: usize, next: &mut Queue) {
+    fn dpa_stage<const D: bool>(
+        v: &View<E>,
+        keys: &[A],
+        out: &mut [u32],
+        base: usize,
+        next: &mut Queue,
+    ) {
         let keys = &keys[base..base + BLOCK];
         let out = &mut out[base..base + BLOCK];
         let (lim, dir) = (v.lim, v.dirs[0]);
         let mut n = next.len;
         for i in 0..BLOCK {
             // SAFETY: the DPA is committed whole: every `dpa_bits`-bit index is in it.
-            let e =
+            let raw =
                 unsafe { E::load_acquire(v.dpa.add(keys[i].top_bits(v.dpa_bits) as usize)) }.get();
+            // With a dictionary, `D`: a slot's next hop, or `lim + id` of a chunk.
+            let e = match D {
+                false => raw,
+                true if raw >= v.dpa_lim => raw - v.dpa_lim + lim,
+                // SAFETY: as `Layout::dpa_value`.
+                true => unsafe { *v.dict.add(raw as usize) },
+            };
             out[i] = e;
             // `n < 2 * BLOCK` (the queue holds fewer than `BLOCK` before a stage): the
             // mask only spares the bounds check.
@@ -513,11 +567,20 @@ impl<A: Address, E: Word + AtomicWord> Layout<A, E> {
     /// period keeps whatever they name alive until the reader's next quiescent point,
     /// which is after the call.
     pub(crate) fn lookup_batch<const V: u8>(&self, keys: &[A], out: &mut [u32]) {
+        if self.dict.is_some() {
+            self.lookup_batch_with::<V, true>(keys, out)
+        } else {
+            self.lookup_batch_with::<V, false>(keys, out)
+        }
+    }
+
+    /// [`lookup_batch`](Self::lookup_batch) with (`D`) or without a DPA dictionary.
+    fn lookup_batch_with<const V: u8, const D: bool>(&self, keys: &[A], out: &mut [u32]) {
         // The queues hold 32-bit key indices.
         const MAX_CALL: usize = 1 << 31;
         if keys.len() > MAX_CALL {
             for (k, o) in keys.chunks(MAX_CALL).zip(out.chunks_mut(MAX_CALL)) {
-                self.lookup_batch::<V>(k, o);
+                self.lookup_batch_with::<V, D>(k, o);
             }
             return;
         }
@@ -533,7 +596,7 @@ impl<A: Address, E: Word + AtomicWord> Layout<A, E> {
         v.prefetch_dpa(keys, 1);
         for b in 0..blocks {
             v.prefetch_dpa(keys, b + 2);
-            Self::dpa_stage(&v, keys, out, b * BLOCK, &mut queues[0]);
+            Self::dpa_stage::<D>(&v, keys, out, b * BLOCK, &mut queues[0]);
             self.settle::<V>(&v, 0, keys, out, &mut queues, &mut lanes);
         }
         // What is left in the queues (fewer than `BLOCK` each), layer by layer.

@@ -60,10 +60,16 @@
 //!   the split where the table needs it: `lim` leaves the chunk ids the table needs and
 //!   0.2% more for growth, and gives next hops the rest, up to 4,096 values (so next hops
 //!   that updates bring rarely force a rebuild; one at or past `lim`, or a layer out of
-//!   ids, rebuilds the table, widening the entries if need be). A table
-//!   whose next hops or chunk ids do not fit 16-bit entries gets 32-bit ones (the shared
-//!   width rule; [`ObmaConfig::entry_width`] forces one, and a table that does not fit it
-//!   is a [`BuildError`]).
+//!   ids, rebuilds the table, widening the entries if need be). Next hops and layer-0
+//!   chunk ids only ever share the DPA, and the DPA holds few next hops (those of routes
+//!   up to `dpa_bits` long): a table whose next hops and layer-0 chunks do not fit one
+//!   16-bit space (the origin-AS tables: 51,788 next hops, 55,015 layer-2 chunks) keeps
+//!   16-bit entries with a **DPA dictionary** — a DPA value below `dpa_lim` is a slot of
+//!   a small array of next hops (4,112 on origin-AS), `dpa_lim + id` a chunk; slots are
+//!   appended by the writer before a DPA element names them and never change while the
+//!   table lives, so readers need no more than one extra load. A table that does not fit
+//!   even so gets 32-bit entries (the shared width rule; [`ObmaConfig::entry_width`]
+//!   forces one, and a table that does not fit it is a [`BuildError`]).
 //! * **Pointers** are 32-bit word offsets into two arenas (chunk structures, groups)
 //!   that never move under a reader; a chunk list entry is one 32-bit offset.
 //! * **Algorithm 2** is run with its benefit and cost counted exactly (the 1s the
@@ -248,6 +254,11 @@ impl<A: Address> ObmaTable<A> {
         self.layout.width()
     }
 
+    /// The slot capacity of the DPA's next-hop dictionary, if the table has one.
+    pub fn dpa_dictionary(&self) -> Option<u32> {
+        with_width!(&self.layout, t => t.dict.as_ref().map(|_| t.dpa_lim))
+    }
+
     /// A lookup of `key` that stalls after reading the DPA (`stall` runs in between):
     /// what a reader descheduled inside a lookup does. For the concurrency tests.
     #[cfg(any(test, feature = "test-hooks"))]
@@ -296,7 +307,7 @@ impl<A: Address> Fib<A> for ObmaTable<A> {
 
 /// Chunk ids each layer needs for `rib` (one per prefix at the layer's first level with
 /// longer routes below it).
-fn chunks_needed<A: Address>(rib: &Rib<A>, g: &Geometry) -> usize {
+fn chunks_needed<A: Address>(rib: &Rib<A>, g: &Geometry) -> Vec<usize> {
     let tops: Vec<u8> = (0..g.strides.len()).map(|j| g.top(j)).collect();
     let mut last: Vec<Option<Prefix<A>>> = vec![None; tops.len()];
     let mut count = vec![0usize; tops.len()];
@@ -312,7 +323,19 @@ fn chunks_needed<A: Address>(rib: &Rib<A>, g: &Geometry) -> usize {
             }
         }
     }
-    count.into_iter().max().unwrap_or(0)
+    count
+}
+
+/// Distinct next hops of the routes up to `bits` long (the values a DPA of `bits` bits
+/// can hold besides 0).
+fn dpa_next_hops<A: Address>(rib: &Rib<A>, bits: u8) -> usize {
+    let mut seen = std::collections::HashSet::new();
+    for (p, nh) in rib.iter() {
+        if p.len() <= bits {
+            seen.insert(nh);
+        }
+    }
+    seen.len()
 }
 
 /// Builds the table and its writer.
@@ -347,7 +370,11 @@ pub(crate) fn build_with<A: Address>(
         });
     }
     let max = max_next_hop(rib);
-    let needed = chunks_needed(rib, &geometry);
+    let per_layer = chunks_needed(rib, &geometry);
+    let needed = per_layer.iter().copied().max().unwrap_or(0);
+    // Below the DPA (the most any layer but the first needs), and the first layer.
+    let needed_below = per_layer.iter().skip(1).copied().max().unwrap_or(0);
+    let needed0 = per_layer.first().copied().unwrap_or(0);
     let words = (rib.len() * 32).max(1 << 22);
     let widths: &[Width] = match config.entry_width {
         Some(Width::U16) => &[Width::U16],
@@ -356,6 +383,8 @@ pub(crate) fn build_with<A: Address>(
     };
     let mut last = None;
     for &w in widths {
+        // With a DPA dictionary: its slots and layer 0's chunk ids.
+        let mut dict: Option<(u32, u32)> = None;
         let (lim, ids) = match w {
             Width::U16 => {
                 // Room for next hops later updates bring (up to 4,096 values), leaving
@@ -371,16 +400,34 @@ pub(crate) fn build_with<A: Address>(
                     continue;
                 }
                 let lim = roomy.max(max + 1);
-                if (1 << 16) - (lim as usize) < needed {
-                    last = Some(BuildError::CapacityExceeded {
-                        scheme: name.into(),
-                        what: "chunk ids of one layer (16-bit entries)",
-                        max: (1 << 16) - lim as u64,
-                        requested: needed as u64,
-                    });
-                    continue;
+                if (1 << 16) - (lim as usize) >= needed {
+                    (lim, (1usize << 16) - lim as usize)
+                } else {
+                    // The next hops and layer 0's chunk ids share only the DPA: the DPA
+                    // holds few next hops (those of routes up to `dpa_bits` long), so it
+                    // names them through a dictionary of its own, and every other entry
+                    // keeps the 16-bit `lim` rule.
+                    let below = needed_below + needed_below / 512;
+                    let spare = (1usize << 16).saturating_sub(below + max as usize + 1);
+                    let lim = max + 1 + (spare / 2).min(4096) as u32;
+                    // The DPA's next hops are among those of routes up to `dpa_bits`
+                    // long (and 0): that many slots, then half of what is left over
+                    // beside layer 0's chunk ids, the other half room for new chunks.
+                    let hops = dpa_next_hops(rib, geometry.dpa_bits) + 1;
+                    let spare = (1usize << 16).saturating_sub(needed0 + hops);
+                    let slots = hops + spare / 2;
+                    if (1 << 16) - (lim as usize) < below || spare == 0 {
+                        last = Some(BuildError::CapacityExceeded {
+                            scheme: name.into(),
+                            what: "chunk ids of one layer (16-bit entries)",
+                            max: (1 << 16) - lim as u64,
+                            requested: needed as u64,
+                        });
+                        continue;
+                    }
+                    dict = Some((slots as u32, ((1usize << 16) - slots) as u32));
+                    (lim, (1usize << 16) - lim as usize)
                 }
-                (lim, (1usize << 16) - lim as usize)
             }
             Width::U32 => {
                 let lim = (max + 1).next_power_of_two().max(256);
@@ -407,14 +454,19 @@ pub(crate) fn build_with<A: Address>(
             geometry.strides.clone(),
             ids as u32,
         );
+        if let Some((_, ids0)) = dict {
+            writer.id_limit0 = ids0;
+        }
+        let ids = ids.max(dict.map_or(0, |(_, ids0)| ids0 as usize));
+        let dict = dict.map(|(slots, _)| slots);
         let built = match w {
             Width::U16 => {
-                let t = Layout::<A, u16>::new(&geometry, config.variant, lim, ids, words)
+                let t = Layout::<A, u16>::new(&geometry, config.variant, lim, ids, words, dict)
                     .ok_or_else(no_room)?;
                 writer.fill(&t, rib).map(|()| ByWidth::U16(t))
             }
             Width::U32 => {
-                let t = Layout::<A, u32>::new(&geometry, config.variant, lim, ids, words)
+                let t = Layout::<A, u32>::new(&geometry, config.variant, lim, ids, words, dict)
                     .ok_or_else(no_room)?;
                 writer.fill(&t, rib).map(|()| ByWidth::U32(t))
             }
@@ -464,6 +516,12 @@ impl<A: Address> Obma<A> {
     /// The entry width in use.
     pub fn entry_width(&self) -> Width {
         self.table.entry_width()
+    }
+
+    /// The slot capacity of the DPA's next-hop dictionary, if the table has one (16-bit
+    /// tables whose next hops and layer-0 chunk ids do not fit one 16-bit space).
+    pub fn dpa_dictionary(&self) -> Option<u32> {
+        self.table.dpa_dictionary()
     }
 
     /// Runs adaptive grouping's periodic decay now (§VI-B1; also run every

@@ -59,6 +59,10 @@ pub(super) fn stats<A: Address>(table: &ObmaTable<A>, w: &ObmaWriter<A>) -> Stat
         "entry_width",
         StatValue::Text(format!("{}", table.entry_width())),
     );
+    if let Some(slots) = table.dpa_dictionary() {
+        st.push("dpa_dictionary_slots", StatValue::Count(w.dict_len as u64));
+        st.push("dpa_dictionary_capacity", StatValue::Count(slots as u64));
+    }
     let partition: Vec<String> = std::iter::once(w.dpa_bits)
         .chain(w.strides.iter().copied())
         .map(|b| b.to_string())

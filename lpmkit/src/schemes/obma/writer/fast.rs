@@ -140,8 +140,8 @@ impl<A: Address> ObmaWriter<A> {
             return (db - l <= 6).then(|| self.dpa_alone(t, rib, p, announced));
         }
         let lim = t.lim;
-        // SAFETY: the DPA is committed whole; the writer reads its own words.
-        let mut v = unsafe { t.dpa.get(p.addr().bits_at(0, db) as usize) }.get();
+        // The writer reads its own words.
+        let mut v = t.dpa_get(p.addr().bits_at(0, db) as usize);
         let mut j = 0;
         loop {
             if v < lim {
@@ -258,11 +258,8 @@ impl<A: Address> ObmaWriter<A> {
         let entry = if words > 0 { STRUCTURE | off } else { off };
         // SAFETY: the chunk's structure is complete; one store publishes it in its list,
         // and one store of the DPA element makes it reachable.
-        unsafe {
-            t.dirs[0].store_release(id as usize, entry);
-            t.dpa
-                .store_release(p.addr().bits_at(0, db) as usize, E::from_u32(t.lim + id));
-        }
+        unsafe { t.dirs[0].store_release(id as usize, entry) };
+        self.dpa_set(t, p.addr().bits_at(0, db) as usize, t.lim + id)?;
         self.counters.pointer_stores += 1;
         self.counters.dpa_stores += 1;
         self.counters.chunks_built += 1;
@@ -300,14 +297,13 @@ impl<A: Address> ObmaWriter<A> {
                 continue;
             }
             let x = first + k;
-            // SAFETY: the DPA is committed whole; the writer reads its own words.
-            let old = unsafe { t.dpa.get(x) }.get();
+            // The writer reads its own words.
+            let old = t.dpa_get(x);
             if old >= lim {
                 self.inherit(t, rib, 0, old - lim, v)?;
             } else if old != v {
-                // SAFETY: one atomic store of a switch word; what `v` names is a next
-                // hop.
-                unsafe { t.dpa.store_release(x, E::from_u32(v)) };
+                // One atomic store of a switch word; what `v` names is a next hop.
+                self.dpa_set(t, x, v)?;
                 self.counters.dpa_stores += 1;
             }
         }
@@ -355,8 +351,8 @@ impl<A: Address> ObmaWriter<A> {
             if free != 0 {
                 let q = if r == 0 { 0 } else { pb >> (l - r) };
                 let x = q << levels | free.trailing_zeros() as usize;
-                // SAFETY: the DPA is committed whole; the writer reads its own words.
-                let v = unsafe { t.dpa.get(x) }.get();
+                // The writer reads its own words.
+                let v = t.dpa_get(x);
                 return if v >= t.lim {
                     self.recs[0][(v - t.lim) as usize].default
                 } else {
@@ -402,9 +398,10 @@ impl<A: Address> ObmaWriter<A> {
                 // inherits (the withdrawal of `p`, inside it, leaves that as it was).
                 let x = p.addr().bits_at(0, self.dpa_bits) as usize;
                 let lpm = self.recs[0][id as usize].default;
-                // SAFETY: one atomic store of a switch word; the chunk is retired after
-                // it.
-                unsafe { t.dpa.store_release(x, E::from_u32(lpm)) };
+                // One atomic store of a switch word; the chunk is retired after it.
+                if let Err(e) = self.dpa_set(t, x, lpm) {
+                    return Some(Err(e));
+                }
                 self.counters.dpa_stores += 1;
                 self.retire_chunk(t, 0, id);
                 return Some(Ok(()));

@@ -186,6 +186,12 @@ pub struct ObmaWriter<A: Address> {
     pub(crate) group_space: FreeSpace,
     pub(crate) ids: Vec<FreeSpace>,
     pub(crate) id_limit: u32,
+    /// Chunk ids layer 0 may use (below `id_limit` too; lower with a DPA dictionary).
+    pub(crate) id_limit0: u32,
+    /// With a DPA dictionary: next hop → its slot (`u32::MAX`: none yet).
+    dict_slots: Vec<u32>,
+    /// Slots of the DPA dictionary in use.
+    pub(crate) dict_len: u32,
     pub(crate) recs: Vec<Vec<ChunkRec<A>>>,
     pub(crate) counters: Counters,
     pub(crate) fig13: Fig13,
@@ -268,6 +274,9 @@ impl<A: Address> ObmaWriter<A> {
             // Ids come and go one at a time: a bin of single ids, O(1) both ways.
             ids: vec![FreeSpace::new(0).quick_bins(1); layers],
             id_limit,
+            id_limit0: id_limit,
+            dict_slots: Vec::new(),
+            dict_len: 0,
             recs: vec![Vec::new(); layers],
             counters: Counters::default(),
             fig13: Fig13::default(),
@@ -352,8 +361,15 @@ impl<A: Address> ObmaWriter<A> {
             sc.fpa[x as usize] = t.lim + id;
         }
         for (x, &v) in sc.fpa.iter().enumerate() {
+            let raw = match self.dpa_raw(t, v) {
+                Ok(raw) => raw,
+                Err(e) => {
+                    self.scratch[0] = Some(sc);
+                    return Err(e);
+                }
+            };
             // SAFETY: nothing is published yet; the DPA is committed whole.
-            unsafe { t.dpa.write(x, E::from_u32(v)) };
+            unsafe { t.dpa.write(x, E::from_u32(raw)) };
         }
         self.scratch[0] = Some(sc);
         for (p, _) in rib.iter() {
@@ -370,11 +386,72 @@ impl<A: Address> ObmaWriter<A> {
 
     fn publish_fill<E: Word + AtomicWord>(&self, t: &Layout<A, E>) {
         let bytes = (t.dpa.committed() + self.live_group_words) * core::mem::size_of::<E>()
-            + (self.live_chunk_words + self.live_ids) * 4
+            + (self.live_chunk_words + self.live_ids + self.dict_len as usize) * 4
             + group::INDEX_TABLE.len();
         t.fill
             .bytes
             .store(bytes, core::sync::atomic::Ordering::Relaxed);
+    }
+
+    /// The DPA word that stands for `v` (a next hop, or `lim + id`): `v` itself, or with a
+    /// DPA dictionary `dpa_lim + id` for a chunk and a next hop's slot — appended (and
+    /// written, before any DPA element can name it) the first time the DPA holds it.
+    pub(crate) fn dpa_raw<E: Word + AtomicWord>(
+        &mut self,
+        t: &Layout<A, E>,
+        v: u32,
+    ) -> Result<u32, Full> {
+        let Some(dict) = &t.dict else {
+            return Ok(v);
+        };
+        let max = (1u64 << E::WIDTH.bits()) - 1;
+        if v >= t.lim {
+            let raw = (v - t.lim) as u64 + t.dpa_lim as u64;
+            return if raw <= max {
+                Ok(raw as u32)
+            } else {
+                Err(Full)
+            };
+        }
+        let i = v as usize;
+        if let Some(&s) = self.dict_slots.get(i) {
+            if s != u32::MAX {
+                return Ok(s);
+            }
+        }
+        let s = self.dict_len;
+        if s >= t.dpa_lim {
+            return Err(Full);
+        }
+        // SAFETY: the writer grows its own arena; the slot is fresh (never published).
+        unsafe {
+            if !dict.grow(s as usize + 1) {
+                return Err(Full);
+            }
+            dict.write(s as usize, v);
+        }
+        if self.dict_slots.len() <= i {
+            self.dict_slots.resize(i + 1, u32::MAX);
+        }
+        self.dict_slots[i] = s;
+        self.dict_len += 1;
+        Ok(s)
+    }
+
+    /// Publishes `v` (a next hop, or `lim + id` of a complete chunk) as DPA element `x`:
+    /// one atomic store.
+    pub(crate) fn dpa_set<E: Word + AtomicWord>(
+        &mut self,
+        t: &Layout<A, E>,
+        x: usize,
+        v: u32,
+    ) -> Result<(), Full> {
+        let raw = self.dpa_raw(t, v)?;
+        assert!(x < 1usize << t.dpa_bits, "DPA element {x} out of range");
+        // SAFETY: the DPA is committed whole; one atomic store of a switch word, whose
+        // dictionary slot (if any) was written before.
+        unsafe { t.dpa.store_release(x, E::from_u32(raw)) };
+        Ok(())
     }
 
     pub(super) fn alloc_id<E: Word + AtomicWord>(
@@ -383,7 +460,12 @@ impl<A: Address> ObmaWriter<A> {
         j: usize,
     ) -> Result<u32, Full> {
         let id = self.ids[j].alloc(1);
-        if id >= self.id_limit as usize {
+        let limit = if j == 0 {
+            self.id_limit0
+        } else {
+            self.id_limit
+        };
+        if id >= limit as usize {
             self.ids[j].free(id, 1);
             return Err(Full);
         }

@@ -43,9 +43,8 @@ impl<A: Address> ObmaWriter<A> {
                 // a covered element inherits what it did.
                 let count = 1usize << (db - l);
                 sc.old.clear();
-                // SAFETY: the DPA is committed whole; the writer reads its own words.
-                sc.old
-                    .extend((first..first + count).map(|x| unsafe { t.dpa.get(x) }.get()));
+                // The writer reads its own words.
+                sc.old.extend((first..first + count).map(|x| t.dpa_get(x)));
                 let v = match announced {
                     Some(v) => v,
                     None => rib.covering_next_hop(&p).map_or(0, |h| h.get()),
@@ -65,16 +64,19 @@ impl<A: Address> ObmaWriter<A> {
             let mut r = Ok(());
             for (k, &lpm) in sc.fpa.iter().enumerate() {
                 let x = first + k;
-                // SAFETY: the DPA is committed whole; the writer reads its own words.
-                let old = unsafe { t.dpa.get(x) }.get();
+                // The writer reads its own words.
+                let old = t.dpa_get(x);
                 if old >= t.lim {
                     r = self.inherit(t, rib, 0, old - t.lim, lpm);
                     if r.is_err() {
                         break;
                     }
                 } else if old != lpm {
-                    // SAFETY: one atomic store of a switch word.
-                    unsafe { t.dpa.store_release(x, E::from_u32(lpm)) };
+                    // One atomic store of a switch word.
+                    if let Err(e) = self.dpa_set(t, x, lpm) {
+                        r = Err(e);
+                        break;
+                    }
                     self.counters.dpa_stores += 1;
                 }
             }
@@ -83,8 +85,8 @@ impl<A: Address> ObmaWriter<A> {
         }
         let x = p.addr().bits_at(0, db);
         let e = extend(&Prefix::DEFAULT, x, db);
-        // SAFETY: as above.
-        let old = unsafe { t.dpa.get(x as usize) }.get();
+        // The writer reads its own words.
+        let old = t.dpa_get(x as usize);
         if old >= t.lim {
             self.prefetch_chunk(t, 0, old - t.lim);
         }
@@ -107,14 +109,14 @@ impl<A: Address> ObmaWriter<A> {
             } else {
                 rib.covering_next_hop(&e).map_or(0, |h| h.get())
             };
-            // SAFETY: one atomic store; the chunk is retired after it.
-            unsafe { t.dpa.store_release(x as usize, E::from_u32(lpm)) };
+            // One atomic store; the chunk is retired after it.
+            self.dpa_set(t, x as usize, lpm)?;
             self.counters.dpa_stores += 1;
             self.retire_chunk(t, 0, old - t.lim);
         } else if deeper {
             let id = self.build_chunk(t, rib, 0, e, old)?;
-            // SAFETY: the chunk is complete and published in its list.
-            unsafe { t.dpa.store_release(x as usize, E::from_u32(t.lim + id)) };
+            // The chunk is complete and published in its list: one atomic store.
+            self.dpa_set(t, x as usize, t.lim + id)?;
             self.counters.dpa_stores += 1;
         }
         Ok(())
