@@ -158,6 +158,42 @@ fn edge_routes() {
     assert!(Obma::build(&big, &forced).is_err());
 }
 
+/// Applies `changes` to `rib` and, `batch` per `apply`, to `fib`; checks the boundaries
+/// of the changed prefixes against the `Rib` whenever more than `every` have gathered,
+/// and `2^16` keys (seed `seed`) at the end.
+fn apply_checked<A: Address>(
+    fib: &mut Obma<A>,
+    rib: &mut Rib<A>,
+    changes: &[Change<A>],
+    batch: usize,
+    every: usize,
+    seed: u64,
+    label: &str,
+) {
+    let mut probe = Vec::new();
+    for group in changes.chunks(batch) {
+        for c in group {
+            c.apply_to(rib);
+            common::push_boundaries(&c.prefix(), &mut probe);
+        }
+        fib.apply(rib, group).unwrap();
+        if probe.len() > every {
+            let mut out = vec![0; probe.len()];
+            fib.lookup_batch(&probe, &mut out);
+            assert_eq!(out, reference(rib, &probe), "{label}");
+            probe.clear();
+        }
+    }
+    let keys = keys_for(rib, 1 << 16, seed);
+    assert_agrees(
+        &*fib,
+        rib,
+        &keys,
+        &reference(rib, &keys),
+        &format!("{label}, final"),
+    );
+}
+
 fn replay<A: Address>(table: &str, trace_prefix: &str, limit: usize, batch: usize) {
     let Some(base) = data_files("fib", table).into_iter().next() else {
         return;
@@ -169,33 +205,8 @@ fn replay<A: Address>(table: &str, trace_prefix: &str, limit: usize, batch: usiz
             let mut rib = t.rib;
             let mut fib = Obma::build(&rib, &cfg).unwrap();
             let n = changes.len().min(limit);
-            let mut probe = Vec::new();
-            for group in changes[..n].chunks(batch) {
-                for c in group {
-                    c.apply_to(&mut rib);
-                    common::push_boundaries(&c.prefix(), &mut probe);
-                }
-                fib.apply(&rib, group).unwrap();
-                if probe.len() > 4096 {
-                    let mut out = vec![0; probe.len()];
-                    fib.lookup_batch(&probe, &mut out);
-                    assert_eq!(
-                        out,
-                        reference(&rib, &probe),
-                        "{} obma-{name}, batches of {batch}",
-                        trace.display()
-                    );
-                    probe.clear();
-                }
-            }
-            let keys = keys_for(&rib, 1 << 16, 9);
-            assert_agrees(
-                &fib,
-                &rib,
-                &keys,
-                &reference(&rib, &keys),
-                &format!("{} obma-{name} final, batches of {batch}", trace.display()),
-            );
+            let label = format!("{} obma-{name}, batches of {batch}", trace.display());
+            apply_checked(&mut fib, &mut rib, &changes[..n], batch, 4096, 9, &label);
             let st = fib.stats();
             eprintln!("{} obma-{name}: {st}", trace.display());
         }
@@ -300,32 +311,8 @@ fn dpa_dictionary_updates() {
             assert_eq!(fib.entry_width(), Width::U16, "obma-{name}");
             let slots = fib.dpa_dictionary().expect("a DPA dictionary");
             let changes = common::dpa_churn(n, max_hop, seed);
-            let mut probe = Vec::new();
-            for group in changes.chunks(batch) {
-                for c in group {
-                    c.apply_to(&mut rib);
-                    common::push_boundaries(&c.prefix(), &mut probe);
-                }
-                fib.apply(&rib, group).unwrap();
-                if probe.len() > 2048 {
-                    let mut out = vec![0; probe.len()];
-                    fib.lookup_batch(&probe, &mut out);
-                    assert_eq!(
-                        out,
-                        reference(&rib, &probe),
-                        "obma-{name}, batches of {batch}"
-                    );
-                    probe.clear();
-                }
-            }
-            let keys = keys_for(&rib, 1 << 16, 3);
-            assert_agrees(
-                &fib,
-                &rib,
-                &keys,
-                &reference(&rib, &keys),
-                &format!("obma-{name} dict"),
-            );
+            let label = format!("obma-{name} dict, batches of {batch}");
+            apply_checked(&mut fib, &mut rib, &changes, batch, 2048, 3, &label);
             let st = fib.stats();
             eprintln!("obma-{name}, batches of {batch}, dictionary of {slots}: {st}");
         }

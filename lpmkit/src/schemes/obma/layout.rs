@@ -174,6 +174,23 @@ unsafe fn group_entry_at<E: Word + AtomicWord>(groups: *const E, g: usize, d: u3
     }
 }
 
+/// The value the DPA word `raw` of a table with a dictionary (`dict`, `dpa_lim`) stands
+/// for: a slot's next hop, or `lim + id` of a layer-0 chunk.
+///
+/// # Safety
+/// `raw` must be a published DPA value and `dict` the table's dictionary: a value below
+/// `dpa_lim` is then a committed slot (the writer writes a slot before it publishes a
+/// value naming it, and never changes it).
+#[inline(always)]
+unsafe fn dict_value(raw: u32, dict: *const u32, dpa_lim: u32, lim: u32) -> u32 {
+    if raw >= dpa_lim {
+        raw - dpa_lim + lim
+    } else {
+        // SAFETY: the caller's contract.
+        unsafe { *dict.add(raw as usize) }
+    }
+}
+
 /// The keys waiting for one chunk layer's stage (indices into the batch), fewer than
 /// `BLOCK` between stages, so a stage's `BLOCK` new ones always fit.
 #[derive(Clone, Copy)]
@@ -243,10 +260,8 @@ impl<A: Address, E: Word + AtomicWord> Layout<A, E> {
     pub(crate) fn dpa_value(&self, raw: u32) -> u32 {
         match &self.dict {
             None => raw,
-            // SAFETY: a published DPA value below `dpa_lim` is a committed slot (the
-            // writer writes the slot before it publishes the value).
-            Some(d) if raw < self.dpa_lim => unsafe { d.get(raw as usize) },
-            Some(_) => raw - self.dpa_lim + self.lim,
+            // SAFETY: `raw` is a published DPA value.
+            Some(d) => unsafe { dict_value(raw, d.as_ptr(), self.dpa_lim, self.lim) },
         }
     }
 
@@ -428,12 +443,11 @@ impl<A: Address, E: Word + AtomicWord> Layout<A, E> {
             // SAFETY: the DPA is committed whole: every `dpa_bits`-bit index is in it.
             let raw =
                 unsafe { E::load_acquire(v.dpa.add(keys[i].top_bits(v.dpa_bits) as usize)) }.get();
-            // With a dictionary, `D`: a slot's next hop, or `lim + id` of a chunk.
-            let e = match D {
-                false => raw,
-                true if raw >= v.dpa_lim => raw - v.dpa_lim + lim,
-                // SAFETY: as `Layout::dpa_value`.
-                true => unsafe { *v.dict.add(raw as usize) },
+            let e = if D {
+                // SAFETY: `raw` is a published DPA value of a table with a dictionary.
+                unsafe { dict_value(raw, v.dict, v.dpa_lim, lim) }
+            } else {
+                raw
             };
             out[i] = e;
             // `n < 2 * BLOCK` (the queue holds fewer than `BLOCK` before a stage): the
