@@ -243,7 +243,26 @@ fn prefix_strategy() -> impl Strategy<Value = (u32, u8)> {
     })
 }
 
+/// Prefixes crowded into four /24s (lengths 22..=32): chunks below the DPA with routes
+/// nested inside routes at every depth, so that a withdrawal's covering route is found
+/// inside its chunk by the presence bits (down to the deepest levels of a stride-8
+/// chunk) or, fully covered, in the `Rib`.
+fn nested_prefix_strategy() -> impl Strategy<Value = (u32, u8)> {
+    (0u32..4, any::<u8>(), 22u8..=32)
+        .prop_map(|(net, low, len)| (0x0a00_0000 | net << 8 | low as u32, len))
+}
+
 fn run_sequence(ops: &[((u32, u8), u32, bool)], cfg: &ObmaConfig) -> Result<(), TestCaseError> {
+    run_sequence_batched(ops, cfg, 2)
+}
+
+/// [`run_sequence`] applying the changes `batch` at a time (1: the paths of a change
+/// alone in its batch).
+fn run_sequence_batched(
+    ops: &[((u32, u8), u32, bool)],
+    cfg: &ObmaConfig,
+    batch: usize,
+) -> Result<(), TestCaseError> {
     let mut rib = Rib::<u32>::new();
     let mut fib = Obma::build(&rib, cfg).unwrap();
     let mut pending = Vec::new();
@@ -260,8 +279,8 @@ fn run_sequence(ops: &[((u32, u8), u32, bool)], cfg: &ObmaConfig) -> Result<(), 
         };
         c.apply_to(&mut rib);
         pending.push(c);
-        // Odd steps apply the last two changes in one call.
-        if k % 2 == 0 && k + 1 < ops.len() {
+        // Every `batch`-th step applies the changes since the last.
+        if (k + 1) % batch != 0 && k + 1 < ops.len() {
             continue;
         }
         fib.apply(&rib, &pending).unwrap();
@@ -291,6 +310,15 @@ proptest! {
             }
         }
         run_sequence(&ops, &cfg)?;
+    }
+
+    #[test]
+    fn random_nested_updates_one_at_a_time(
+        ops in prop::collection::vec((nested_prefix_strategy(), 1u32..6, prop::bool::weighted(0.6)), 1..160),
+        which in 0usize..6,
+    ) {
+        let (_, cfg) = configs().swap_remove(which);
+        run_sequence_batched(&ops, &cfg, 1)?;
     }
 }
 

@@ -5,7 +5,10 @@
 //! alone's; that difference counts the `Rib`'s own slowdown beside the structure (its
 //! lines evicted by the structure's) as structure work, and compares two replays run in
 //! different phases of the host. Timing each part of each change in one replay does
-//! neither; the TSC's reads (a few nanoseconds each) are counted in both parts.
+//! neither. The TSC's reads are not the work: an empty interval's count
+//! ([`crate::tsc::empty_interval`], measured once per replay) is taken off every interval,
+//! of the trie alone's as of each scheme's (a change that leaves the `Rib` as it was has an
+//! empty structure interval, and counts nothing there).
 //!
 //! [`lockstep`] goes further for comparisons between schemes: the trie alone and every
 //! scheme replay the same changes segment by segment, in turn, so a phase of the host
@@ -16,7 +19,7 @@ use std::time::Instant;
 
 use lpmkit::{Address, BuildOptions, Change, IncrementalFib, Rib};
 
-use crate::tsc::ticks;
+use crate::tsc::{empty_interval, ticks};
 
 /// A scheme's replay timed change by change: its `Rib` work and its structure work.
 pub struct Split {
@@ -27,10 +30,22 @@ pub struct Split {
 }
 
 /// Time-stamp counts of the two parts of a replay.
-#[derive(Clone, Copy, Default)]
+#[derive(Clone, Copy)]
 struct Ticks {
     rib: u64,
     structure: u64,
+    /// What an empty interval counts, taken off each interval.
+    empty: u64,
+}
+
+impl Ticks {
+    fn new(empty: u64) -> Self {
+        Ticks {
+            rib: 0,
+            structure: 0,
+            empty,
+        }
+    }
 }
 
 /// Applies `changes` to `rib` and (each that changes it) to `fib`, adding the TSC counts
@@ -65,8 +80,8 @@ fn timed_after<A: Address>(
             }
         }
         let e = ticks();
-        t.rib += b.wrapping_sub(a) * counted;
-        t.structure += e.wrapping_sub(b) * counted;
+        t.rib += b.wrapping_sub(a).saturating_sub(t.empty) * counted;
+        t.structure += e.wrapping_sub(b).saturating_sub(t.empty) * counted;
     }
     Ok(())
 }
@@ -83,7 +98,7 @@ pub fn replay<A: Address>(
     // As in the whole replay: built first, then the `Rib` cloned (its lines in cache).
     let mut fib = info.build_incremental(rib0, opts)?;
     let mut rib = rib0.clone();
-    let mut t = Ticks::default();
+    let mut t = Ticks::new(empty_interval());
     let (t0, k0) = (Instant::now(), ticks());
     timed(&mut rib, Some(&mut fib), changes, &mut t)?;
     let secs_per_tick = t0.elapsed().as_secs_f64() / ticks().wrapping_sub(k0).max(1) as f64;
@@ -109,6 +124,8 @@ pub struct Lockstep {
     pub segments: usize,
     /// Changes timed (each segment's first fifth is an uncounted lead-in).
     pub counted: usize,
+    /// What an empty interval counted (taken off every interval), in TSC ticks.
+    pub empty_ticks: u64,
     /// Seconds of the trie alone (its `Rib` changes, timed as the schemes' are).
     pub trie_secs: f64,
     /// Each scheme's figures, in the order given.
@@ -134,7 +151,8 @@ pub fn lockstep<A: Address>(
         .collect::<Result<Vec<_>, _>>()?;
     // Participant 0 is the trie alone.
     let mut ribs = vec![rib0.clone(); infos.len() + 1];
-    let mut t = vec![Ticks::default(); infos.len() + 1];
+    let empty = empty_interval();
+    let mut t = vec![Ticks::new(empty); infos.len() + 1];
     let n = ribs.len();
     let (t0, k0) = (Instant::now(), ticks());
     let (mut segments, mut counted) = (0, 0);
@@ -154,7 +172,8 @@ pub fn lockstep<A: Address>(
         segment,
         segments,
         counted,
-        // Both parts, as a scheme's total: the TSC's reads count alike.
+        empty_ticks: empty,
+        // Both parts, as a scheme's total: timed alike.
         trie_secs: secs(t[0].rib + t[0].structure),
         schemes: t[1..]
             .iter()

@@ -2,6 +2,7 @@
 //! single-change updates without a `Rib` walk (see the parent module's docs).
 
 use super::super::layout::Layout;
+use super::runs::{covered_below, set_span, MAX_ELEMENTS};
 use super::*;
 
 impl<A: Address> ObmaWriter<A> {
@@ -119,23 +120,28 @@ impl<A: Address> ObmaWriter<A> {
             return self.recs[j][id as usize].default;
         };
         let levels = (s - r) as u32;
-        if levels <= 6 && !self.recs[j][id as usize].sparse {
+        if !self.recs[j][id as usize].sparse {
             let node = (1usize << r) | pb >> (rel - r);
-            let mut cov = [0u64; 4];
-            super::runs::covered_below(bits, node, levels, &mut cov);
+            let mut cov = [0u64; MAX_ELEMENTS / 64];
+            covered_below(bits, node, levels, &mut cov);
             // `p`'s elements, whatever its bit says now.
-            let span = 1u32 << (s - rel);
-            let at = ((pb & ((1 << (rel - r)) - 1)) as u32) << (s - rel);
-            cov[0] |= (u64::MAX >> (64 - span)) << at;
-            let free = !cov[0] & (u64::MAX >> (64 - (1u32 << levels)));
-            if free != 0 {
-                let seg = (pb >> (rel - r)) << levels | free.trailing_zeros() as usize;
-                let v = self.spot(t, j, id, seg).value;
-                return if v >= t.lim {
-                    self.recs[j + 1][(v - t.lim) as usize].default
-                } else {
-                    v
-                };
+            let at = (pb & ((1 << (rel - r)) - 1)) << (s - rel);
+            set_span(&mut cov, at, 1usize << (s - rel));
+            // The first element of `q` no route inside it covers (`levels < 8`).
+            let total = 1usize << levels;
+            for (w, &c) in cov.iter().enumerate().take(total.div_ceil(64)) {
+                let valid = u64::MAX >> (64 - (total - 64 * w).min(64));
+                let free = !c & valid;
+                if free != 0 {
+                    let k = 64 * w + free.trailing_zeros() as usize;
+                    let seg = (pb >> (rel - r)) << levels | k;
+                    let v = self.spot(t, j, id, seg).value;
+                    return if v >= t.lim {
+                        self.recs[j + 1][(v - t.lim) as usize].default
+                    } else {
+                        v
+                    };
+                }
             }
         }
         rib.covering_next_hop(p).map_or(0, |h| h.get())
@@ -175,7 +181,7 @@ impl<A: Address> ObmaWriter<A> {
             };
             let words = self.presence_words[j];
             let mut cov = [0u64; 4];
-            let inside = super::runs::covered_below(
+            let inside = covered_below(
                 &self.presence[j][id as usize * words..][..words],
                 node,
                 (s - rel) as u32,

@@ -144,7 +144,7 @@ impl<A: Address> ObmaWriter<A> {
                     let part = !(cov[k0 / 64] >> (k0 % 64)) & (u64::MAX >> (64 - m));
                     u[lo / 64] = part << (lo % 64);
                 }
-                if self.patch_runs(t, rib, j, g, n, &u, v)? {
+                if self.patch_runs(t, rib, j, g, n, &u, lo, m, v)? {
                     continue;
                 }
             }
@@ -177,11 +177,12 @@ impl<A: Address> ObmaWriter<A> {
     }
 
     /// Gives the elements `u` marks in the group at `g` (`n` elements, no BIS, of a chunk
-    /// of layer `j`) the value `v`, run by run, if every run of the live bitmap lies
-    /// wholly inside `u` or wholly outside it: the entry of each run inside takes `v` by
-    /// one store (a run that points to a chunk keeps pointing, and the chunk below
-    /// inherits `v`), without reading the elements. Returns false, having changed
-    /// nothing, if a run mixes elements inside and outside `u`.
+    /// of layer `j`; `u` marks none outside `lo..lo + m`) the value `v`, run by run, if
+    /// every run of the live bitmap lies wholly inside `u` or wholly outside it: the entry
+    /// of each run inside takes `v` by one store (a run that points to a chunk keeps
+    /// pointing, and the chunk below inherits `v`), without reading the elements. Returns
+    /// false, having changed nothing, if a run mixes elements inside and outside `u`.
+    /// Reads only the code words of `lo..=lo + m` (where `u`'s edges can be).
     #[allow(clippy::too_many_arguments)]
     fn patch_runs<E: Word + AtomicWord>(
         &mut self,
@@ -191,22 +192,27 @@ impl<A: Address> ObmaWriter<A> {
         g: usize,
         n: usize,
         u: &[u64; MAX_ELEMENTS / 64],
+        lo: usize,
+        m: usize,
         v: u32,
     ) -> Result<bool, Full> {
         let ncw = code_words(n);
-        let words = n.div_ceil(64);
+        // SAFETY: the writer reads its own published group.
+        let cw = |c: usize| unsafe { t.groups.get(g + c) }.get();
         // The 1s of the bitmap in element order (a code word holds its cluster's bits
-        // most significant first).
+        // most significant first), of the clusters from `lo` to `lo + m` (if in the group).
+        let (c0, c1) = (lo / 8, ((lo + m) / 8 + 1).min(ncw));
         let mut ones = [0u64; MAX_ELEMENTS / 64];
-        for c in 0..ncw {
-            // SAFETY: the writer reads its own published group.
-            let b = (unsafe { t.groups.get(g + c) }.get() & 0xff) as u8;
+        for c in c0..c1 {
+            let b = (cw(c) & 0xff) as u8;
             ones[c / 8] |= (b.reverse_bits() as u64) << (8 * (c % 8));
         }
-        // A run mixes if an element without a 1 is marked unlike its left neighbour.
+        // A run mixes if an element without a 1 is marked unlike its left neighbour (an
+        // edge of `u`: at `lo`, at `lo + m` if in the group, or between).
+        let (w0, w1) = (lo / 64, ((lo + m) / 64 + 1).min(n.div_ceil(64)));
         let top = if n >= 64 { u64::MAX } else { (1u64 << n) - 1 };
         let mut carry = 0u64;
-        for w in 0..words {
+        for w in w0..w1 {
             let edges = u[w] ^ (u[w] << 1 | carry);
             carry = u[w] >> 63;
             if edges & !ones[w] & top != 0 {
@@ -214,13 +220,13 @@ impl<A: Address> ObmaWriter<A> {
             }
         }
         let lim = t.lim;
-        let mut rank = 0;
         let mut stored = false;
-        for w in 0..words {
+        for w in w0..w1 {
             let mut starts = ones[w] & u[w];
             while starts != 0 {
-                let i = starts.trailing_zeros();
-                let e = ncw + rank + (ones[w] & ((1u64 << i) - 1)).count_ones() as usize;
+                let i = 64 * w + starts.trailing_zeros() as usize;
+                // A run starts at `i`: its entry is the one `i` looks up.
+                let e = ncw + group::entry_index(cw(i / 8), i);
                 // SAFETY: the writer reads its own published group.
                 let old = unsafe { t.groups.get(g + e) }.get();
                 if old >= lim {
@@ -234,7 +240,6 @@ impl<A: Address> ObmaWriter<A> {
                 }
                 starts &= starts - 1;
             }
-            rank += ones[w].count_ones() as usize;
         }
         if stored {
             self.counters.groups_in_place += 1;
@@ -303,7 +308,7 @@ pub(super) fn covered_below(
 
 /// Sets bits `x..x + span` of `cov`.
 #[inline]
-fn set_span(cov: &mut [u64; MAX_ELEMENTS / 64], x: usize, span: usize) {
+pub(super) fn set_span(cov: &mut [u64; MAX_ELEMENTS / 64], x: usize, span: usize) {
     let mut q = x;
     while q < x + span {
         let w = (x + span - q).min(64 - q % 64);

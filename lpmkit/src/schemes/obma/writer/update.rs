@@ -202,6 +202,10 @@ impl<A: Address> ObmaWriter<A> {
 
     /// Gives back at once what patches retired (no reader shares the table).
     pub(crate) fn reuse_pending(&mut self) {
+        if self.pending.is_empty() {
+            // The common case: the change retired nothing.
+            return;
+        }
         for b in self.pending.drain(..) {
             match b {
                 Retired::Chunk { off, len } => self.chunk_space.free(off as usize, len as usize),
