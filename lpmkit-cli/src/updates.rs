@@ -21,7 +21,9 @@
 //! (its `apply` timed apart from its `Rib` work), the lockstep replay's `lockstep_updates_per_s`,
 //! `lockstep_vs_trie`, `lockstep_structure_updates_per_s`, `lockstep_structure_timed_updates_per_s`
 //! and `lockstep_trie_updates_per_s` (the trie alone and every in-place scheme applying the
-//! same `--lockstep-changes` changes in turn: ratios from one phase of the host),
+//! same `--lockstep-changes` changes in turn: ratios from one phase of the host; with
+//! `lockstep_segment_changes`, and `lockstep_empty_interval_ticks`, the TSC count of an
+//! empty interval taken off every timed one),
 //! `in_place_no_readers_updates_per_s`, `in_place_vs_no_readers`,
 //! `in_place_reader_ratio`, `twins_updates_per_s`, the
 //! scheme's per-update counts (`per_update.pointers`, …), `table_ok`.
@@ -94,8 +96,10 @@ pub struct UpdatesArgs {
     /// Changes per segment of the lockstep replay, where the trie alone and every in-place
     /// scheme apply the same segment in turn (their ratios then come from one phase of
     /// the host; each segment starts with caches the others used, and its first fifth is
-    /// an uncounted lead-in).
-    #[arg(long, default_value_t = 1000, value_parser = clap::builder::RangedU64ValueParser::<usize>::new().range(1..))]
+    /// an uncounted lead-in). Short segments weigh those cold starts on the fastest
+    /// scheme; 20,000 changes are a few milliseconds of a fast scheme's work and tens of a
+    /// slow one's, well inside a phase of a shared host (seconds).
+    #[arg(long, default_value_t = 20_000, value_parser = clap::builder::RangedU64ValueParser::<usize>::new().range(1..))]
     lockstep_changes: usize,
     /// Keys per reader `lookup_batch` call.
     #[arg(long, default_value_t = 256, value_parser = clap::builder::RangedU64ValueParser::<usize>::new().range(1..))]
@@ -306,6 +310,7 @@ fn lockstep_report(name: &str, l: &split::Lockstep, step: &split::Step, rec: &mu
         },
         rate(step.structure_secs),
     );
+    rec.insert("lockstep_segment_changes".into(), l.segment.into());
     rec.insert("lockstep_empty_interval_ticks".into(), l.empty_ticks.into());
     rec.insert(
         "lockstep_trie_updates_per_s".into(),
