@@ -469,6 +469,7 @@ impl<A: Address> ObmaWriter<A> {
 
     /// Adaptive grouping's online addition (§VI-B1): chunk `id` of layer `j` received an
     /// update; reaching its range's upper bound widens its group index and regroups it.
+    #[inline]
     pub(super) fn count_update<E: Word + AtomicWord>(
         &mut self,
         t: &Layout<A, E>,
@@ -481,10 +482,24 @@ impl<A: Address> ObmaWriter<A> {
             rec.counter = rec.counter.saturating_add(1);
             let (c, w) = (rec.counter, rec.width);
             if self.widens(j, c, w) {
-                self.encode_chunk(t, rib, j, id, w + 1, true)?;
-                self.counters.regroups += 1;
+                return self.regroup(t, rib, j, id, w + 1);
             }
         }
+        Ok(())
+    }
+
+    /// [`Self::count_update`]'s widening (rare: out of the inlined common path).
+    #[inline(never)]
+    fn regroup<E: Word + AtomicWord>(
+        &mut self,
+        t: &Layout<A, E>,
+        rib: &Rib<A>,
+        j: usize,
+        id: u32,
+        width: u8,
+    ) -> Result<(), Full> {
+        self.encode_chunk(t, rib, j, id, width, true)?;
+        self.counters.regroups += 1;
         Ok(())
     }
 }

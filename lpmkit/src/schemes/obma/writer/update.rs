@@ -201,11 +201,16 @@ impl<A: Address> ObmaWriter<A> {
     }
 
     /// Gives back at once what patches retired (no reader shares the table).
+    #[inline]
     pub(crate) fn reuse_pending(&mut self) {
-        if self.pending.is_empty() {
-            // The common case: the change retired nothing.
-            return;
+        // The common case: the change retired nothing.
+        if !self.pending.is_empty() {
+            self.free_pending();
         }
+    }
+
+    #[inline(never)]
+    fn free_pending(&mut self) {
         for b in self.pending.drain(..) {
             match b {
                 Retired::Chunk { off, len } => self.chunk_space.free(off as usize, len as usize),
