@@ -124,24 +124,33 @@ impl<A: Address> ObmaWriter<A> {
             let node = (1usize << r) | pb >> (rel - r);
             let mut cov = [0u64; MAX_ELEMENTS / 64];
             covered_below(bits, node, levels, &mut cov);
-            // `p`'s elements, whatever its bit says now.
+            // `p`'s elements, whatever its bit says now; then the first element of `q` no
+            // route inside it covers.
             let at = (pb & ((1 << (rel - r)) - 1)) << (s - rel);
-            set_span(&mut cov, at, 1usize << (s - rel));
-            // The first element of `q` no route inside it covers (`levels < 8`).
-            let total = 1usize << levels;
-            for (w, &c) in cov.iter().enumerate().take(total.div_ceil(64)) {
-                let valid = u64::MAX >> (64 - (total - 64 * w).min(64));
-                let free = !c & valid;
-                if free != 0 {
-                    let k = 64 * w + free.trailing_zeros() as usize;
-                    let seg = (pb >> (rel - r)) << levels | k;
-                    let v = self.spot(t, j, id, seg).value;
-                    return if v >= t.lim {
-                        self.recs[j + 1][(v - t.lim) as usize].default
-                    } else {
-                        v
-                    };
-                }
+            let first_free = if levels <= 6 {
+                // One word (the common case).
+                let c = cov[0] | (u64::MAX >> (64 - (1u32 << (s - rel)))) << at;
+                let free = !c & (u64::MAX >> (64 - (1u32 << levels)));
+                (free != 0).then(|| free.trailing_zeros() as usize)
+            } else {
+                set_span(&mut cov, at, 1usize << (s - rel));
+                let total = 1usize << levels;
+                cov.iter()
+                    .take(total.div_ceil(64))
+                    .enumerate()
+                    .find_map(|(w, &c)| {
+                        let free = !c & (u64::MAX >> (64 - (total - 64 * w).min(64)));
+                        (free != 0).then(|| 64 * w + free.trailing_zeros() as usize)
+                    })
+            };
+            if let Some(k) = first_free {
+                let seg = (pb >> (rel - r)) << levels | k;
+                let v = self.spot(t, j, id, seg).value;
+                return if v >= t.lim {
+                    self.recs[j + 1][(v - t.lim) as usize].default
+                } else {
+                    v
+                };
             }
         }
         rib.covering_next_hop(p).map_or(0, |h| h.get())
