@@ -488,9 +488,11 @@ impl<A: Address> ObmaWriter<A> {
         Ok(())
     }
 
-    /// [`Self::count_update`]'s widening (rare: out of the inlined common path).
+    /// Chunk `id` of layer `j` re-encoded with group index width `width` (adaptive
+    /// grouping's widening in [`Self::count_update`], its narrowing at a decay): rare,
+    /// out of the inlined common path.
     #[inline(never)]
-    fn regroup<E: Word + AtomicWord>(
+    pub(super) fn regroup<E: Word + AtomicWord>(
         &mut self,
         t: &Layout<A, E>,
         rib: &Rib<A>,

@@ -211,12 +211,20 @@ impl<A: Address> ObmaWriter<A> {
 
     #[inline(never)]
     fn free_pending(&mut self) {
-        for b in self.pending.drain(..) {
-            match b {
-                Retired::Chunk { off, len } => self.chunk_space.free(off as usize, len as usize),
-                Retired::Group { off, len } => self.group_space.free(off as usize, len as usize),
-                Retired::Id { layer, id } => self.ids[layer as usize].free(id as usize, 1),
-            }
+        // Taken and put back: the list keeps its capacity.
+        let mut pending = std::mem::take(&mut self.pending);
+        for b in pending.drain(..) {
+            self.free_retired(b);
+        }
+        self.pending = pending;
+    }
+
+    /// Gives a retired block back to its free space.
+    fn free_retired(&mut self, b: Retired) {
+        match b {
+            Retired::Chunk { off, len } => self.chunk_space.free(off as usize, len as usize),
+            Retired::Group { off, len } => self.group_space.free(off as usize, len as usize),
+            Retired::Id { layer, id } => self.ids[layer as usize].free(id as usize, 1),
         }
     }
 
@@ -241,8 +249,7 @@ impl<A: Address> ObmaWriter<A> {
                 }
                 let w = self.width_for(j, rec.counter);
                 if w < rec.width {
-                    self.encode_chunk(t, rib, j, id as u32, w, true)?;
-                    self.counters.regroups += 1;
+                    self.regroup(t, rib, j, id as u32, w)?;
                 }
                 self.recs[j][id].counter = 0;
             }
@@ -333,11 +340,6 @@ impl<A: Address> InPlaceWriter<A> for ObmaWriter<A> {
     }
 
     unsafe fn reuse(&mut self, _table: &crate::schemes::obma::ObmaTable<A>, block: Retired) {
-        // (`reuse_pending` does the same for every pending block.)
-        match block {
-            Retired::Chunk { off, len } => self.chunk_space.free(off as usize, len as usize),
-            Retired::Group { off, len } => self.group_space.free(off as usize, len as usize),
-            Retired::Id { layer, id } => self.ids[layer as usize].free(id as usize, 1),
-        }
+        self.free_retired(block);
     }
 }
