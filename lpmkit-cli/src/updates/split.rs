@@ -5,7 +5,12 @@
 //! alone's; that difference counts the `Rib`'s own slowdown beside the structure (its
 //! lines evicted by the structure's) as structure work, and compares two replays run in
 //! different phases of the host. Timing each part of each change in one replay does
-//! neither. The TSC's reads are not the work: an empty interval's count
+//! neither. The boundaries are fenced reads ([`crate::tsc::ticks_fenced`]): with a plain
+//! `rdtsc` the counter can be read while the `Rib` change's last loads are in flight (they
+//! are then counted as structure work), and the structure's last ones can fall after its
+//! closing read (counted nowhere, or in the next `Rib` change) — on a ~100 ns structure
+//! interval, several percent either way (obma-b's structure timed apart read 5–8 % faster
+//! unfenced on rrc06 + 2014). The TSC's reads are not the work: an empty interval's count
 //! ([`crate::tsc::empty_interval`], measured once per replay) is taken off every interval,
 //! of the trie alone's as of each scheme's (a change that leaves the `Rib` as it was has an
 //! empty structure interval, and counts nothing there).
@@ -19,7 +24,7 @@ use std::time::Instant;
 
 use lpmkit::{Address, BuildOptions, Change, IncrementalFib, Rib};
 
-use crate::tsc::{empty_interval, ticks};
+use crate::tsc::{empty_interval, ticks, ticks_fenced};
 
 /// A scheme's replay timed change by change: its `Rib` work and its structure work.
 pub struct Split {
@@ -71,15 +76,15 @@ fn timed_after<A: Address>(
 ) -> anyhow::Result<()> {
     for (i, c) in changes.iter().enumerate() {
         let counted = (i >= lead) as u64;
-        let a = ticks();
+        let a = ticks_fenced();
         let changed = c.apply_to(rib);
-        let b = ticks();
+        let b = ticks_fenced();
         if changed {
             if let Some(f) = fib.as_deref_mut() {
                 f.apply(rib, std::slice::from_ref(c))?;
             }
         }
-        let e = ticks();
+        let e = ticks_fenced();
         t.rib += b.wrapping_sub(a).saturating_sub(t.empty) * counted;
         t.structure += e.wrapping_sub(b).saturating_sub(t.empty) * counted;
     }

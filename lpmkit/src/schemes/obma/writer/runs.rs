@@ -258,21 +258,19 @@ pub(super) fn covered_below(
     cov: &mut [u64; MAX_ELEMENTS / 64],
 ) -> bool {
     if levels <= 6 {
-        // Up to 64 elements: one word, a level's slots in one word of `bits` (aligned).
+        // Up to 64 elements: one word. Top down, `c` marks the slots of level `k` below
+        // `node` that a bit at levels `1..=k` covers: each slot of level `k - 1` stands
+        // for its two children at level `k`, plus level `k`'s own bits (a level's slots
+        // lie in one word of `bits`, aligned).
         let mut c = 0u64;
         for k in 1..=levels {
             let lo = node << k;
-            let mut live = (bits[lo / 64] >> (lo % 64)) & (u64::MAX >> (64 - (1u32 << k)));
-            let t = levels - k;
-            if t == 0 {
-                c |= live;
-                continue;
-            }
-            let span = u64::MAX >> (64 - (1u32 << t));
-            while live != 0 {
-                c |= span << (live.trailing_zeros() << t);
-                live &= live - 1;
-            }
+            let live = (bits[lo / 64] >> (lo % 64)) & (u64::MAX >> (64 - (1u32 << k)));
+            c = if c == 0 {
+                live
+            } else {
+                double_bits(c, 1 << (k - 1)) | live
+            };
         }
         cov[0] = c;
         return c != 0;
@@ -306,6 +304,34 @@ pub(super) fn covered_below(
     any
 }
 
+/// Each of the low `bits` bits (at most 32) of `c` twice: bit `i` to bits `2i` and `2i + 1`.
+#[inline]
+fn double_bits(c: u64, bits: u32) -> u64 {
+    /// Byte `b` with each of its bits doubled.
+    const DOUBLED: [u16; 256] = {
+        let mut t = [0u16; 256];
+        let mut b = 0;
+        while b < 256 {
+            let mut i = 0;
+            while i < 8 {
+                if b >> i & 1 == 1 {
+                    t[b] |= 3 << (2 * i);
+                }
+                i += 1;
+            }
+            b += 1;
+        }
+        t
+    };
+    let mut r = 0u64;
+    let mut i = 0;
+    while i < bits {
+        r |= (DOUBLED[(c >> i) as u8 as usize] as u64) << (2 * i);
+        i += 8;
+    }
+    r
+}
+
 /// Sets bits `x..x + span` of `cov`.
 #[inline]
 pub(super) fn set_span(cov: &mut [u64; MAX_ELEMENTS / 64], x: usize, span: usize) {
@@ -315,5 +341,60 @@ pub(super) fn set_span(cov: &mut [u64; MAX_ELEMENTS / 64], x: usize, span: usize
         let ones = if w == 64 { u64::MAX } else { (1u64 << w) - 1 };
         cov[q / 64] |= ones << (q % 64);
         q += w;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Element `e` of the subtree `levels` levels below `node` is covered iff a slot on
+    /// its path strictly below `node` has its bit.
+    fn covered_naive(bits: &[u64], node: usize, levels: u32, e: usize) -> bool {
+        (1..=levels).any(|k| {
+            let slot = (node << k) | (e >> (levels - k));
+            bits[slot / 64] >> (slot % 64) & 1 == 1
+        })
+    }
+
+    #[test]
+    fn covered_below_matches_its_definition() {
+        let mut x = 0x9e37_79b9_7f4a_7c15u64;
+        let mut next = || {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            x
+        };
+        for stride in [6u32, 8] {
+            let words = (1usize << (stride + 1)).div_ceil(64);
+            for _ in 0..2_000 {
+                // Sparse and dense bit patterns.
+                let dense = next() % 3;
+                let bits: Vec<u64> = (0..words)
+                    .map(|_| match dense {
+                        0 => next() & next() & next(),
+                        1 => next() & next(),
+                        _ => next(),
+                    })
+                    .collect();
+                let rel = (next() % stride as u64) as u32;
+                let node = (1usize << rel) | (next() as usize & ((1usize << rel) - 1));
+                let levels = stride - rel;
+                let mut cov = [0u64; MAX_ELEMENTS / 64];
+                let any = covered_below(&bits, node, levels, &mut cov);
+                let mut expect_any = false;
+                for e in 0..1usize << levels {
+                    let want = covered_naive(&bits, node, levels, e);
+                    expect_any |= want;
+                    assert_eq!(
+                        cov[e / 64] >> (e % 64) & 1 == 1,
+                        want,
+                        "stride {stride} node {node} element {e}"
+                    );
+                }
+                assert_eq!(any, expect_any);
+            }
+        }
     }
 }
