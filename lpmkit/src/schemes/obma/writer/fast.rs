@@ -469,7 +469,7 @@ impl<A: Address> ObmaWriter<A> {
 
     /// Adaptive grouping's online addition (§VI-B1): chunk `id` of layer `j` received an
     /// update; reaching its range's upper bound widens its group index and regroups it.
-    #[inline]
+    #[inline(always)]
     pub(super) fn count_update<E: Word + AtomicWord>(
         &mut self,
         t: &Layout<A, E>,

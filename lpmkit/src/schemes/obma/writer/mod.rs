@@ -226,8 +226,9 @@ pub struct ObmaWriter<A: Address> {
     pub(crate) fresh: Option<(Prefix<A>, u32)>,
     /// Scratch of [`Self::retire_chunk`]: chunks (layer, id) still to retire.
     retire_stack: Vec<(u8, u32)>,
-    /// Adaptive grouping: the fewest updates that give a width above `w`, per `w`.
-    thresholds: [u64; 8],
+    /// Adaptive grouping: per layer, the fewest updates that give a width above `w`, per
+    /// `w` (`u64::MAX` from the layer's widest on, and for fixed grouping).
+    thresholds: Vec<[u64; 8]>,
     pending: Vec<Retired>,
 }
 
@@ -263,7 +264,7 @@ impl<A: Address> ObmaWriter<A> {
             .iter()
             .map(|&s| (1usize << (s + 1)).div_ceil(64))
             .collect();
-        ObmaWriter {
+        let mut writer = ObmaWriter {
             variant: config.variant,
             config,
             dpa_bits,
@@ -294,12 +295,20 @@ impl<A: Address> ObmaWriter<A> {
             presence: vec![Vec::new(); layers],
             presence_words,
             dpa_presence: vec![0; (1usize << (dpa_bits + 1)).div_ceil(64)],
-            thresholds,
+            thresholds: Vec::new(),
             single: false,
             fresh: None,
             retire_stack: Vec::new(),
             pending: Vec::new(),
-        }
+        };
+        writer.thresholds = (0..layers)
+            .map(|j| {
+                let mut t = thresholds;
+                t[writer.max_width(j) as usize..].fill(u64::MAX);
+                t
+            })
+            .collect();
+        writer
     }
 
     /// The widest group index of layer `j`: clusters are 3 levels; OBMA_S packs at most
@@ -339,8 +348,9 @@ impl<A: Address> ObmaWriter<A> {
     /// layer `j` and width `w` widens it (`width_for(j, count) > w`, without the loop).
     #[inline]
     pub(crate) fn widens(&self, j: usize, count: u32, w: u8) -> bool {
-        // `thresholds` holds `u64::MAX` unless the grouping is adaptive.
-        count as u64 >= self.thresholds[w as usize & 7] && w < self.max_width(j)
+        // `thresholds` holds `u64::MAX` unless the grouping is adaptive, and from the
+        // layer's widest on.
+        count as u64 >= self.thresholds[j][w as usize & 7]
     }
 
     // ---- building -------------------------------------------------------------------
