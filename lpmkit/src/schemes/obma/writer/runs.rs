@@ -38,16 +38,16 @@ impl<A: Address> ObmaWriter<A> {
         let m = count.min(n);
         let (g0, groups) = (seg0 >> d, count.div_ceil(n));
         let lim = t.lim;
+        let place = |w: &Self, gi: usize| w.range_place(t, j, id, gi, seg0 & (n - 1), m);
         // No pointer among the runs that start inside the range, in every group it
         // touches (a run that starts before it holds two elements or more: no pointer).
+        // The first group's place is kept for the patch (most ranges lie in one group).
+        let first = place(self, g0);
         for gi in g0..g0 + groups {
-            let (g, bis) = self.group_loc(t, j, id, gi);
-            let lo = (seg0 & (n - 1)) ^ (bis & !(m - 1));
-            // SAFETY: the writer reads its own published group.
-            let cw = |c: usize| unsafe { t.groups.get(g + c) }.get();
-            let k = group::ones_in(cw, lo, lo + m);
-            let e0 = group::entry_index(cw(lo / 8), lo) + 1 - group::bit(cw(lo / 8), lo) as usize;
-            // SAFETY: as above; the entries `e0..e0 + k` are those runs'.
+            let (g, _, k, e_lo, b_lo) = if gi == g0 { first } else { place(self, gi) };
+            let e0 = e_lo + 1 - b_lo as usize;
+            // SAFETY: the writer reads its own published group; the entries `e0..e0 + k`
+            // are those runs'.
             if (e0..e0 + k).any(|e| unsafe { t.groups.get(g + ncw + e) }.get() >= lim) {
                 return Ok(false);
             }
@@ -57,16 +57,11 @@ impl<A: Address> ObmaWriter<A> {
             None => self.covering(t, rib, j, id, p),
         };
         for gi in g0..g0 + groups {
-            let (g, bis) = self.group_loc(t, j, id, gi);
-            let lo = (seg0 & (n - 1)) ^ (bis & !(m - 1));
+            // Patching a group changes no other group's place.
+            let (g, lo, k, e_lo, b_lo) = if gi == g0 { first } else { place(self, gi) };
             let hi = lo + m;
             // SAFETY: the writer reads its own published group.
-            let cw = |c: usize| unsafe { t.groups.get(g + c) }.get();
-            let (b_lo, b_hi) = (
-                group::bit(cw(lo / 8), lo),
-                hi == n || group::bit(cw(hi / 8), hi),
-            );
-            let e_lo = group::entry_index(cw(lo / 8), lo);
+            let b_hi = hi == n || group::bit(unsafe { t.groups.get(g + hi / 8) }.get(), hi);
             // SAFETY: as above.
             let u = unsafe { t.groups.get(g + ncw + e_lo) }.get();
             if u == v {
@@ -76,7 +71,6 @@ impl<A: Address> ObmaWriter<A> {
             }
             if b_lo && b_hi {
                 // A run (or runs) of its own: its entries stored in place.
-                let k = group::ones_in(cw, lo, hi);
                 for e in e_lo..e_lo + k {
                     // SAFETY: one atomic store of a lookup entry that only keys of the
                     // range read; every element of the range takes `v`.
@@ -90,6 +84,31 @@ impl<A: Address> ObmaWriter<A> {
             self.set_group_range(t, j, id, gi, g, lo, hi, v)?;
         }
         Ok(true)
+    }
+
+    /// The place of a range of `m` elements at `at` (its first element's index in its
+    /// group, `m` a power of two dividing it) in group `gi` of chunk `id` of layer `j`:
+    /// the group's offset, the range's first position (permuted by the group's BIS), the
+    /// 1s inside it, the entry of the run at its first position, and whether a run
+    /// starts there.
+    #[inline]
+    #[allow(clippy::too_many_arguments)]
+    fn range_place<E: Word + AtomicWord>(
+        &self,
+        t: &Layout<A, E>,
+        j: usize,
+        id: u32,
+        gi: usize,
+        at: usize,
+        m: usize,
+    ) -> (usize, usize, usize, usize, bool) {
+        let (g, bis) = self.group_loc(t, j, id, gi);
+        let lo = at ^ (bis & !(m - 1));
+        // SAFETY: the writer reads its own published group.
+        let cw = |c: usize| unsafe { t.groups.get(g + c) }.get();
+        let k = group::ones_in(cw, lo, lo + m);
+        let c = cw(lo / 8);
+        (g, lo, k, group::entry_index(c, lo), group::bit(c, lo))
     }
 
     /// [`Self::repaint`] of a change alone in its batch (`p`: the changed prefix, or the
