@@ -13,6 +13,7 @@
 
 use super::super::layout::Layout;
 use super::runs::{covered_below, MAX_ELEMENTS};
+use super::word::WORD_ELEMENTS;
 use super::*;
 
 /// An element of a live group, located.
@@ -30,6 +31,8 @@ pub(super) struct Spot {
     pub(super) e: usize,
     /// Its value.
     pub(super) value: u32,
+    /// The group's BIS.
+    pub(super) bis: usize,
 }
 
 impl<A: Address> ObmaWriter<A> {
@@ -59,6 +62,7 @@ impl<A: Address> ObmaWriter<A> {
             pos,
             e,
             value,
+            bis,
         }
     }
 
@@ -70,6 +74,7 @@ impl<A: Address> ObmaWriter<A> {
     pub(super) fn set_spot<E: Word + AtomicWord>(
         &mut self,
         t: &Layout<A, E>,
+        rib: &Rib<A>,
         j: usize,
         id: u32,
         at: &Spot,
@@ -90,6 +95,9 @@ impl<A: Address> ObmaWriter<A> {
             self.counters.entry_stores += 1;
             self.counters.groups_in_place += 1;
             return Ok(());
+        }
+        if n <= WORD_ELEMENTS && at.bis == 0 {
+            return self.patch_word(t, rib, j, id, at.gi, at.g, n, 1u64 << pos, v);
         }
         self.set_group_range(t, j, id, at.gi, at.g, pos, pos + 1, v)
     }
@@ -424,7 +432,7 @@ impl<A: Address> ObmaWriter<A> {
             } else if at.value == v {
                 Ok(())
             } else {
-                self.set_spot(t, j, id, &at, v)
+                self.set_spot(t, rib, j, id, &at, v)
             }
         } else {
             let mut cov = [0u64; MAX_ELEMENTS / 64];
@@ -434,7 +442,8 @@ impl<A: Address> ObmaWriter<A> {
                 (s - rel) as u32,
                 &mut cov,
             );
-            match if inside {
+            match if inside || self.word_groups(j, id) {
+                // A group of one word is patched in one pass whatever lies inside `p`.
                 Ok(false)
             } else {
                 self.range_alone(t, rib, j, id, p, announced)

@@ -53,6 +53,7 @@ mod repaint;
 mod runs;
 mod traverse;
 mod update;
+mod word;
 
 use repaint::{keep_covered, set_bit};
 
@@ -514,21 +515,31 @@ impl<A: Address> ObmaWriter<A> {
         t: &Layout<A, E>,
         words: &[u32],
     ) -> Result<u32, Full> {
-        let off = self.group_space.alloc(words.len());
-        // SAFETY: the writer grows its own arenas; the slots are fresh (never published,
-        // or reused after their grace period).
-        unsafe {
-            if !t.groups.grow(self.group_space.top()) {
-                return Err(Full);
-            }
-            for (k, &w) in words.iter().enumerate() {
-                t.groups.write(off + k, E::from_u32(w));
-            }
+        let off = self.alloc_group(t, words.len())?;
+        for (k, &w) in words.iter().enumerate() {
+            // SAFETY: the slots are fresh (never published, or reused after their grace
+            // period).
+            unsafe { t.groups.write(off + k, E::from_u32(w)) };
         }
-        self.live_group_words += words.len();
-        self.live_groups += 1;
-        self.counters.new_bytes += (words.len() * core::mem::size_of::<E>()) as u64;
         Ok(off as u32)
+    }
+
+    /// Room for a group of `len` words in the group memory, committed, counted as live:
+    /// its offset. The caller writes the group before it publishes it.
+    pub(super) fn alloc_group<E: Word + AtomicWord>(
+        &mut self,
+        t: &Layout<A, E>,
+        len: usize,
+    ) -> Result<usize, Full> {
+        let off = self.group_space.alloc(len);
+        // SAFETY: the writer grows its own arena.
+        if !unsafe { t.groups.grow(self.group_space.top()) } {
+            return Err(Full);
+        }
+        self.live_group_words += len;
+        self.live_groups += 1;
+        self.counters.new_bytes += (len * core::mem::size_of::<E>()) as u64;
+        Ok(off)
     }
 
     pub(super) fn put_chunk<E: Word + AtomicWord>(
@@ -632,6 +643,15 @@ impl<A: Address> ObmaWriter<A> {
                 }
             }
         }
+    }
+
+    /// Whether the groups of chunk `id` of layer `j` are patched one word at a time
+    /// ([`Self::patch_word`]): at most 64 elements, no BIS (OBMA_B, OBMA_L).
+    #[inline]
+    pub(crate) fn word_groups(&self, j: usize, id: u32) -> bool {
+        self.variant != Variant::S
+            && self.strides[j] - self.recs[j][id as usize].width
+                <= word::WORD_ELEMENTS.trailing_zeros() as u8
     }
 
     /// Words of the group at `g` of chunk `id` of layer `j`.
@@ -751,7 +771,7 @@ impl<A: Address> ObmaWriter<A> {
         if at.value == v {
             return Ok(());
         }
-        self.set_spot(t, j, id, &at, v)
+        self.set_spot(t, rib, j, id, &at, v)
     }
 
     /// Publishes `words` as group `gi` of chunk `id`, retiring the group at `g`.
@@ -767,6 +787,23 @@ impl<A: Address> ObmaWriter<A> {
         words: &[u32],
     ) -> Result<(), Full> {
         let off = self.put_group(t, words)?;
+        self.publish_group(t, j, id, gi, g, len, off as usize)
+    }
+
+    /// Publishes the complete group at `off` as group `gi` of chunk `id` (layer `j`), by
+    /// one store of its offset, retiring the live group at `g` (`len` words).
+    #[allow(clippy::too_many_arguments)]
+    pub(super) fn publish_group<E: Word + AtomicWord>(
+        &mut self,
+        t: &Layout<A, E>,
+        j: usize,
+        id: u32,
+        gi: usize,
+        g: usize,
+        len: usize,
+        off: usize,
+    ) -> Result<(), Full> {
+        let off = off as u32;
         let rec = self.recs[j][id as usize];
         // SAFETY: the new group is complete; one store of its offset publishes it.
         unsafe {

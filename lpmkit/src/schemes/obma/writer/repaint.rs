@@ -196,7 +196,11 @@ impl<A: Address> ObmaWriter<A> {
                 (s - rel) as u32,
                 &mut cov,
             );
-            if !inside && rel > 0 && self.range_alone(t, rib, j, id, &p, value)? {
+            if !inside
+                && rel > 0
+                && !self.word_groups(j, id)
+                && self.range_alone(t, rib, j, id, &p, value)?
+            {
                 return Ok(());
             }
             return self.repaint_masked(t, rib, j, id, &p, value, &cov);

@@ -5,6 +5,7 @@
 //! the masks of covered elements they work from.
 
 use super::super::layout::Layout;
+use super::word::WORD_ELEMENTS;
 use super::*;
 
 /// Most elements a chunk has (8-bit strides).
@@ -162,6 +163,10 @@ impl<A: Address> ObmaWriter<A> {
                 } else {
                     let part = !(cov[k0 / 64] >> (k0 % 64)) & (u64::MAX >> (64 - m));
                     u[lo / 64] = part << (lo % 64);
+                }
+                if n <= WORD_ELEMENTS {
+                    self.patch_word(t, rib, j, id, gi, g, n, u[0], v)?;
+                    continue;
                 }
                 if self.patch_runs(t, rib, j, g, n, &u, lo, m, v)? {
                     continue;
