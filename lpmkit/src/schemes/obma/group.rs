@@ -209,6 +209,26 @@ pub(crate) fn set_range(words: &[u32], n: usize, lo: usize, hi: usize, v: u32, o
     }
 }
 
+/// Appends the encoding of a group of `n` elements that all hold `base` but `v` at
+/// `lo..hi` (`lo < hi <= n`, `v != base`): at most three runs, built directly (a new
+/// chunk's groups, whose only route is one prefix).
+pub(crate) fn with_range(n: usize, lo: usize, hi: usize, base: u32, v: u32, out: &mut Vec<u32>) {
+    debug_assert!(lo < hi && hi <= n && v != base);
+    let cw0 = out.len();
+    out.resize(cw0 + code_words(n), 0);
+    // The runs: `base` before `lo` (if any), `v`, `base` from `hi` (if any).
+    let runs = [(lo > 0, 0, base), (true, lo, v), (hi < n, hi, base)];
+    for (_, at, x) in runs.into_iter().filter(|r| r.0) {
+        let c = cw0 + at / 8;
+        out[c] |= 0x80 >> (at % 8);
+        out.push(x);
+        // The clusters after this one count its 1.
+        for w in &mut out[c + 1..cw0 + code_words(n)] {
+            *w += 1 << 8;
+        }
+    }
+}
+
 /// The number of 1s at positions `lo..hi` of an encoded group's bitmap (`cw`: reads its
 /// code word `c`).
 #[inline]
@@ -422,6 +442,22 @@ mod tests {
                             }
                         }
                     }
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn with_range_equals_a_fresh_encoding() {
+        for n in [8usize, 16, 64, 256] {
+            for lo in 0..n {
+                for hi in lo + 1..=n {
+                    let mut fpa = vec![7u32; n];
+                    fpa[lo..hi].fill(9);
+                    let (mut want, mut got) = (Vec::new(), vec![1, 2]);
+                    encode(&fpa, 0, &mut want);
+                    with_range(n, lo, hi, 7, 9, &mut got);
+                    assert_eq!(&got[2..], &want[..], "n {n} {lo}..{hi}");
                 }
             }
         }

@@ -217,20 +217,17 @@ impl<A: Address> ObmaWriter<A> {
         sc.offs.clear();
         let mut r = Ok(());
         for gi in 0..1usize << width {
-            // One run of `default`: a 1 at the first element, one entry.
+            // One run of `default`, or up to three with `p`'s range.
             sc.words.clear();
-            sc.words.push(0x80);
-            sc.words.extend((1..ncw).map(|_| 1 << 8));
-            sc.words.push(default);
             let (a, b) = (lo.max(gi * n), hi.min((gi + 1) * n));
-            let group = if a < b && v != default {
-                sc.old.clear();
-                group::set_range(&sc.words, n, a - gi * n, b - gi * n, v, &mut sc.old);
-                &sc.old
+            if a < b && v != default {
+                group::with_range(n, a - gi * n, b - gi * n, default, v, &mut sc.words);
             } else {
-                &sc.words
-            };
-            match self.put_group(t, group) {
+                sc.words.push(0x80);
+                sc.words.extend((1..ncw).map(|_| 1 << 8));
+                sc.words.push(default);
+            }
+            match self.put_group(t, &sc.words) {
                 Ok(g) => sc.offs.push(g),
                 Err(e) => {
                     r = Err(e);
@@ -442,14 +439,18 @@ impl<A: Address> ObmaWriter<A> {
                 (s - rel) as u32,
                 &mut cov,
             );
-            match if inside || self.word_groups(j, id) {
-                // A group of one word is patched in one pass whatever lies inside `p`.
-                Ok(false)
+            if self.word_groups(j, id) && s - rel <= 6 {
+                // Groups of one word, patched in one pass whatever lies inside `p`.
+                self.repaint_word(t, rib, j, id, p, announced, cov[0])
             } else {
-                self.range_alone(t, rib, j, id, p, announced)
-            } {
-                Ok(false) => self.repaint_masked(t, rib, j, id, p, announced, &cov),
-                r => r.map(|_| ()),
+                match if inside {
+                    Ok(false)
+                } else {
+                    self.range_alone(t, rib, j, id, p, announced)
+                } {
+                    Ok(false) => self.repaint_masked(t, rib, j, id, p, announced, &cov),
+                    r => r.map(|_| ()),
+                }
             }
         };
         let w = &mut self.presence[j][base + node / 64];

@@ -196,11 +196,10 @@ impl<A: Address> ObmaWriter<A> {
                 (s - rel) as u32,
                 &mut cov,
             );
-            if !inside
-                && rel > 0
-                && !self.word_groups(j, id)
-                && self.range_alone(t, rib, j, id, &p, value)?
-            {
+            if self.word_groups(j, id) && s - rel <= 6 {
+                return self.repaint_word(t, rib, j, id, &p, value, cov[0]);
+            }
+            if !inside && rel > 0 && self.range_alone(t, rib, j, id, &p, value)? {
                 return Ok(());
             }
             return self.repaint_masked(t, rib, j, id, &p, value, &cov);

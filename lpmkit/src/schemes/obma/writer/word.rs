@@ -18,6 +18,55 @@ use super::*;
 pub(super) const WORD_ELEMENTS: usize = 64;
 
 impl<A: Address> ObmaWriter<A> {
+    /// [`Self::repaint_masked`] of a prefix `p` of at most 64 elements in a chunk whose
+    /// groups are patched one word at a time ([`Self::word_groups`]); `cov`: the elements
+    /// of `p` that routes inside it cover. The elements it does not cover take `value` or,
+    /// after a withdrawal (`None`), the covering route's: one [`Self::patch_word`] per
+    /// group `p` touches.
+    #[allow(clippy::too_many_arguments)]
+    pub(super) fn repaint_word<E: Word + AtomicWord>(
+        &mut self,
+        t: &Layout<A, E>,
+        rib: &Rib<A>,
+        j: usize,
+        id: u32,
+        p: &Prefix<A>,
+        value: Option<u32>,
+        cov: u64,
+    ) -> Result<(), Full> {
+        let (top, s) = (self.tops[j], self.strides[j]);
+        let d = s - self.recs[j][id as usize].width;
+        let n = 1usize << d;
+        let levels = top + s - p.len();
+        debug_assert!(self.word_groups(j, id) && levels <= 6);
+        let count = 1usize << levels;
+        let seg0 = if p.len() > top {
+            p.addr().bits_at(top, s) as usize
+        } else {
+            0
+        };
+        let v = match value {
+            Some(v) => v,
+            None => self.covering(t, rib, j, id, p),
+        };
+        let free = !cov & (u64::MAX >> (64 - count));
+        if count <= n {
+            // One group.
+            let gi = seg0 >> d;
+            let (g, _) = self.group_loc(t, j, id, gi);
+            return self.patch_word(t, rib, j, id, gi, g, n, free << (seg0 & (n - 1)), v);
+        }
+        // Several groups, each wholly inside `p`.
+        let mut k0 = 0;
+        while k0 < count {
+            let gi = (seg0 + k0) >> d;
+            let (g, _) = self.group_loc(t, j, id, gi);
+            self.patch_word(t, rib, j, id, gi, g, n, free >> k0, v)?;
+            k0 += n;
+        }
+        Ok(())
+    }
+
     /// Gives the elements `u` marks (bit `i`: element `i`, in the group's order) of group
     /// `gi` (at `g`, `n <= 64` elements, no BIS) of chunk `id` of layer `j` the value
     /// `v`. A marked element that points to a chunk keeps pointing, and the chunk below
@@ -89,17 +138,17 @@ impl<A: Address> ObmaWriter<A> {
         // A new group, beside the live one.
         let w = Window::new(&live, n, u, edges, v, value);
         let off = self.alloc_group(t, w.len)?;
-        w.write(
-            &live,
-            u,
-            v,
-            value,
-            |e| word(ncw + e),
-            |k, x| {
-                // SAFETY: the slots are fresh (allocated above, not yet published).
-                unsafe { t.groups.write(off + k, E::from_u32(x)) }
-            },
-        );
+        let copy = |e: usize, k: usize, count: usize| {
+            if count > 0 {
+                // SAFETY: the live group's entries `e..e + count` (committed) to fresh
+                // slots (allocated above, not yet published; disjoint from the live group).
+                unsafe { t.groups.copy(g + ncw + e, off + k, count) }
+            }
+        };
+        w.write(&live, u, v, value, copy, |k, x| {
+            // SAFETY: the slots are fresh (allocated above, not yet published).
+            unsafe { t.groups.write(off + k, E::from_u32(x)) }
+        });
         self.counters.groups_rebuilt += 1;
         self.publish_group(t, j, id, gi, g, ncw + live.entries(), off)
     }
@@ -242,8 +291,9 @@ impl Window {
     }
 
     /// Writes the new group, word `k` by `put(k, word)`: its code words, the live entries
-    /// before the window (`entry(e)`: live entry `e`), the new values at the window's run
-    /// starts, the live entries after it.
+    /// before the window, the new values at the window's run starts, the live entries
+    /// after it (`copy(e, k, count)`: the `count` live entries from entry `e` to words
+    /// `k..`).
     #[inline]
     fn write(
         &self,
@@ -251,18 +301,15 @@ impl Window {
         u: u64,
         v: u32,
         value: impl Fn(u32) -> u32,
-        entry: impl Fn(usize) -> u32,
+        mut copy: impl FnMut(usize, usize, usize),
         mut put: impl FnMut(usize, u32),
     ) {
         let ncw = live.ncw;
         for (c, &w) in self.cw.iter().enumerate().take(ncw) {
             put(c, w);
         }
-        let mut k = ncw;
-        for e in 0..self.before {
-            put(k, entry(e));
-            k += 1;
-        }
+        copy(0, ncw, self.before);
+        let mut k = ncw + self.before;
         let mut starts = self.fresh & self.mask;
         while starts != 0 {
             let i = starts.trailing_zeros();
@@ -270,11 +317,9 @@ impl Window {
             k += 1;
             starts &= starts - 1;
         }
-        for e in self.after..live.entries() {
-            put(k, entry(e));
-            k += 1;
-        }
-        debug_assert_eq!(k, self.len);
+        let after = live.entries() - self.after;
+        copy(self.after, k, after);
+        debug_assert_eq!(k + after, self.len);
     }
 }
 
@@ -371,7 +416,14 @@ mod tests {
                     rebuilt += 1;
                     let w = Window::new(&live, n, u, e, v, value);
                     let mut out = vec![u32::MAX; w.len];
-                    w.write(&live, u, v, value, |e| words[ncw + e], |k, x| out[k] = x);
+                    let mut copied = Vec::new();
+                    let copy = |e: usize, k: usize, count: usize| {
+                        copied.push((k, words[ncw + e..ncw + e + count].to_vec()))
+                    };
+                    w.write(&live, u, v, value, copy, |k, x| out[k] = x);
+                    for (k, c) in copied {
+                        out[k..k + c.len()].copy_from_slice(&c);
+                    }
                     let mut got = Vec::new();
                     group::decode(&out, n, 0, &mut got);
                     assert_eq!(got, want, "n {n} words {words:?} u {u:#x} v {v}");
