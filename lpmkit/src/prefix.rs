@@ -191,6 +191,12 @@ macro_rules! impl_address {
             fn bits_at(self, offset: u8, width: u8) -> u32 {
                 debug_assert!((1..=32).contains(&width));
                 let end = offset as u32 + width as u32;
+                if $bits <= 32 && end <= 64 {
+                    // The address in the high half of a u64: one shift, no branch on
+                    // where the field ends (bits past the address read as zeros).
+                    let x = ((self as u64) << (64 - $bits)) >> (64 - end);
+                    return (x as u32) & (u32::MAX >> (32 - width as u32));
+                }
                 let v = if end <= $bits {
                     self >> ($bits - end)
                 } else if (offset as u32) < $bits {
@@ -495,6 +501,18 @@ mod tests {
         assert_eq!(a.bits_at(0, 32), a);
         assert_eq!(a.bits_at(28, 8), 0x80); // runs past the end: zero-filled
         assert_eq!(a.bits_at(32, 8), 0);
+        // Against the bit-by-bit definition, fields inside, across and past the end.
+        for x in [0u32, u32::MAX, 0x8000_0001, 0x1234_5678, 0xdead_beef] {
+            for offset in 0..=40u8 {
+                for width in 1..=32u8 {
+                    let want = (0..width).fold(0u32, |acc, i| {
+                        let b = offset as u32 + i as u32;
+                        acc << 1 | (b < 32 && x >> (31 - b) & 1 == 1) as u32
+                    });
+                    assert_eq!(x.bits_at(offset, width), want, "{x:#x} {offset} {width}");
+                }
+            }
+        }
         let b: u128 = 0x2001_0db8 << 96;
         assert_eq!(b.bits_at(0, 32), 0x2001_0db8);
         assert_eq!(b.bits_at(120, 8), 0);

@@ -195,7 +195,7 @@ pub(crate) fn set_range(words: &[u32], n: usize, lo: usize, hi: usize, v: u32, o
     }
     out.extend_from_slice(&entries[through..]);
     // The bits from `lo` to `hi`, then the counters from `lo`'s cluster on.
-    for q in lo..=hi.min(n - 1) {
+    for q in lo..hi.min(n - 1) + 1 {
         let on = (q == lo && nb_lo) || (q == hi && nb_hi);
         let m = 0x80 >> (q & 7);
         let w = &mut out[base + q / 8];

@@ -371,7 +371,7 @@ pub(crate) fn keep_covered<A: Address>(
     };
     // Level `rel + k` below `p`: the `2^k` slots from `node << k`, each covering
     // `2^(s - rel - k)` elements.
-    for k in 1..=s - rel {
+    for k in 1..s - rel + 1 {
         let (lo, n) = (node << k, 1usize << k);
         let span = 1usize << (s - rel - k);
         let mut b = lo;

@@ -287,7 +287,8 @@ pub(super) fn covered_below(
         // for its two children at level `k`, plus level `k`'s own bits (a level's slots
         // lie in one word of `bits`, aligned).
         let mut c = 0u64;
-        for k in 1..=levels {
+        let mut k = 1;
+        while k <= levels {
             let lo = node << k;
             let live = (bits[lo / 64] >> (lo % 64)) & (u64::MAX >> (64 - (1u32 << k)));
             c = if c == 0 {
@@ -295,12 +296,13 @@ pub(super) fn covered_below(
             } else {
                 double_bits(c, 1 << (k - 1)) | live
             };
+            k += 1;
         }
         cov[0] = c;
         return c != 0;
     }
     let mut any = false;
-    for k in 1..=levels {
+    for k in 1..levels + 1 {
         // Level `k` below `node`: the `2^k` slots from `node << k` (aligned), each
         // covering `2^(levels - k)` elements.
         let lo = node << k;

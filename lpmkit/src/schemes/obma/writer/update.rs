@@ -211,12 +211,10 @@ impl<A: Address> ObmaWriter<A> {
 
     #[inline(never)]
     fn free_pending(&mut self) {
-        // Taken and put back: the list keeps its capacity.
-        let mut pending = std::mem::take(&mut self.pending);
-        for b in pending.drain(..) {
+        // Popped in place: the list keeps its capacity.
+        while let Some(b) = self.pending.pop() {
             self.free_retired(b);
         }
-        self.pending = pending;
     }
 
     /// Gives a retired block back to its free space.
