@@ -9,7 +9,8 @@
 //! that needs a new chunk below the DPA (OBMA_B, OBMA_L); everything else (shorter
 //! prefixes, chunks built or retired deeper, sparse chunks, a batch of several changes)
 //! takes the general path of `update.rs`, which it leaves untouched when it declines.
-//! Repaints by the presence bits are in `runs.rs`.
+//! Repaints by the presence bits are in `runs.rs`, and in `word.rs` for groups of one
+//! word.
 
 use super::super::layout::Layout;
 use super::runs::{covered_below, MAX_ELEMENTS};

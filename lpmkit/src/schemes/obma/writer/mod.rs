@@ -17,7 +17,10 @@
 //!   stored in place, one atomic store each — no new group, nothing retired; otherwise a
 //!   new group is built beside the live one and published by one store of its offset
 //!   (OBMA_L: of its chunk-list entry). OBMA_S keeps a group's BIS until the chunk is
-//!   rebuilt (a regroup or decay); a sparse chunk is rebuilt whole.
+//!   rebuilt (a regroup or decay); a sparse chunk is rebuilt whole. A group of at most 64
+//!   elements without a BIS (every OBMA_B layer-2 group, OBMA_L's) is patched in one pass
+//!   over one word ([`ObmaWriter::patch_word`], `word.rs`): its bitmap and the changed
+//!   elements as `u64`s, the new group derived from the two.
 //! * **No `Rib` walk for a change alone in its batch** (every update of a replay, and
 //!   each `apply` of one change): the writer keeps *presence bits*, one per prefix of the
 //!   DPA's levels and of each chunk's levels, set from the `Rib` when a chunk is built
@@ -31,7 +34,8 @@
 //!   its home chunk (/24 and /32 for IPv4) and whose element is no pointer changes one
 //!   element: stored in place when the element is a run of its own before and after,
 //!   else the new group is derived from the old one by Table II's transforms
-//!   ([`group::set_element`]); with no trie traversal for an announcement.
+//!   ([`group::set_element`]; for a group of one word, [`ObmaWriter::patch_word`]'s
+//!   generalisation of them); with no trie traversal for an announcement.
 //! * **Adaptive grouping** (§VI-B1): a counter per chunk counts the updates it receives;
 //!   reaching the upper bound of its range (`[f_{i-1}, f_i)`, `f_i = β f_{i-1}`) widens
 //!   the chunk's group index by one bit and rebuilds it (*online addition*); every

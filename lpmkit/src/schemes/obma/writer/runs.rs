@@ -1,8 +1,9 @@
 //! Repaints of a change alone in its batch, by the presence bits (no `Rib` walk): a
 //! prefix with nothing inside it as one range of each group it touches, else the elements
 //! no route inside it covers, run by run where the runs of the live bitmap allow
-//! (`ObmaWriter::patch_runs`), else element by element (`ObmaWriter::patch_group`). Also
-//! the masks of covered elements they work from.
+//! (`ObmaWriter::patch_runs`), else element by element (`ObmaWriter::patch_group`); a
+//! group of at most 64 elements without a BIS in one pass (`ObmaWriter::patch_word`,
+//! `word.rs`). Also the masks of covered elements they work from.
 
 use super::super::layout::Layout;
 use super::word::WORD_ELEMENTS;
