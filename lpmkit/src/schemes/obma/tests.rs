@@ -220,3 +220,36 @@ fn bad_partition_is_an_error() {
         Err(BuildError::InvalidConfig { .. })
     ));
 }
+
+/// The in-place update path — groups patched in one word, new groups written and copied
+/// into the arena, chunks built and retired, published and reused — on a partition small
+/// enough for Miri (the CI's Miri set runs every `miri_` test), then checked against the
+/// `Rib`.
+#[test]
+fn miri_small_partition_updates() {
+    let geometry = Geometry {
+        dpa_bits: 8,
+        strides: vec![6, 6, 6, 6],
+    };
+    let steps = if cfg!(miri) { 80 } else { 3_000 };
+    for config in [ObmaConfig::b(), ObmaConfig::l(), ObmaConfig::s()] {
+        let config = ObmaConfig {
+            geometry: Some(geometry.clone()),
+            ..config
+        };
+        let mut r = Lcg(11);
+        let mut rib = Rib::<Ipv4>::new();
+        for _ in 0..40 {
+            random_change(&mut r).apply_to(&mut rib);
+        }
+        let mut fib = Obma::build(&rib, &config).unwrap();
+        for _ in 0..steps {
+            let c = random_change(&mut r);
+            if c.apply_to(&mut rib) {
+                fib.apply(&rib, &[c]).unwrap();
+            }
+        }
+        check(&fib, &rib, &keys_of(&rib, &[0, u32::MAX]));
+        assert!(fib.writer.counters.updates > 0);
+    }
+}
