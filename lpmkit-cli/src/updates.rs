@@ -38,7 +38,7 @@ use std::time::{Duration, Instant};
 
 use anyhow::Context;
 use clap::Args;
-use lpmkit::sync::{LookupHandle, Publisher, PublisherConfig, TwinUpdater, Updater};
+use lpmkit::sync::{LookupHandle, UpdateModel, Updater};
 use lpmkit::{traffic, Address, AnyTable, BuildOptions, Change, Fib, NextHop, Rib, Table};
 use serde_json::{Map, Value};
 
@@ -473,7 +473,7 @@ fn replay_incremental<A: Address>(
             readers: 0,
             ..args.clone()
         };
-        let updater = info.build_in_place(rib0.clone(), &opts)?;
+        let updater = info.updater(rib0.clone(), &opts, UpdateModel::InPlace)?;
         let timed = (changes, offsets);
         let (ok, quiet_rate) = replay_with_readers(
             updater,
@@ -485,7 +485,7 @@ fn replay_incremental<A: Address>(
             "in_place_no_readers",
         )?;
         all_ok &= ok;
-        let updater = info.build_in_place(rib0.clone(), &opts)?;
+        let updater = info.updater(rib0.clone(), &opts, UpdateModel::InPlace)?;
         let (ok, rate) = replay_with_readers(updater, name, timed, keys, args, rec, "in_place")?;
         all_ok &= ok;
         rates.push(rate);
@@ -498,7 +498,7 @@ fn replay_incremental<A: Address>(
         );
         // The same again in interleaved segments, whose ratios the host's phases
         // cancel out of.
-        let mut updater = info.build_in_place(rib0.clone(), &opts)?;
+        let mut updater = info.updater(rib0.clone(), &opts, UpdateModel::InPlace)?;
         let segment = Duration::from_millis(args.segment_ms);
         let m = interleave::replay(
             &mut *updater,
@@ -542,11 +542,9 @@ fn replay_incremental<A: Address>(
         set("writer_busy_updates_per_s", m.writer_busy_rate);
         set("writer_alone_updates_per_s", m.writer_alone_rate);
     }
-    let twin_opts = args.settings.apply(info, BuildOptions::default());
-    let build = move |r: &Rib<A>| info.build_incremental(r, &twin_opts);
-    let twins = TwinUpdater::new(rib0.clone(), build)?;
+    let twins = info.updater(rib0.clone(), &opts, UpdateModel::Twins)?;
     let timed = (changes, offsets);
-    let (ok, rate) = replay_with_readers(Box::new(twins), name, timed, keys, args, rec, "twins")?;
+    let (ok, rate) = replay_with_readers(twins, name, timed, keys, args, rec, "twins")?;
     all_ok &= ok;
     rates.push(rate);
     rec.insert("twins_vs_alone".into(), (rate / alone_rate).into());
@@ -716,46 +714,49 @@ fn replay_rebuild<A: Address>(
     rec: &mut Record,
 ) -> anyhow::Result<bool> {
     let opts = args.settings.apply(info, BuildOptions::default());
-    let build = |rib: &Rib<A>| info.build(rib, &opts);
-    let config = PublisherConfig {
+    let model = UpdateModel::Rebuild {
         hold_time: Duration::from_millis(args.hold_ms),
     };
-    let mut publisher = Publisher::new(rib0.clone(), build, config)?;
-    let reader = publisher.reader();
+    let mut updater = info.updater(rib0.clone(), &opts, model)?;
+    let reader = updater.reader();
 
     // The readers' rate on an idle table, for comparison.
-    let idle_mlps = reader_rate(&reader, keys, args, Duration::from_secs(1));
+    let idle_mlps = reader_rate(&*reader, keys, args, Duration::from_secs(1));
 
-    let mut log = Vec::new();
+    // Every publication's build time.
+    let mut builds = Vec::new();
+    let mut published = |p: Option<lpmkit::sync::ApplyInfo>| {
+        if let Some(p) = p.filter(|p| p.full_rebuild) {
+            builds.push(p.work_ms);
+        }
+    };
     let t0 = Instant::now();
     let pb = progress::bar(changes.len() as u64, format!("{}: replaying", info.name));
-    let (result, secs, busy_mlps) = with_readers(&reader, keys, args, || {
+    let (result, secs, busy_mlps) = with_readers(&*reader, keys, args, || {
         for (i, c) in changes.iter().enumerate() {
             if let Some(f) = args.speedup {
                 // Wait for the change's time, publishing when the hold time runs out.
                 let due = t0 + Duration::from_secs_f64(offsets[i] / f);
                 while Instant::now() < due {
-                    let wake = publisher.deadline().map_or(due, |d| d.min(due));
+                    let wake = updater.deadline().map_or(due, |d| d.min(due));
                     std::thread::sleep(wake.saturating_duration_since(Instant::now()));
-                    log.extend(publisher.poll()?);
+                    published(updater.poll()?);
                 }
             }
-            log.extend(publisher.apply(*c)?);
+            published(Some(updater.apply(std::slice::from_ref(c))?));
             if i % 4096 == 0 {
                 pb.set_position(i as u64);
             }
         }
-        if publisher.pending() > 0 {
-            log.push(publisher.publish()?);
-        }
+        published(updater.flush()?);
         Ok(())
     });
     pb.finish_and_clear();
     result?;
-    let builds: Vec<f64> = log.iter().map(|p| p.build_ms).collect();
     let mean_build = builds.iter().sum::<f64>() / builds.len().max(1) as f64;
     let max_build = builds.iter().copied().fold(0.0, f64::max);
-    let ok = agrees(&publisher.current().fib, publisher.rib(), keys, changes);
+    let ok = agrees_handle(&mut *updater.reader(), updater.rib(), keys)
+        && agrees_boundaries(&mut *updater.reader(), updater.rib(), changes);
     println!(
         "{:<12} rebuild+publish (hold {} ms{}): {} changes in {:.3} s = {:.0} updates/s; {} publications, build mean {:.1} ms max {:.1} ms; {} reader(s): {:.1} Mlps during updates vs {:.1} idle; final table {} the trie",
         info.name,
@@ -764,7 +765,7 @@ fn replay_rebuild<A: Address>(
         changes.len(),
         secs,
         changes.len() as f64 / secs,
-        log.len(),
+        builds.len(),
         mean_build,
         max_build,
         args.readers,
@@ -774,7 +775,7 @@ fn replay_rebuild<A: Address>(
     );
     let mut set = |k: &str, v: Value| rec.insert(format!("rebuild_{k}"), v);
     set("updates_per_s", (changes.len() as f64 / secs).into());
-    set("publications", log.len().into());
+    set("publications", builds.len().into());
     set("build_ms_mean", mean_build.into());
     set("build_ms_max", max_build.into());
     let busy = (busy_mlps > 0.0).then_some(busy_mlps);
@@ -782,6 +783,25 @@ fn replay_rebuild<A: Address>(
     set("idle_mlps", idle_mlps.into());
     set("reader_ratio", busy.map(|b| b / idle_mlps).into());
     Ok(ok)
+}
+
+/// Whether a reader's answers at the first and last address of every changed prefix are
+/// `rib`'s.
+fn agrees_boundaries<A: Address>(
+    reader: &mut dyn LookupHandle<A>,
+    rib: &Rib<A>,
+    changes: &[Change<A>],
+) -> bool {
+    let probe: Vec<A> = changes
+        .iter()
+        .flat_map(|c| [c.prefix().first(), c.prefix().last()])
+        .collect();
+    let mut out = vec![0u32; probe.len()];
+    reader.lookup_batch(&probe, &mut out);
+    probe
+        .iter()
+        .zip(&out)
+        .all(|(&k, &o)| o == NextHop::raw(rib.lookup(k)))
 }
 
 /// Lookup rate (Mlps, all readers together) over `dur` with no writer activity.

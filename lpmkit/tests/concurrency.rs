@@ -291,9 +291,7 @@ fn rebuild_scheme<A: Address>(t: &Table<A>, changes: &[Change<A>], scheme: &str,
         let h = s.spawn(|| run_readers(Box::new(reader), &history, &done, &report, scheme));
         let stop = StopOnDrop(&done);
         for (g, chunk) in changes.chunks(batch).enumerate() {
-            for &c in chunk {
-                publisher.apply(c).unwrap();
-            }
+            publisher.apply(chunk).unwrap();
             // Record the answers of the next generation before readers can see it.
             history.record(g as u64 + 1, publisher.rib(), chunk);
             publisher.publish().unwrap();
@@ -425,11 +423,15 @@ fn never_a_third_answer_under_a_hot_prefix() {
 /// to — while the writer replays thousands of changes that rewrite that very part: the
 /// writer never waits for it, what it reads afterwards is still intact (its answer is one
 /// the table had), and the retired memory is reused only once it moves on.
-fn stalled_reader<A, F>(name: &str, rib: Rib<A>, fib: F, key: A, changes: &[Change<A>])
-where
+fn stalled_reader<A, W>(
+    name: &str,
+    rib: Rib<A>,
+    fib: lpmkit::Patchable<A, W>,
+    key: A,
+    changes: &[Change<A>],
+) where
     A: Address,
-    F: lpmkit::sync::IntoInPlace<A>,
-    <F::Writer as lpmkit::fib::InPlaceWriter<A>>::Table: StalledLookup<A>,
+    W: lpmkit::fib::InPlaceWriter<A>,
 {
     let before = NextHop::raw(rib.lookup(key));
     let mut updater = InPlace::new(rib, fib);
@@ -440,7 +442,7 @@ where
     let seen = Arc::clone(&answers);
     let h = std::thread::spawn(move || {
         let table = reader.load();
-        let got = table.stalled_lookup(key, || {
+        let got = lpmkit::Fib::stalled_lookup(table, key, &mut || {
             stalled_tx.send(()).unwrap();
             // The writer must finish without this reader moving on.
             resume_rx
@@ -484,59 +486,6 @@ where
     // Everything comes back once the reader has moved on.
     updater.reclaim_now();
     assert_eq!(updater.waiting().0, 0, "{name}: retired blocks not reused");
-}
-
-/// The stalled lookup of each in-place table.
-trait StalledLookup<A> {
-    fn stalled_lookup(&self, key: A, stall: impl FnOnce()) -> u32;
-}
-
-impl StalledLookup<u32> for lpmkit::schemes::dxr::DxrTable {
-    fn stalled_lookup(&self, key: u32, stall: impl FnOnce()) -> u32 {
-        lpmkit::schemes::dxr::DxrTable::stalled_lookup(self, key, stall)
-    }
-}
-
-impl StalledLookup<u32> for lpmkit::schemes::lulea::LuleaTable {
-    fn stalled_lookup(&self, key: u32, stall: impl FnOnce()) -> u32 {
-        lpmkit::schemes::lulea::LuleaTable::stalled_lookup(self, key, stall)
-    }
-}
-
-impl<A: Address> StalledLookup<A> for lpmkit::schemes::sail::SailLTable<A> {
-    fn stalled_lookup(&self, key: A, stall: impl FnOnce()) -> u32 {
-        lpmkit::schemes::sail::SailLTable::stalled_lookup(self, key, stall)
-    }
-}
-
-impl StalledLookup<u32> for lpmkit::schemes::sail::SailBitmapTable {
-    fn stalled_lookup(&self, key: u32, stall: impl FnOnce()) -> u32 {
-        lpmkit::schemes::sail::SailBitmapTable::stalled_lookup(self, key, stall)
-    }
-}
-
-impl<A: Address> StalledLookup<A> for lpmkit::schemes::poptrie::PoptrieTable<A> {
-    fn stalled_lookup(&self, key: A, stall: impl FnOnce()) -> u32 {
-        lpmkit::schemes::poptrie::PoptrieTable::stalled_lookup(self, key, stall)
-    }
-}
-
-impl<A: Address> StalledLookup<A> for lpmkit::schemes::miht::MihtTable<A> {
-    fn stalled_lookup(&self, key: A, stall: impl FnOnce()) -> u32 {
-        lpmkit::schemes::miht::MihtTable::stalled_lookup(self, key, stall)
-    }
-}
-
-impl<A: Address> StalledLookup<A> for lpmkit::schemes::obma::ObmaTable<A> {
-    fn stalled_lookup(&self, key: A, stall: impl FnOnce()) -> u32 {
-        lpmkit::schemes::obma::ObmaTable::stalled_lookup(self, key, stall)
-    }
-}
-
-impl<A: Address> StalledLookup<A> for lpmkit::schemes::bloom::BloomTable<A> {
-    fn stalled_lookup(&self, key: A, stall: impl FnOnce()) -> u32 {
-        lpmkit::schemes::bloom::BloomTable::stalled_lookup(self, key, stall)
-    }
 }
 
 /// Changes that rewrite the part of the table under `hot` over and over (more-specifics

@@ -352,7 +352,7 @@ fn batch_rebuild_through_the_publisher() {
             } else {
                 Change::Announce(p, NextHop::new(1 + rng.below(30) as u32).unwrap())
             };
-            publisher.apply(change).unwrap();
+            publisher.apply(&[change]).unwrap();
         }
         let info = publisher.publish().unwrap();
         assert_eq!(info.generation, round + 1);

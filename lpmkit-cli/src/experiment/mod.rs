@@ -356,13 +356,14 @@ fn cell_args(
                 // A few interleaved rounds out of 5,000 changes.
                 ("--segment-ms", "1"),
             ],
-            "info" => &[("--search-steps", "65536"), ("--spider-depth", "65536")],
+            "info" => &[("--profile-keys", "65536")],
             _ => &[("--keys", "65536"), ("--runs", "1")],
         };
         let canonical = |w: &str| {
             match w {
                 "-k" => "--keys",
                 "-r" => "--runs",
+                "--search-steps" | "--spider-depth" => "--profile-keys",
                 w => w,
             }
             .to_string()
@@ -378,7 +379,7 @@ fn cell_args(
                     out.extend(["--synthetic", family, "--routes", "20000"].map(String::from));
                     i += 2;
                 }
-                // Only ever smaller: a figure's `--spider-depth 0` stays 0.
+                // Only ever smaller: a figure's `--profile-keys 0` stays 0.
                 (flag, Some(v)) if small.iter().any(|(f, _)| *f == flag) => {
                     let (_, q) = small.iter().find(|(f, _)| *f == flag).expect("found above");
                     match (v.parse::<u64>(), q.parse::<u64>()) {

@@ -30,7 +30,7 @@ use std::time::{Duration, Instant};
 use anyhow::Context;
 use clap::{Args, ValueEnum};
 use lpmkit::registry::SchemeInfo;
-use lpmkit::sync::{LookupHandle, Publisher, PublisherConfig};
+use lpmkit::sync::{LookupHandle, PublisherConfig};
 use lpmkit::{Address, AnyTable, BuildOptions, Family, NextHop, Prefix, Rib};
 
 use crate::input::{self, TableArgs};
@@ -187,22 +187,16 @@ fn make_wire<A: Address>(rib: &Rib<A>, args: &ForwardArgs) -> anyhow::Result<Wir
 type Keep = Box<dyn std::any::Any>;
 
 /// A lookup handle on `rib` built by `info`, through the update model a kernel-synced
-/// table uses (RCU publisher or in-place reader); the first value keeps the writer.
+/// table uses (the best the scheme offers: in place, or a rebuild published after the
+/// default hold time); the first value keeps the writer.
 fn handle<A: Address>(
     info: &'static SchemeInfo,
     rib: &Rib<A>,
 ) -> anyhow::Result<(Keep, Box<dyn LookupHandle<A>>)> {
-    let opts = BuildOptions::default();
-    if info.updates_in_place() {
-        let u = info.build_in_place(rib.clone(), &opts)?;
-        let r = u.reader();
-        Ok((Box::new(u), r))
-    } else {
-        let build = move |r: &Rib<A>| info.build(r, &BuildOptions::default());
-        let p = Publisher::new(rib.clone(), build, PublisherConfig::default())?;
-        let r: Box<dyn LookupHandle<A>> = Box::new(p.reader());
-        Ok((Box::new(p), r))
-    }
+    let model = info.best_model(A::FAMILY, PublisherConfig::default().hold_time);
+    let u = info.updater(rib.clone(), &BuildOptions::default(), model)?;
+    let r = u.reader();
+    Ok((Box::new(u), r))
 }
 
 /// One series: a scheme on a table.

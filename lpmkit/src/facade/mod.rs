@@ -65,12 +65,11 @@
 //! ## Update models
 //!
 //! The table drives its scheme through the best model the scheme offers
-//! ([`crate::sync`]): one instance patched in place where it can be (DXR, Poptrie, Luleå,
-//! SAIL, MIHT, OBMA, and the Bloom-filter schemes, whose readers validate each batch
-//! against the generation counters and look it up again if a patch began meanwhile),
-//! left-right twins for an incremental scheme that cannot patch one instance (none of
-//! the registry's at present), a rebuild published with one pointer swap for the rest
-//! (DIR-24-8, Spider, the trie). Lookups never lock: each
+//! ([`SchemeInfo::best_model`](crate::registry::SchemeInfo::best_model)): one instance
+//! patched in place where it can be (DXR, Poptrie, Luleå, SAIL, MIHT, OBMA, and the
+//! Bloom-filter schemes, whose readers validate each batch against the generation counters
+//! and look it up again if a patch began meanwhile), a rebuild published with one pointer
+//! swap at every change for the rest (DIR-24-8, Spider, the trie). Lookups never lock: each
 //! thread's batch runs on a reader handle taken from a small pool (one lock of the pool per
 //! call, not per key; [`RouteTable::reader`] gives a thread a handle of its own). Updates
 //! take the table's writer lock, one at a time. **Values** are interned (equal values
@@ -102,7 +101,6 @@ use crate::sync::{LookupHandle, Updater};
 use crate::table::Table;
 
 mod blob;
-mod models;
 mod values;
 
 pub use blob::blob_family;
@@ -327,7 +325,8 @@ impl<A: Address, V: TableValue> RouteTable<A, V> {
             } else {
                 rib.as_ref().expect("kept").clone()
             };
-            match models::updater(info, r, options) {
+            let model = info.best_model(A::FAMILY, std::time::Duration::ZERO);
+            match info.updater(r, options, model) {
                 Ok(updater) => {
                     let store = AppendOnly::default();
                     for v in values {
@@ -337,7 +336,7 @@ impl<A: Address, V: TableValue> RouteTable<A, V> {
                     return Ok(RouteTable {
                         scheme: info,
                         options: options.clone(),
-                        model: updater.model(),
+                        model: updater.model().as_str(),
                         writer: Mutex::new(Writer { updater, ids }),
                         values: store,
                         pool: Mutex::new(Vec::new()),
@@ -370,8 +369,8 @@ impl<A: Address, V: TableValue> RouteTable<A, V> {
         &self.options
     }
 
-    /// The update model (`"in place, one instance"`, `"left-right twins"`, `"rebuild,
-    /// published with one pointer swap"`).
+    /// The update model (`"in place, one instance"` or `"rebuild, published with one
+    /// pointer swap"`: [`UpdateModel::as_str`](crate::sync::UpdateModel::as_str)).
     pub fn model(&self) -> &'static str {
         self.model
     }

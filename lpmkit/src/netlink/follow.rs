@@ -162,9 +162,7 @@ impl<A: Address> Follower<A> {
             Model::Rebuild {
                 publisher, since, ..
             } => {
-                for &c in changes {
-                    publisher.apply(c)?;
-                }
+                publisher.apply(changes)?;
                 if publisher.pending() > 0 {
                     since.get_or_insert_with(Instant::now);
                 }

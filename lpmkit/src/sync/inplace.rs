@@ -8,7 +8,9 @@ use std::time::Instant;
 
 use super::cell::RawBox;
 use super::epoch::{Domain, ReaderSlot, Reclaimer, ADVANCE_INTERVAL};
-use super::{apply_logged_into, undo_all, ApplyInfo, Generations, LookupHandle, Updater};
+use super::{
+    apply_logged_into, undo_all, ApplyInfo, Generations, LookupHandle, UpdateModel, Updater,
+};
 use crate::fib::{BuildError, Change, Fib, InPlaceWriter, Patched};
 use crate::prefix::{Address, Prefix};
 use crate::rib::Rib;
@@ -456,8 +458,8 @@ impl<A: Address, W: InPlaceWriter<A>> Updater<A> for InPlace<A, W> {
         InPlace::memory_bytes(self)
     }
 
-    fn model(&self) -> &'static str {
-        "in place, one instance"
+    fn model(&self) -> UpdateModel {
+        UpdateModel::InPlace
     }
 }
 

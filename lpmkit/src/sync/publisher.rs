@@ -8,7 +8,7 @@ use std::thread;
 use std::time::{Duration, Instant};
 
 use super::cell::{CellReader, CellSource, CellWriter, Pinned};
-use super::{Generations, LookupHandle};
+use super::{apply_logged, undo_all, ApplyInfo, Generations, LookupHandle, UpdateModel, Updater};
 use crate::fib::{BuildError, Change, Fib};
 use crate::prefix::Address;
 use crate::rib::Rib;
@@ -195,10 +195,49 @@ where
         self.pending
     }
 
-    /// Applies one change to the `Rib`, then publishes if the hold time has run out.
-    pub fn apply(&mut self, change: Change<A>) -> Result<Option<PublishInfo>, BuildError> {
-        self.record(change);
-        self.poll()
+    /// Applies `changes` to the `Rib`, then publishes if the hold time has run out (with
+    /// a zero hold time: always). See [`Updater::apply`] for what an error leaves: with a
+    /// zero hold time, the batch undone and the last table still published.
+    pub fn apply(&mut self, changes: &[Change<A>]) -> Result<ApplyInfo, BuildError> {
+        let mut undo = Vec::new();
+        let effective = apply_logged(&mut self.rib, changes, &mut undo).len();
+        if effective > 0 {
+            self.pending += effective;
+            self.pending_since.get_or_insert_with(Instant::now);
+        }
+        let mut info = ApplyInfo {
+            generation: self.generation,
+            effective,
+            ..Default::default()
+        };
+        match self.poll() {
+            Ok(Some(p)) => info = Self::published(p, effective),
+            Ok(None) => {}
+            Err(e) if self.config.hold_time.is_zero() => {
+                // Visible at once or not at all: the batch undone, the last table stays.
+                undo_all(&mut self.rib, undo);
+                self.pending -= effective;
+                if self.pending == 0 {
+                    self.pending_since = None;
+                }
+                return Err(e);
+            }
+            Err(e) => return Err(e),
+        }
+        info.pending = self.pending;
+        Ok(info)
+    }
+
+    /// What a publication made visible, as [`ApplyInfo`].
+    fn published(p: PublishInfo, effective: usize) -> ApplyInfo {
+        ApplyInfo {
+            generation: p.generation,
+            effective,
+            units_rebuilt: 1,
+            full_rebuild: true,
+            work_ms: p.build_ms,
+            ..Default::default()
+        }
     }
 
     /// Applies `change` to the `Rib`; starts the hold time if it changed something.
@@ -226,7 +265,7 @@ where
 
     /// Rebuilds now and publishes the new table with one pointer swap (even if nothing
     /// changed). On a build error the old table stays published and the changes stay
-    /// pending.
+    /// pending: they are retried at the next publication.
     pub fn publish(&mut self) -> Result<PublishInfo, BuildError> {
         let t0 = Instant::now();
         let fib = (self.build)(&self.rib)?;
@@ -256,6 +295,58 @@ where
                 message: panic_message(&*payload),
             }),
         }
+    }
+}
+
+impl<A, F, B> Updater<A> for Publisher<A, F, B>
+where
+    A: Address,
+    F: Fib<A> + 'static,
+    B: FnMut(&Rib<A>) -> Result<F, BuildError> + Send,
+{
+    fn apply(&mut self, changes: &[Change<A>]) -> Result<ApplyInfo, BuildError> {
+        Publisher::apply(self, changes)
+    }
+
+    fn rib(&self) -> &Rib<A> {
+        &self.rib
+    }
+
+    fn reader(&self) -> Box<dyn LookupHandle<A>> {
+        Box::new(Publisher::reader(self))
+    }
+
+    fn memory_bytes(&self) -> usize {
+        let waiting: usize = self.cell.waiting().map(|t| t.fib.memory_bytes()).sum();
+        self.cell.current().fib.memory_bytes() + waiting
+    }
+
+    fn model(&self) -> UpdateModel {
+        UpdateModel::Rebuild {
+            hold_time: self.config.hold_time,
+        }
+    }
+
+    fn pending(&self) -> usize {
+        self.pending
+    }
+
+    fn deadline(&self) -> Option<Instant> {
+        Publisher::deadline(self)
+    }
+
+    fn poll(&mut self) -> Result<Option<ApplyInfo>, BuildError> {
+        let pending = self.pending;
+        Ok(Publisher::poll(self)?.map(|p| Self::published(p, pending)))
+    }
+
+    fn flush(&mut self) -> Result<Option<ApplyInfo>, BuildError> {
+        self.cell.collect();
+        if self.pending == 0 {
+            return Ok(None);
+        }
+        let pending = self.pending;
+        Ok(Some(Self::published(self.publish()?, pending)))
     }
 }
 
@@ -445,7 +536,8 @@ mod tests {
         let mut reader = p.reader();
         for i in 0..10u32 {
             let pre = Prefix::new(i << 24, 8).unwrap();
-            assert_eq!(p.apply(Change::Announce(pre, nh(i + 1))).unwrap(), None);
+            let info = p.apply(&[Change::Announce(pre, nh(i + 1))]).unwrap();
+            assert_eq!((info.generation, info.pending), (0, i as usize + 1));
         }
         assert_eq!(p.pending(), 10);
         assert_eq!(reader.load().lookup(5 << 24), None, "not yet published");
@@ -453,7 +545,7 @@ mod tests {
         assert_eq!((info.generation, info.changes), (1, 10));
         assert_eq!(reader.load().lookup(5 << 24), Some(nh(6)));
         // A change that changes nothing is not pending.
-        p.apply(Change::Announce(Prefix::new(0, 8).unwrap(), nh(1)))
+        p.apply(&[Change::Announce(Prefix::new(0, 8).unwrap(), nh(1))])
             .unwrap();
         assert_eq!(p.pending(), 0);
     }
@@ -474,7 +566,8 @@ mod tests {
             }
         };
         let mut p = Publisher::new(Rib::<Ipv4>::new(), build, PublisherConfig::default()).unwrap();
-        p.apply(Change::Announce(Prefix::DEFAULT, nh(1))).unwrap();
+        p.apply(&[Change::Announce(Prefix::DEFAULT, nh(1))])
+            .unwrap();
         assert!(p.publish().is_err());
         assert_eq!(p.pending(), 1);
         assert_eq!(p.reader().load().generation, 0);

@@ -165,11 +165,12 @@ mod avx2;
 
 use core::marker::PhantomData;
 
-use crate::fib::{BuildError, Fib, Implementation, StatValue, Stats};
+use crate::fib::{BuildError, Config, Fib, Implementation, Settings, StatValue, Stats};
 use crate::mem::{Plain, TableBuf};
 use crate::nexthop::NextHop;
 use crate::prefix::{Address, Ipv4, Ipv6};
 use crate::rib::Rib;
+use crate::scheme::Scheme;
 use crate::simd::Avx2;
 use codec::{Compact16, Paper32, Wide32};
 
@@ -497,6 +498,40 @@ impl<A: Address> core::fmt::Debug for Spider<A> {
     }
 }
 
+impl Config for SpiderConfig {
+    const SETTINGS: &'static [(&'static str, &'static str)] = &[
+        ("ways", "lanes looked up together, 1..=16"),
+        (
+            "scalar",
+            "walk the table with scalar code, one address at a time (spider1w)",
+        ),
+        (
+            "pipeline",
+            "AVX2: keep 16 blocks of `ways` lanes in flight with prefetches (default true); false runs the paper's loop, one block at a time",
+        ),
+    ];
+
+    fn from_settings<A: Address>(s: &Settings<'_>) -> Result<Self, BuildError> {
+        Ok(SpiderConfig {
+            ways: s.ways().or(s.get("ways")?).unwrap_or(16),
+            force_scalar: s.force_scalar() || s.get("scalar")?.unwrap_or(false),
+            pipeline: s.get("pipeline")?.unwrap_or(true),
+            ..SpiderConfig::w16()
+        })
+    }
+}
+
+impl<A: Address> Scheme<A> for Spider<A>
+where
+    Spider<A>: Fib<A>,
+{
+    type Config = SpiderConfig;
+
+    fn build(rib: &Rib<A>, config: &SpiderConfig) -> Result<Self, BuildError> {
+        Spider::build(rib, config)
+    }
+}
+
 impl<A: Address> Spider<A> {
     /// Builds the table from `rib`.
     ///
@@ -607,6 +642,36 @@ impl<A: Address> Spider<A> {
             addrs,
             out
         ))
+    }
+
+    /// How deep lookups of `keys` go ([`depth_histogram`](Self::depth_histogram): the
+    /// shares `depth.N` and `depth_mean`) and `cold_reads_per_lookup`, the reads per lookup
+    /// from levels too large to stay cached ([`prefetched_octets`](Self::prefetched_octets)):
+    /// the figure that bounds Spider's rate against DIR-24-8's one uncached read.
+    fn depth_profile(&self, keys: &[A]) -> Stats {
+        let h = self.depth_histogram(keys);
+        let total = h.iter().sum::<u64>().max(1) as f64;
+        let cold = self.prefetched_octets();
+        // A lookup of depth d reads one element at each of octets 3 ..= d + 2.
+        let cold_reads = h
+            .iter()
+            .enumerate()
+            .map(|(d, &c)| (3..d + 3).filter(|o| cold.contains(o)).count() as f64 * c as f64)
+            .sum::<f64>()
+            / total;
+        let mut s = Stats::new()
+            .with_shares("depth", &h)
+            .with("cold_reads_per_lookup", StatValue::Ratio(cold_reads));
+        for &o in &cold {
+            let bytes = self.info.rows_per_level.get(o - 3).copied().unwrap_or(0)
+                * ROW
+                * self.layout().element_bytes();
+            s.push(
+                format!("cold_level_octet{o}"),
+                StatValue::Bytes(bytes as u64),
+            );
+        }
+        s
     }
 
     fn common_stats(&self) -> Stats {
@@ -721,6 +786,10 @@ macro_rules! impl_family {
 
             fn stats(&self) -> Stats {
                 self.common_stats()
+            }
+
+            fn profile(&self, keys: &[$A]) -> Stats {
+                self.depth_profile(keys)
             }
 
             fn implementation(&self) -> Implementation {

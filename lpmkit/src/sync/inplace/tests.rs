@@ -50,7 +50,23 @@ struct TwoProbesWriter<const VALIDATED: bool>;
 impl<const VALIDATED: bool> InPlaceWriter<u32> for TwoProbesWriter<VALIDATED> {
     type Table = TwoProbes;
     type Retired = ();
+    type Config = crate::fib::NoConfig;
     const VALIDATED_READS: bool = VALIDATED;
+
+    fn build(
+        _rib: &Rib<u32>,
+        _config: &crate::fib::NoConfig,
+    ) -> Result<(Box<TwoProbes>, Self), BuildError> {
+        let table = TwoProbes {
+            a: AtomicU32::new(1),
+            b: AtomicU32::new(1),
+        };
+        Ok((Box::new(table), TwoProbesWriter))
+    }
+
+    fn config(&self) -> &crate::fib::NoConfig {
+        &crate::fib::NoConfig
+    }
 
     unsafe fn patch(
         &mut self,
