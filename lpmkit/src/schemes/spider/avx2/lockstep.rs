@@ -84,10 +84,10 @@ impl<C: Simd, F: Family> Ctx<C, F> {
 
     /// The direct-pointing elements of the block at `k` (8 lanes, or 16 if `FUSED`) by
     /// scalar loads instead of the `vpgatherdd` of Algorithm 1, line 5: the 128 KiB
-    /// (`Compact16`) direct pointing table stays in L2, and on Zen 4 a gather is
-    /// microcoded at about one load per cycle while scalar loads issue three per cycle
-    /// (measured +4–5% on IPv4; IPv6 lanes are in unpack order, and the permute it would
-    /// need ate the gain, so IPv6 keeps the gather).
+    /// (`Compact16`) direct pointing table stays in L2, and where a gather is microcoded
+    /// at about one load per cycle scalar loads issue up to three per cycle (IPv4 only:
+    /// IPv6 lanes are in unpack order, and the permute it would need costs what it
+    /// gains, so IPv6 keeps the gather).
     ///
     /// # Safety
     /// AVX2; `k` holds the block's keys (no masked lanes).
