@@ -515,6 +515,7 @@ fn run_experiments(a: &RunArgs) -> anyhow::Result<ExitCode> {
         .iter()
         .filter_map(|r| r.get("cell").and_then(Value::as_str).map(String::from))
         .collect();
+    check_data(&chosen, &done, &data, a.quick)?;
     let machine = machine();
     let mut file = std::fs::OpenOptions::new()
         .create(true)
@@ -528,10 +529,7 @@ fn run_experiments(a: &RunArgs) -> anyhow::Result<ExitCode> {
     let mut failed = Vec::new();
     for (e, f) in &chosen {
         for (x, each) in cells(f) {
-            let mut cell = format!("{}/{}/{}", e.name, f.id, x.unwrap_or("-"));
-            if let Some(v) = each {
-                cell = format!("{cell}/{v}");
-            }
+            let cell = cell_id(e, f, x, each);
             pb.inc(1);
             if done.contains(&cell) {
                 continue;
@@ -645,6 +643,48 @@ fn run_experiments(a: &RunArgs) -> anyhow::Result<ExitCode> {
             failed.join(", ")
         );
         Ok(ExitCode::from(1))
+    }
+}
+
+/// Every data file the cells still to measure read (after `--quick` replaced the tables)
+/// must be there: a missing one is an error naming it and the data directory, before
+/// anything is measured.
+fn check_data(
+    chosen: &[(&Experiment, &Figure)],
+    done: &BTreeSet<String>,
+    data: &Path,
+    quick: bool,
+) -> anyhow::Result<()> {
+    let mut missing = BTreeSet::new();
+    for (e, f) in chosen {
+        for (x, each) in cells(f) {
+            let cell = cell_id(e, f, x, each);
+            if done.contains(&cell) {
+                continue;
+            }
+            let words = cell_args(f, x, each, data, quick);
+            for w in words.iter().map(Path::new) {
+                if w.starts_with(data) && !w.exists() {
+                    missing.insert(w.display().to_string());
+                }
+            }
+        }
+    }
+    anyhow::ensure!(
+        missing.is_empty(),
+        "missing data: {} (the data directory is {}: give --data DIR or set LPMKIT_DATA)",
+        missing.into_iter().collect::<Vec<_>>().join(", "),
+        data.display()
+    );
+    Ok(())
+}
+
+/// A cell's name in the records: `EXPERIMENT/FIGURE/X[/EACH]`.
+fn cell_id(e: &Experiment, f: &Figure, x: Option<&str>, each: Option<&str>) -> String {
+    let cell = format!("{}/{}/{}", e.name, f.id, x.unwrap_or("-"));
+    match each {
+        Some(v) => format!("{cell}/{v}"),
+        None => cell,
     }
 }
 
