@@ -146,7 +146,8 @@ struct Figure {
     /// `build_ms`).
     #[serde(default = "default_y")]
     y: String,
-    /// The y axis' name (default: the field `y`).
+    /// The y axis' title, in words with its unit (default: the words for a known field,
+    /// else the field `y`).
     y_label: Option<String>,
     /// The record field naming each series.
     #[serde(default = "default_series")]
@@ -177,6 +178,10 @@ struct Axis {
     /// The swept values (`{x}`); none: one cell, x from `field`.
     #[serde(default)]
     values: Vec<String>,
+    /// What the plot and the report call each of `values` (a table file's short name),
+    /// in the same order; the values themselves where absent.
+    #[serde(default)]
+    names: Vec<String>,
     /// The record field on the x axis when the sweep is inside one invocation.
     field: Option<String>,
     /// `[label, field]` pairs: each record gives one point per field, at x = its label
@@ -249,6 +254,13 @@ fn parse(text: &str) -> anyhow::Result<Experiment> {
             !f.x.values.is_empty() || f.x.field.is_some() || !f.x.fields.is_empty(),
             "figure {}: x needs values, a field or fields",
             f.id
+        );
+        anyhow::ensure!(
+            f.x.names.is_empty() || f.x.names.len() == f.x.values.len(),
+            "figure {}: x.names needs one name per x.values entry ({} names, {} values)",
+            f.id,
+            f.x.names.len(),
+            f.x.values.len()
         );
         let each = f.args.iter().any(|a| a.contains("{each}"));
         anyhow::ensure!(
@@ -613,7 +625,7 @@ fn run_experiments(a: &RunArgs) -> anyhow::Result<ExitCode> {
             })
             .collect();
         let svg = format!("{}-{}.svg", e.name, f.id);
-        let series = plot::draw(&out.join(&svg), f, &mine)?;
+        let series = plot::draw(&out.join(&svg), f, &mine, a.quick)?;
         report.push_str(&format!(
             "\n## {} {}: {}\n\n*Paper ({}):* {}\n\n![{}]({svg})\n\n{}{}\n",
             e.name,
