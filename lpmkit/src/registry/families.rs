@@ -624,14 +624,14 @@ pub(super) static FAMILIES: &[SchemeFamily] = &[
             build: build_bloom::<Ipv4>,
             incremental: Some(build_bloom_incremental::<Ipv4>),
             // One instance with validated reads (`InPlaceWriter::VALIDATED_READS`: a
-            // batch is looked up again if a patch began meanwhile; docs/bloom.md).
+            // batch is looked up again if a patch began meanwhile; docs/updates.md).
             in_place: Some(build_bloom_in_place::<Ipv4>),
         }),
         v6: Some(Builders {
             build: build_bloom::<Ipv6>,
             incremental: Some(build_bloom_incremental::<Ipv6>),
             // One instance with validated reads (`InPlaceWriter::VALIDATED_READS`: a
-            // batch is looked up again if a patch began meanwhile; docs/bloom.md).
+            // batch is looked up again if a patch began meanwhile; docs/updates.md).
             in_place: Some(build_bloom_in_place::<Ipv6>),
         }),
     },
