@@ -153,7 +153,7 @@ fn caption(recs: &[&Map<String, Value>], p: &Points, quick: bool) -> String {
     let cores = distinct("cores");
     let mut parts = vec![distinct("cpu").join(" / ")];
     if let [c] = &cores[..] {
-        parts.push(format!("{c} cores"));
+        parts.push(format!("{c} {}", if c == "1" { "core" } else { "cores" }));
     }
     let mut dates = distinct("date");
     dates.sort();
@@ -358,6 +358,16 @@ pub(super) fn draw(
                 }
             }
         }
+    }
+    if p.series.is_empty() {
+        // Say so rather than leave an empty frame (e.g. a replay too short for one round).
+        let (pw, ph) = plot.dim_in_pixel();
+        plot.draw_text(
+            "no record has a value for this figure (see the report and the records)",
+            &centre(13).color(&RGBColor(150, 0, 0)),
+            (pw as i32 / 2, ph as i32 / 2),
+        )
+        .map_err(|e| err(&e))?;
     }
     // The legend, beside the plot so that it hides nothing, under the name of what its
     // entries are.
