@@ -155,6 +155,9 @@ struct Figure {
     /// `line` or `bar`.
     #[serde(default = "default_kind")]
     kind: String,
+    /// A logarithmic y axis, for values that span orders of magnitude.
+    #[serde(default)]
+    y_log: bool,
     /// Ratios the report states for this machine beside the paper's.
     #[serde(default)]
     ratios: Vec<Ratio>,

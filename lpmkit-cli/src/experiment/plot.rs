@@ -260,104 +260,144 @@ pub(super) fn draw(
             .fold(0.0f64, |m, &y| m.max(y))
             .max(f64::MIN_POSITIVE)
             * 1.1;
-    let mut chart = ChartBuilder::on(&plot)
-        .margin(12)
-        .x_label_area_size(if upright { 30 + 7 * longest } else { 44 })
-        .y_label_area_size(64)
-        .build_cartesian_2d(-0.5f64..(n as f64 - 0.5), 0f64..ymax)
-        .map_err(|e| err(&e))?;
-    let xs = p.xs.clone();
-    chart
-        .configure_mesh()
-        .x_labels(n)
-        .x_label_formatter(&|v| {
-            let i = v.round();
-            // Upright labels are drawn below, anchored at their end.
-            if !upright && (v - i).abs() < 1e-6 && i >= 0.0 {
-                xs.get(i as usize).cloned().unwrap_or_default()
+    // The chart itself, on a linear or a logarithmic y axis (`y_log`: values that span
+    // orders of magnitude); bars start at `base`, the axis' bottom.
+    macro_rules! chart_body {
+        ($chart:expr, $base:expr) => {{
+            let mut chart = $chart.map_err(|e| err(&e))?;
+            let base: f64 = $base;
+            let xs = p.xs.clone();
+            let y_title = if f.y_log {
+                format!("{} (log scale)", y_name(f))
             } else {
-                String::new()
-            }
-        })
-        .y_labels(8)
-        .y_label_formatter(&|v| si(*v))
-        .x_label_style(("sans-serif", 12))
-        .x_desc(x_desc)
-        .y_desc(y_name(f))
-        .axis_desc_style(("sans-serif", 14))
-        .y_label_style(("sans-serif", 12))
-        .light_line_style(WHITE)
-        .bold_line_style(RGBColor(225, 225, 225))
-        .disable_x_mesh()
-        .draw()
-        .map_err(|e| err(&e))?;
-    if upright {
-        let style = TextStyle::from(("sans-serif", 12).into_font())
-            .transform(FontTransform::Rotate270)
-            .pos(plotters::style::text_anchor::Pos::new(
-                plotters::style::text_anchor::HPos::Right,
-                plotters::style::text_anchor::VPos::Center,
-            ));
-        for (xi, x) in p.xs.iter().enumerate() {
-            let (px, py) = chart.backend_coord(&(xi as f64, 0.0));
-            root.draw_text(x, &style, (px, py + 8))
-                .map_err(|e| err(&e))?;
-        }
-    }
-    let ns = p.series.len().max(1) as f64;
-    let own_slot = one_series_per_x(&p);
-    for (si, _) in p.series.iter().enumerate() {
-        let colour = COLOURS[si % COLOURS.len()];
-        // Each point's x where it is drawn (a bar's centre), y, and its spread.
-        let (w, slot) = if f.kind != "bar" || own_slot {
-            (0.8, 0.0)
-        } else {
-            (0.8 / ns, si as f64)
-        };
-        let at = |xi: usize| {
-            if f.kind == "bar" {
-                xi as f64 - 0.4 + slot * w + w / 2.0
-            } else {
-                xi as f64
-            }
-        };
-        let pts: Vec<(f64, f64)> = p.ys[si]
-            .iter()
-            .enumerate()
-            .filter_map(|(xi, y)| y.map(|y| (at(xi), y)))
-            .collect();
-        if f.kind == "bar" {
+                y_name(f).to_string()
+            };
             chart
-                .draw_series(pts.iter().map(|&(x, y)| {
-                    Rectangle::new([(x - w / 2.0, 0.0), (x + w / 2.0, y)], colour.filled())
-                }))
+                .configure_mesh()
+                .x_labels(n)
+                .x_label_formatter(&|v| {
+                    let i = v.round();
+                    // Upright labels are drawn below, anchored at their end.
+                    if !upright && (v - i).abs() < 1e-6 && i >= 0.0 {
+                        xs.get(i as usize).cloned().unwrap_or_default()
+                    } else {
+                        String::new()
+                    }
+                })
+                .y_labels(8)
+                .y_label_formatter(&|v| si(*v))
+                .x_label_style(("sans-serif", 12))
+                .x_desc(x_desc)
+                .y_desc(y_title.as_str())
+                .axis_desc_style(("sans-serif", 14))
+                .y_label_style(("sans-serif", 12))
+                .light_line_style(WHITE)
+                .bold_line_style(RGBColor(225, 225, 225))
+                .disable_x_mesh()
+                .draw()
                 .map_err(|e| err(&e))?;
-        } else {
-            chart
-                .draw_series(pts.iter().map(|&pt| Circle::new(pt, 3, colour.filled())))
-                .map_err(|e| err(&e))?;
-            chart
-                .draw_series(LineSeries::new(pts.clone(), colour.stroke_width(2)))
-                .map_err(|e| err(&e))?;
-        }
-        // Whiskers: the slowest and the fastest run, with short caps.
-        let cap = (w / 4.0).min(0.08);
-        let whisker = if f.kind == "bar" { BLACK } else { colour };
-        for xi in 0..p.xs.len() {
-            if let (Some(lo), Some(hi)) = (p.lo[si][xi], p.hi[si][xi]) {
-                let x = at(xi);
-                let style = whisker.stroke_width(1);
-                for line in [
-                    vec![(x, lo), (x, hi)],
-                    vec![(x - cap, lo), (x + cap, lo)],
-                    vec![(x - cap, hi), (x + cap, hi)],
-                ] {
-                    chart
-                        .draw_series(std::iter::once(PathElement::new(line, style)))
+            if upright {
+                let style = TextStyle::from(("sans-serif", 12).into_font())
+                    .transform(FontTransform::Rotate270)
+                    .pos(plotters::style::text_anchor::Pos::new(
+                        plotters::style::text_anchor::HPos::Right,
+                        plotters::style::text_anchor::VPos::Center,
+                    ));
+                for (xi, x) in p.xs.iter().enumerate() {
+                    let (px, py) = chart.backend_coord(&(xi as f64, base));
+                    root.draw_text(x, &style, (px, py + 8))
                         .map_err(|e| err(&e))?;
                 }
             }
-        }
+            let ns = p.series.len().max(1) as f64;
+            let own_slot = one_series_per_x(&p);
+            for (si, _) in p.series.iter().enumerate() {
+                let colour = COLOURS[si % COLOURS.len()];
+                // Each point's x where it is drawn (a bar's centre), y, and its spread.
+                let (w, slot) = if f.kind != "bar" || own_slot {
+                    (0.8, 0.0)
+                } else {
+                    (0.8 / ns, si as f64)
+                };
+                let at = |xi: usize| {
+                    if f.kind == "bar" {
+                        xi as f64 - 0.4 + slot * w + w / 2.0
+                    } else {
+                        xi as f64
+                    }
+                };
+                let pts: Vec<(f64, f64)> = p.ys[si]
+                    .iter()
+                    .enumerate()
+                    .filter_map(|(xi, y)| y.filter(|&y| y > base).map(|y| (at(xi), y)))
+                    .collect();
+                if f.kind == "bar" {
+                    chart
+                        .draw_series(pts.iter().map(|&(x, y)| {
+                            Rectangle::new([(x - w / 2.0, base), (x + w / 2.0, y)], colour.filled())
+                        }))
+                        .map_err(|e| err(&e))?;
+                } else {
+                    chart
+                        .draw_series(pts.iter().map(|&pt| Circle::new(pt, 3, colour.filled())))
+                        .map_err(|e| err(&e))?;
+                    chart
+                        .draw_series(LineSeries::new(pts.clone(), colour.stroke_width(2)))
+                        .map_err(|e| err(&e))?;
+                }
+                // Whiskers: the slowest and the fastest run, with short caps.
+                let cap = (w / 4.0).min(0.08);
+                let whisker = if f.kind == "bar" { BLACK } else { colour };
+                for xi in 0..p.xs.len() {
+                    if let (Some(lo), Some(hi)) = (p.lo[si][xi], p.hi[si][xi]) {
+                        let lo = lo.max(base);
+                        let x = at(xi);
+                        let style = whisker.stroke_width(1);
+                        for line in [
+                            vec![(x, lo), (x, hi)],
+                            vec![(x - cap, lo), (x + cap, lo)],
+                            vec![(x - cap, hi), (x + cap, hi)],
+                        ] {
+                            chart
+                                .draw_series(std::iter::once(PathElement::new(line, style)))
+                                .map_err(|e| err(&e))?;
+                        }
+                    }
+                }
+            }
+        }};
+    }
+    let builder = || {
+        let mut b = ChartBuilder::on(&plot);
+        b.margin(12)
+            .x_label_area_size(if upright { 30 + 7 * longest } else { 44 })
+            .y_label_area_size(64);
+        b
+    };
+    let xrange = -0.5f64..(n as f64 - 0.5);
+    if f.y_log {
+        // From a power of ten at least half a decade below the least positive value, so
+        // that its bar shows.
+        let least =
+            p.ys.iter()
+                .chain(&p.lo)
+                .flatten()
+                .flatten()
+                .copied()
+                .filter(|&y| y > 0.0)
+                .fold(f64::INFINITY, f64::min);
+        let bottom = if least.is_finite() {
+            10f64.powf((least.log10() - 0.3).floor())
+        } else {
+            1.0
+        };
+        let top = (ymax / 1.1).max(bottom * 10.0) * 1.5;
+        chart_body!(
+            builder().build_cartesian_2d(xrange, (bottom..top).log_scale()),
+            bottom
+        );
+    } else {
+        chart_body!(builder().build_cartesian_2d(xrange, 0f64..ymax), 0.0);
     }
     if p.series.is_empty() {
         // Say so rather than leave an empty frame (e.g. a replay too short for one round).
