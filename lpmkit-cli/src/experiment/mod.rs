@@ -199,6 +199,10 @@ struct Each {
     /// The record field that holds the value (a series, usually).
     field: String,
     values: Vec<String>,
+    /// What the plot and the report call each of `values` when they name a series, in the
+    /// same order; the values themselves where absent.
+    #[serde(default)]
+    names: Vec<String>,
 }
 
 fn default_command() -> String {
@@ -265,6 +269,13 @@ fn parse(text: &str) -> anyhow::Result<Experiment> {
             f.x.names.len(),
             f.x.values.len()
         );
+        if let Some(e) = &f.each {
+            anyhow::ensure!(
+                e.names.is_empty() || e.names.len() == e.values.len(),
+                "figure {}: each.names needs one name per each.values entry",
+                f.id
+            );
+        }
         let each = f.args.iter().any(|a| a.contains("{each}"));
         anyhow::ensure!(
             each == f.each.is_some(),

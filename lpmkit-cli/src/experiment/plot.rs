@@ -79,6 +79,18 @@ fn x_name(f: &Figure, x: String) -> String {
     }
 }
 
+/// What the plot calls the series value `s` of figure `f`: its `each.names` entry when the
+/// series is the second sweep's field and it has one.
+fn series_name(f: &Figure, s: String) -> String {
+    match &f.each {
+        Some(e) if e.field == f.series => match e.values.iter().position(|v| *v == s) {
+            Some(i) if i < e.names.len() => e.names[i].clone(),
+            _ => s,
+        },
+        _ => s,
+    }
+}
+
 pub(super) fn points(f: &Figure, recs: &[&Map<String, Value>]) -> Points {
     let mut p = Points {
         xs: Vec::new(),
@@ -88,7 +100,7 @@ pub(super) fn points(f: &Figure, recs: &[&Map<String, Value>]) -> Points {
         hi: Vec::new(),
     };
     for r in recs {
-        let s = label(field(r, &f.series));
+        let s = series_name(f, label(field(r, &f.series)));
         // (x, y, spread) of this record: one point, or one per field of `x.fields`.
         type Point = (String, f64, Option<(f64, f64)>);
         let xy: Vec<Point> = if f.x.fields.is_empty() {
@@ -351,7 +363,13 @@ pub(super) fn draw(
                 for xi in 0..p.xs.len() {
                     if let (Some(lo), Some(hi)) = (p.lo[si][xi], p.hi[si][xi]) {
                         let lo = lo.max(base);
-                        let x = at(xi);
+                        // Lines' whiskers side by side, so that series at one x stay apart.
+                        let x = at(xi)
+                            + if f.kind == "bar" {
+                                0.0
+                            } else {
+                                (si as f64 - (ns - 1.0) / 2.0) * 0.04
+                            };
                         let style = whisker.stroke_width(1);
                         for line in [
                             vec![(x, lo), (x, hi)],
