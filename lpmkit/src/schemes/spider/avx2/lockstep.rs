@@ -128,7 +128,7 @@ impl<C: Simd, F: Family> Ctx<C, F> {
         unsafe {
             // The indices leave the register by `vmovq`/`vpextrq` (two lanes each) rather
             // than a store and eight reloads: fewer load-port µops, which the gathers and
-            // prefetches compete for (measured +3–6% on the bart tables).
+            // prefetches compete for.
             let pf = |v: __m256i| {
                 for x in [_mm256_castsi256_si128(v), _mm256_extracti128_si256::<1>(v)] {
                     let a = _mm_cvtsi128_si64(x) as u64;
@@ -136,8 +136,7 @@ impl<C: Simd, F: Family> Ctx<C, F> {
                     for i in [a as u32, (a >> 32) as u32, b as u32, (b >> 32) as u32] {
                         let p = self.tp.wrapping_add(i as usize) as *const i8;
                         // T1 (into L2, not L1): the data is needed a few hundred cycles
-                        // later, and L2 holds far more outstanding misses than L1
-                        // (measured: +25% on a 900K-route IPv4 table).
+                        // later, and L2 holds far more outstanding misses than L1.
                         _mm_prefetch::<_MM_HINT_T1>(p);
                     }
                 }
