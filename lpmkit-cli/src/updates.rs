@@ -25,7 +25,9 @@
 //! `lockstep_segment_changes`, and `lockstep_empty_interval_ticks`, the TSC count of an
 //! empty interval taken off every timed one),
 //! `in_place_no_readers_updates_per_s`, `in_place_vs_no_readers`,
-//! `in_place_reader_ratio`, `twins_updates_per_s`, the
+//! `in_place_reader_ratio`, the interleaved segments' `interleaved_reader_ratio` and
+//! `interleaved_writer_ratio` (medians of the rounds, every round's in `…_runs`),
+//! `twins_updates_per_s`, the
 //! scheme's per-update counts (`per_update.pointers`, …), `table_ok`.
 //!
 //! The 2024 RIS traces are raw per-peer BGP messages; replaying them into one table keyed by
@@ -541,6 +543,15 @@ fn replay_incremental<A: Address>(
         set("reader_busy_mlps", m.reader_busy_mlps);
         set("writer_busy_updates_per_s", m.writer_busy_rate);
         set("writer_alone_updates_per_s", m.writer_alone_rate);
+        // The rounds behind the two ratios' medians (their spread in plots).
+        rec.insert(
+            "interleaved_reader_ratio_runs".into(),
+            m.reader_ratios.into(),
+        );
+        rec.insert(
+            "interleaved_writer_ratio_runs".into(),
+            m.writer_ratios.into(),
+        );
     }
     let twins = info.updater(rib0.clone(), &opts, UpdateModel::Twins)?;
     let timed = (changes, offsets);

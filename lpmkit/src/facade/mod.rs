@@ -38,29 +38,22 @@
 //! ## Choosing the scheme: `auto`
 //!
 //! `auto` picks by family, then falls back on a capacity error (a table the layout cannot
-//! hold) to the next candidate; [`auto_candidates`] lists them. The rule follows the
-//! measurements in the README and `docs/bindings.md` (one process, same keys, bart
-//! tier-1 tables): what matters for a table that is looked up *and updated* is the lookup
-//! rate among the schemes that patch one instance in place (a rebuild-style scheme
-//! rebuilds the whole table at every update: Spider is faster to look up but takes 70 ms
-//! per change on a full IPv4 table).
+//! hold) to the next candidate; [`auto_candidates`] lists them. A table that is looked up
+//! *and updated* wants the fastest lookups among the schemes that patch one instance in
+//! place: a rebuild-style scheme rebuilds the whole table at every update, so its update
+//! latency is a full build.
 //!
 //! * **IPv4: DXR, `d16r` below 2^19 routes, `d18r` from there on**; then `poptrie18`,
-//!   then `trie`. Measured (`lpmkit bench --threads 1 --runs 3`, uniform keys, Mlps): a
-//!   10,000-route synthetic table — `d16r` 168, `d18r` 147, `poptrie16` 132; RIS rrc06,
-//!   323,487 routes — `d16r` 131, `d18r` 99, `poptrie16` 85; bart, 901,899 routes (README,
-//!   runs 7) — `d18r` 188, `d16r` 165, `poptrie18` 197 (in 3.7 MiB against `d18r`'s
-//!   2.3). A small table's ranges fit the 2^16-entry direct table's chunks; a full one
-//!   gains from resolving two more bits directly.
-//! * **IPv6: `poptrie16`** whatever the size: among the IPv6 schemes that update in
-//!   place it led on both IPv6 tables, with the least memory (`lpmkit bench --pattern
-//!   v6match --threads 1 --runs 3`, Mlps: bart 160,147 routes — `poptrie16` 58.9,
-//!   `poptrie18` 55.6, `sail-m` 34.3, `miht` 6.3; LINX 37,343 routes — 71.9, 70.4, 54.1,
-//!   10.0); then `trie`.
+//!   then `trie`. A small table's ranges fit the 2^16-entry direct table's chunks, which
+//!   keeps the whole structure in cache; a full table gains from resolving two more bits
+//!   directly (fewer and shorter binary searches) for a 1 MiB lookup table instead of 256 KiB.
+//! * **IPv6: `poptrie16`** whatever the size: of the IPv6 schemes that update in place it
+//!   looks up fastest on the real IPv6 tables, in the least memory; then `trie`.
 //!
-//! A table that is loaded once and only looked up (no updates) is faster with a
-//! rebuild-style scheme named explicitly: `spider16w` did 175–184 Mlps on the same IPv6
-//! runs and 334 on IPv4 (README).
+//! The lookup rates behind the rule are in `docs/results/` (`lpmkit experiment run
+//! lpmkit`); `lpmkit bench -t TABLE -s d16r,d18r,poptrie16,poptrie18` measures them on a
+//! table of one's own. A table that is loaded once and only looked up (no updates) is
+//! faster with a rebuild-style scheme named explicitly, such as `spider16w`.
 //!
 //! ## Update models
 //!

@@ -12,7 +12,8 @@
 //!   batch that began before the swap is still running. The full-table build time
 //!   is the update latency of this model, which is why build speed is a headline figure.
 //! * **In place, one instance** ([`InPlace`]): for incremental schemes
-//!   ([`InPlaceWriter`]: DXR, Poptrie). One writer patches the live structure: each
+//!   ([`InPlaceWriter`]: DXR, Poptrie, Luleå, SAIL, OBMA, MIHT, the Bloom-filter schemes).
+//!   One writer patches the live structure: each
 //!   touched part is rebuilt beside the live one and published with one atomic store;
 //!   what it replaced is reused only after a grace period ([`epoch`]); arrays never move
 //!   under a reader. Each key sees the table before or after each change (per key, not

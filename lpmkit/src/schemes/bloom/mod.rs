@@ -95,9 +95,9 @@
 //!   linked list, fewer cache lines), so that a bucket can be replaced atomically.
 //! * `x mod m` is computed exactly by multiplication (Lemire's method; Granlund–Montgomery
 //!   in the AVX2 probes), not by division.
-//! * C `rand()` is glibc's generator computed in closed form (the same outputs, about ten
-//!   times faster than glibc's 350 steps per `srand`; see `hash.rs`), so that the Baseline
-//!   can run the test suites.
+//! * C `rand()` is glibc's generator computed in closed form (the same outputs from about
+//!   30 modular multiplications instead of glibc's ~350 dependent steps per `srand`; see
+//!   `hash.rs`), so that the Baseline can run the test suites.
 //! * The paper does not name the Naïve variant's hash: MurmurHash3 (§4.3.2 calls it
 //!   "widely used in the context of Bloom filters"). Nor how Knuth's and H2's function
 //!   families are seeded: H2's `i`-th function hashes `key ^ seed_i`, Knuth's multiplies

@@ -122,8 +122,8 @@ impl<A: Address> InPlaceWriter<A> for BloomWriter<A> {
 
     /// A lookup probes every level's filter, then the tables longest first, then the DLA
     /// (or the default route): independent structures, each read at its own moment, so a
-    /// reader descheduled between two of them could combine two generations (docs/bloom.md,
-    /// "Correctness"). Readers validate their batches instead. A read that is retried
+    /// reader descheduled between two of them could combine two generations (docs/updates.md,
+    /// "Validated reads"). Readers validate their batches instead. A read that is retried
     /// stays safe whatever mix it saw: filter positions are reduced `mod m`, buckets `mod`
     /// their count, DLA indices have `DLA_BITS` bits; a head names a published block,
     /// complete when its head was stored and not reused before the reader's grace period,

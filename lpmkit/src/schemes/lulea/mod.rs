@@ -51,7 +51,7 @@
 //!   chunks, and at level 1 when the next hop is too large for a direct codeword); the
 //!   direct codewords therefore start at row 677 and hold next hops up to 22,207 instead
 //!   of the paper's 22,271.
-//! * **Lookups in batches** ([`Fib::lookup_batch`]): keys are looked up 16 at a time in
+//! * **Lookups in batches** ([`Fib::lookup_batch`]): keys are looked up 32 at a time in
 //!   stages (level 1 for all, then the level-2 directory entries, chunks and level-3 of
 //!   the keys that continue), prefetching what the next stage reads.
 //!

@@ -41,7 +41,7 @@
 //!   (the shared width rule, [`Width`]); [`PoptrieConfig::leaf_width`] forces a width, and a
 //!   table that does not fit is a [`BuildError`], never truncated.
 //! * **Bulk build.** A full build walks the ranges once and packs every array back to
-//!   back (no padding); it takes tens of milliseconds on a full table. The C code instead
+//!   back (no padding): linear in the number of ranges. The C code instead
 //!   inserts routes one by one through its update path.
 //! * **Incremental update**, in place under readers ([`PoptrieWriter`], driven by
 //!   [`crate::sync::InPlace`], or [`IncrementalFib`] when no other thread reads). As
@@ -70,8 +70,7 @@
 //!     round are independent, so their cache misses overlap.
 //!   - IPv6: a software pipeline over the one-key code (direct-pointing entry of key
 //!     `i + 16` and first node of key `i + 8` prefetched). IPv6 keys descend many levels
-//!     of mostly cached nodes, where the lane bookkeeping cost more than it bought (on
-//!     the real IPv6 tables the pipeline was about 1.5× faster).
+//!     of mostly cached nodes, where the lane bookkeeping costs more than it buys.
 //!
 //!   Both are compiled once portably and once with the `popcnt` instruction, chosen at
 //!   build time from CPU detection (`force_scalar` picks the portable twin;
