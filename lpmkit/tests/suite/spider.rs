@@ -6,7 +6,7 @@
 //! Real tables are read from `../shared/data` by the shared harness (`common`): when
 //! absent the tests say so and skip them, unless `LPMKIT_REQUIRE_DATA` is set.
 
-mod common;
+use crate::common;
 
 use lpmkit::rng::{mix64, SplitMix64};
 use lpmkit::schemes::spider::{ElementLayout, Spider, SpiderConfig};

@@ -1,7 +1,7 @@
 //! `facade::RouteTable` on the real tables: values, matched prefixes and serialised
 //! copies equal the reference trie's answers, and a replayed update trace keeps them so.
 
-mod common;
+use crate::common;
 
 use common::{fib_tables, keys_for, load};
 use lpmkit::facade::{RouteTable, Value};

@@ -1,7 +1,7 @@
 //! Poptrie against the `Rib`: real tables, synthetic tables, edge routes, the real update
 //! traces replayed incrementally, and random update sequences (proptest).
 
-mod common;
+use crate::common;
 
 use lpmkit::rng::SplitMix64;
 use lpmkit::schemes::poptrie::{Poptrie, PoptrieConfig};

@@ -10,7 +10,7 @@
 //! Bloom-filter schemes, whose readers validate their batches, must still give each key
 //! the answer before or after the batch in every state.
 
-mod common;
+use crate::common;
 
 use std::cell::RefCell;
 use std::rc::Rc;

@@ -2,7 +2,7 @@
 //! priority-trie invariants on them, the real update traces replayed incrementally, and
 //! random update sequences (proptest).
 
-mod common;
+use crate::common;
 
 use lpmkit::rng::SplitMix64;
 use lpmkit::schemes::miht::{Miht, MihtConfig};

@@ -12,7 +12,7 @@
 //! `LPMKIT_CONCURRENCY_SCHEMES=bloomfwd,bloom-base` runs only the named schemes (to run
 //! one scheme's checks many times, e.g. under load).
 
-mod common;
+use crate::common;
 
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{mpsc, Arc, RwLock};

@@ -5,7 +5,7 @@
 //! `LPMKIT_DIFFERENTIAL_SCHEMES=a,b` limits a run to those schemes (CI's DPDK stage runs
 //! `dpdk-fib` alone; the workspace run checks every scheme).
 
-mod common;
+use crate::common;
 
 use lpmkit::registry::{self, BuildOptions};
 use lpmkit::{synth, Address, AnyTable, Family, NextHop, Prefix, Rib, Table};

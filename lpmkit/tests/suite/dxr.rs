@@ -7,7 +7,7 @@
 //! absent the tests that need it print a note and pass, unless `LPMKIT_REQUIRE_DATA` is
 //! set.
 
-mod common;
+use crate::common;
 
 use lpmkit::rng::SplitMix64;
 use lpmkit::schemes::dxr::{Dxr, DxrConfig, NextHopMode};

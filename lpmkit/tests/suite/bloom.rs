@@ -3,7 +3,7 @@
 //! filters' measured false-positive rates, DPCPE's level sets (Table 4), the real update
 //! traces replayed incrementally, and random update sequences (proptest).
 
-mod common;
+use crate::common;
 
 use lpmkit::rng::SplitMix64;
 use lpmkit::schemes::bloom::{Bloom, BloomConfig, HashKind, Levels};

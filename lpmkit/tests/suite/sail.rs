@@ -2,7 +2,7 @@
 //! synthetic tables, edge routes, both entry widths, the real update traces replayed
 //! incrementally, and random update sequences (proptest).
 
-mod common;
+use crate::common;
 
 use lpmkit::rng::SplitMix64;
 use lpmkit::{registry, Address, BuildOptions, Change, Fib, NextHop, Prefix, Rib};
