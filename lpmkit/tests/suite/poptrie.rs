@@ -10,7 +10,7 @@ use lpmkit::traffic::boundary_keys;
 use lpmkit::{registry, Address, BuildOptions, Change, Fib, IncrementalFib, NextHop, Prefix, Rib};
 use proptest::prelude::*;
 
-use common::push_boundaries;
+use common::{push_boundaries, Tier};
 
 /// Both registry variants, with and without the `popcnt` kernel.
 fn check_registry<A: Address>(rib: &Rib<A>, keys: &[A], label: &str) {
@@ -35,7 +35,17 @@ fn check_registry<A: Address>(rib: &Rib<A>, keys: &[A], label: &str) {
 
 #[test]
 fn real_tables_v4() {
-    for path in common::data_files("fib", "ipv4-") {
+    real_tables_v4_in(Tier::Default);
+}
+
+#[test]
+#[ignore = "long tier: the other real IPv4 tables"]
+fn other_real_tables_v4() {
+    real_tables_v4_in(Tier::Long);
+}
+
+fn real_tables_v4_in(tier: Tier) {
+    for path in common::tier_tables("ipv4-", tier) {
         let rib = common::load_table::<u32>(&path).rib;
         let mut keys = boundary_keys(&rib);
         let mut rng = SplitMix64::new(1);
