@@ -225,6 +225,18 @@ fn replay_checked(
 
 #[test]
 fn update_traces() {
+    update_traces_matching("ipv4-ris-rrc01-linx-2014");
+}
+
+#[test]
+#[ignore = "long tier: every IPv4 trace"]
+fn every_update_trace() {
+    update_traces_matching("ipv4-");
+}
+
+/// Replays the IPv4 traces whose names start with `prefix` on the rrc06 table: change by
+/// change for k = 16, 18 and 20, in batches for d24r and d18r.
+fn update_traces_matching(prefix: &str) {
     let Some(Table {
         rib: base,
         next_hops: mut hops,
@@ -233,7 +245,7 @@ fn update_traces() {
     else {
         return;
     };
-    for path in common::data_files("updates", "ipv4-") {
+    for path in common::data_files("updates", prefix) {
         let changes = common::load_updates::<Ipv4>(&path, &mut hops);
         let label = path.file_name().unwrap().to_string_lossy().to_string();
         for k in [16, 18, 20] {
@@ -317,7 +329,7 @@ fn random_updates_case(k: u8, batch: usize, ops: &[Op]) -> Result<(), TestCaseEr
 }
 
 proptest! {
-    #![proptest_config(ProptestConfig::with_cases(16))]
+    #![proptest_config(ProptestConfig::with_cases(6))]
 
     #[test]
     fn random_updates_match_the_rib(

@@ -108,7 +108,17 @@ fn check_configs<A: Address>(rib: &Rib<A>, keys: &[A], label: &str) {
 
 #[test]
 fn synthetic_tables_every_config() {
-    for seed in 0..4 {
+    synthetic_tables_every_config_seeds(0..1);
+}
+
+#[test]
+#[ignore = "long tier: three more seeds"]
+fn more_synthetic_tables_every_config() {
+    synthetic_tables_every_config_seeds(1..4);
+}
+
+fn synthetic_tables_every_config_seeds(seeds: std::ops::Range<u64>) {
+    for seed in seeds {
         for (routes, hops) in [(50, 3), (2000, 5), (20_000, 70_000)] {
             let rib = synthetic::<u32>(seed, routes, hops);
             let mut keys = boundary_keys(&rib);
