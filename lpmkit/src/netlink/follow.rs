@@ -1,15 +1,18 @@
 //! [`Follower`]: any registered scheme kept up to date from a stream of changes, by the
 //! update model the scheme offers (batch rebuild or in place).
 
+use std::borrow::Cow;
+use std::collections::{HashMap, HashSet};
 use std::time::{Duration, Instant};
 
 use crate::fib::{BuildError, BuildOptions, Change, Fib};
-use crate::prefix::Address;
+use crate::prefix::{Address, Prefix};
 use crate::registry::SchemeInfo;
 use crate::rib::Rib;
 use crate::sync::{LookupHandle, Publisher, PublisherConfig, Updater};
 
-type BuildBox<A> = Box<dyn FnMut(&Rib<A>) -> Result<Box<dyn Fib<A>>, BuildError> + Send>;
+/// A build function of a rebuilt scheme.
+pub type BuildBox<A> = Box<dyn FnMut(&Rib<A>) -> Result<Box<dyn Fib<A>>, BuildError> + Send>;
 
 enum Model<A: Address> {
     /// Batch rebuild (Spider, DIR-24-8): the publisher's own hold time is set out of
@@ -21,7 +24,11 @@ enum Model<A: Address> {
     },
     /// In place under readers (DXR, Poptrie): every batch is visible when `apply`
     /// returns.
-    InPlace(Box<dyn Updater<A>>),
+    InPlace {
+        updater: Box<dyn Updater<A>>,
+        /// Changes the scheme refused, the latest per prefix, in arrival order.
+        refused: Vec<Change<A>>,
+    },
 }
 
 /// A publication: changes that became visible to readers.
@@ -37,14 +44,33 @@ pub struct Visible {
     pub work_ms: f64,
 }
 
+/// The first retry of a refused batch or a failed rebuild waits this long; each failure
+/// doubles the wait, up to [`RETRY_MAX`].
+const RETRY_FIRST: Duration = Duration::from_millis(100);
+/// The longest wait between two retries.
+const RETRY_MAX: Duration = Duration::from_secs(10);
+
 /// One scheme following a route stream: [`apply`](Self::apply) changes as they come;
 /// readers ([`reader`](Self::reader)) see them once published — at once for in-place
 /// schemes, after the hold time for rebuilt ones (call [`poll`](Self::poll) by
 /// [`deadline`](Self::deadline)).
+///
+/// **Refusals are never lost.** A scheme may refuse changes its layout cannot take (its
+/// limits: next-hop ids, capacities). A rebuilt scheme keeps the last table published
+/// and every change pending; an in-place scheme applies what it can (the refused
+/// changes are isolated by splitting the batch) and keeps the refused changes. Either
+/// way [`apply`](Self::apply) or [`poll`](Self::poll) returns the error,
+/// [`pending`](Self::pending) counts what is not visible yet,
+/// [`last_error`](Self::last_error) keeps the reason, and the follower retries at
+/// [`deadline`](Self::deadline) (after 0.1 s, doubling up to 10 s while it keeps
+/// failing). A later change of the same prefix supersedes a refused one.
 pub struct Follower<A: Address> {
     name: &'static str,
     model: Model<A>,
     generation: u64,
+    last_error: Option<BuildError>,
+    retry_at: Option<Instant>,
+    backoff: Duration,
 }
 
 impl<A: Address> core::fmt::Debug for Follower<A> {
@@ -53,6 +79,8 @@ impl<A: Address> core::fmt::Debug for Follower<A> {
             .field("scheme", &self.name)
             .field("model", &self.model())
             .field("generation", &self.generation)
+            .field("pending", &self.pending())
+            .field("last_error", &self.last_error)
             .finish()
     }
 }
@@ -67,24 +95,65 @@ impl<A: Address> Follower<A> {
         hold: Duration,
     ) -> Result<Self, BuildError> {
         let model = if info.updates_in_place() {
-            Model::InPlace(info.build_in_place(rib, options)?)
+            Model::InPlace {
+                updater: info.build_in_place(rib, options)?,
+                refused: Vec::new(),
+            }
         } else {
             let opts = options.clone();
             let build: BuildBox<A> = Box::new(move |r: &Rib<A>| info.build(r, &opts));
-            let config = PublisherConfig {
-                hold_time: Duration::from_secs(1 << 40),
-            };
-            Model::Rebuild {
-                publisher: Publisher::new(rib, build, config)?,
-                hold,
-                since: None,
-            }
+            Self::rebuilt(Publisher::new(rib, build, Self::publisher_config())?, hold)
         };
-        Ok(Follower {
-            name: info.name,
+        Ok(Self::with_model(info.name, model))
+    }
+
+    /// A follower that applies changes in place through `updater` (any update model:
+    /// [`InPlace`](crate::sync::InPlace), twins); `name` names it in reports.
+    pub fn in_place(name: &'static str, updater: Box<dyn Updater<A>>) -> Self {
+        Self::with_model(
+            name,
+            Model::InPlace {
+                updater,
+                refused: Vec::new(),
+            },
+        )
+    }
+
+    /// A follower that rebuilds with `build` from `rib` after hold time `hold`; `name`
+    /// names it in reports.
+    pub fn rebuilding(
+        name: &'static str,
+        rib: Rib<A>,
+        build: BuildBox<A>,
+        hold: Duration,
+    ) -> Result<Self, BuildError> {
+        let publisher = Publisher::new(rib, build, Self::publisher_config())?;
+        Ok(Self::with_model(name, Self::rebuilt(publisher, hold)))
+    }
+
+    fn publisher_config() -> PublisherConfig {
+        PublisherConfig {
+            hold_time: Duration::from_secs(1 << 40),
+        }
+    }
+
+    fn rebuilt(publisher: Publisher<A, Box<dyn Fib<A>>, BuildBox<A>>, hold: Duration) -> Model<A> {
+        Model::Rebuild {
+            publisher,
+            hold,
+            since: None,
+        }
+    }
+
+    fn with_model(name: &'static str, model: Model<A>) -> Self {
+        Follower {
+            name,
             model,
             generation: 0,
-        })
+            last_error: None,
+            retry_at: None,
+            backoff: RETRY_FIRST,
+        }
     }
 
     /// The scheme's name.
@@ -96,15 +165,25 @@ impl<A: Address> Follower<A> {
     pub fn model(&self) -> &'static str {
         match self.model {
             Model::Rebuild { .. } => "rebuild",
-            Model::InPlace(_) => "in place",
+            Model::InPlace { .. } => "in place",
         }
     }
 
-    /// The authoritative routes (including unpublished changes).
-    pub fn rib(&self) -> &Rib<A> {
+    /// The routes readers will see once everything pending is visible: the scheme's
+    /// `Rib` with the refused changes applied.
+    pub fn rib(&self) -> Cow<'_, Rib<A>> {
         match &self.model {
-            Model::Rebuild { publisher, .. } => publisher.rib(),
-            Model::InPlace(u) => u.rib(),
+            Model::Rebuild { publisher, .. } => Cow::Borrowed(publisher.rib()),
+            Model::InPlace { updater, refused } if refused.is_empty() => {
+                Cow::Borrowed(updater.rib())
+            }
+            Model::InPlace { updater, refused } => {
+                let mut rib = updater.rib().clone();
+                for c in refused {
+                    c.apply_to(&mut rib);
+                }
+                Cow::Owned(rib)
+            }
         }
     }
 
@@ -112,7 +191,7 @@ impl<A: Address> Follower<A> {
     pub fn reader(&self) -> Box<dyn LookupHandle<A>> {
         match &self.model {
             Model::Rebuild { publisher, .. } => Box::new(publisher.reader()),
-            Model::InPlace(u) => u.reader(),
+            Model::InPlace { updater, .. } => updater.reader(),
         }
     }
 
@@ -120,44 +199,54 @@ impl<A: Address> Follower<A> {
     pub fn memory_bytes(&self) -> usize {
         match &self.model {
             Model::Rebuild { publisher, .. } => publisher.current().fib.memory_bytes(),
-            Model::InPlace(u) => u.memory_bytes(),
+            Model::InPlace { updater, .. } => updater.memory_bytes(),
         }
     }
 
-    /// Changes not yet visible.
+    /// Changes not yet visible: waiting for the hold time or a retry (rebuild), or
+    /// refused by the scheme and waiting for a retry (in place).
     pub fn pending(&self) -> usize {
         match &self.model {
             Model::Rebuild { publisher, .. } => publisher.pending(),
-            Model::InPlace(_) => 0,
+            Model::InPlace { refused, .. } => refused.len(),
         }
     }
 
-    /// When the pending changes are due ([`poll`](Self::poll) then), if any.
+    /// Why the last rebuild or batch failed, while changes it left pending are not
+    /// visible yet (`None` once they are).
+    pub fn last_error(&self) -> Option<&BuildError> {
+        self.last_error.as_ref()
+    }
+
+    /// When [`poll`](Self::poll) has work (the hold time of pending changes runs out, or a
+    /// retry is due), if any.
     pub fn deadline(&self) -> Option<Instant> {
         match &self.model {
-            Model::Rebuild { since, hold, .. } => since.map(|t| t + *hold),
-            Model::InPlace(_) => None,
+            Model::Rebuild { since, hold, .. } => match (since, self.retry_at) {
+                (Some(_), Some(r)) => Some(r),
+                (Some(t), None) => Some(*t + *hold),
+                (None, _) => None,
+            },
+            Model::InPlace { refused, .. } if !refused.is_empty() => self.retry_at,
+            Model::InPlace { .. } => None,
         }
     }
 
     /// Applies `changes`; returns the publication if they (or earlier ones) became
-    /// visible.
+    /// visible. An error says the scheme refused some of them (or a rebuild failed):
+    /// they are kept and retried, see the type's docs.
     pub fn apply(&mut self, changes: &[Change<A>]) -> Result<Option<Visible>, BuildError> {
         match &mut self.model {
-            Model::InPlace(u) => {
+            Model::InPlace { refused, .. } => {
                 if changes.is_empty() {
                     return Ok(None);
                 }
-                let t0 = Instant::now();
-                let info = u.apply(changes)?;
-                let at = Instant::now();
-                self.generation = info.generation;
-                Ok(Some(Visible {
-                    generation: info.generation,
-                    changes: info.effective,
-                    at,
-                    work_ms: (at - t0).as_secs_f64() * 1e3,
-                }))
+                // A later change of a prefix supersedes its refused one.
+                if !refused.is_empty() {
+                    let touched: HashSet<Prefix<A>> = changes.iter().map(|c| c.prefix()).collect();
+                    refused.retain(|c| !touched.contains(&c.prefix()));
+                }
+                self.apply_in_place(changes)
             }
             Model::Rebuild {
                 publisher, since, ..
@@ -173,7 +262,83 @@ impl<A: Address> Follower<A> {
         }
     }
 
-    /// Publishes if the hold time has run out.
+    /// Applies `changes` in place; on a refusal, splits the batch until the refused
+    /// changes are found, keeps them, and applies the rest.
+    fn apply_in_place(&mut self, changes: &[Change<A>]) -> Result<Option<Visible>, BuildError> {
+        let Model::InPlace { updater, refused } = &mut self.model else {
+            unreachable!("in-place model");
+        };
+        let t0 = Instant::now();
+        let mut visible = 0;
+        let mut generation = self.generation;
+        let mut newly_refused = Vec::new();
+        let mut first_error = None;
+        // Work list of slices, first in order first.
+        let mut todo = vec![changes];
+        while let Some(batch) = todo.pop() {
+            match updater.apply(batch) {
+                Ok(info) => {
+                    visible += info.effective;
+                    generation = info.generation;
+                }
+                Err(e) => {
+                    if batch.len() == 1 {
+                        newly_refused.push(batch[0]);
+                        first_error.get_or_insert(e);
+                    } else {
+                        let (a, b) = batch.split_at(batch.len() / 2);
+                        todo.push(b);
+                        todo.push(a);
+                    }
+                }
+            }
+        }
+        let at = Instant::now();
+        let published = (generation != self.generation || visible > 0).then(|| Visible {
+            generation,
+            changes: visible,
+            at,
+            work_ms: (at - t0).as_secs_f64() * 1e3,
+        });
+        self.generation = generation;
+        match first_error {
+            None => {
+                if refused.is_empty() {
+                    self.last_error = None;
+                    self.retry_at = None;
+                    self.backoff = RETRY_FIRST;
+                }
+                Ok(published)
+            }
+            Some(e) => {
+                // Keep the latest refused change per prefix (none superseded by a later
+                // accepted change of the same batch).
+                let last: HashMap<Prefix<A>, usize> = changes
+                    .iter()
+                    .enumerate()
+                    .map(|(i, c)| (c.prefix(), i))
+                    .collect();
+                for c in newly_refused {
+                    if changes.get(last[&c.prefix()]) == Some(&c) {
+                        refused.retain(|r| r.prefix() != c.prefix());
+                        refused.push(c);
+                    }
+                }
+                self.fail(e.clone());
+                Err(e)
+            }
+        }
+    }
+
+    /// Records a failure and schedules the next retry.
+    fn fail(&mut self, e: BuildError) {
+        self.last_error = Some(e);
+        self.retry_at = Some(Instant::now() + self.backoff);
+        self.backoff = (self.backoff * 2).min(RETRY_MAX);
+    }
+
+    /// Publishes if the hold time has run out, or retries what was refused if a retry is
+    /// due.
     pub fn poll(&mut self) -> Result<Option<Visible>, BuildError> {
         match self.deadline() {
             Some(d) if Instant::now() >= d => self.flush(),
@@ -181,26 +346,201 @@ impl<A: Address> Follower<A> {
         }
     }
 
-    /// Publishes pending changes now.
+    /// Publishes pending changes now (retries refused ones now).
     pub fn flush(&mut self) -> Result<Option<Visible>, BuildError> {
-        let Model::Rebuild {
-            publisher, since, ..
-        } = &mut self.model
-        else {
-            return Ok(None);
-        };
-        if publisher.pending() == 0 {
-            *since = None;
-            return Ok(None);
+        match &mut self.model {
+            Model::InPlace { refused, .. } => {
+                if refused.is_empty() {
+                    return Ok(None);
+                }
+                let retry = core::mem::take(refused);
+                self.apply_in_place(&retry)
+            }
+            Model::Rebuild {
+                publisher, since, ..
+            } => {
+                if publisher.pending() == 0 {
+                    *since = None;
+                    return Ok(None);
+                }
+                match publisher.publish() {
+                    Ok(info) => {
+                        *since = None;
+                        self.generation = info.generation;
+                        self.last_error = None;
+                        self.retry_at = None;
+                        self.backoff = RETRY_FIRST;
+                        Ok(Some(Visible {
+                            generation: info.generation,
+                            changes: info.changes,
+                            at: Instant::now(),
+                            work_ms: info.build_ms,
+                        }))
+                    }
+                    Err(e) => {
+                        self.fail(e.clone());
+                        Err(e)
+                    }
+                }
+            }
         }
-        let info = publisher.publish()?;
-        *since = None;
-        self.generation = info.generation;
-        Ok(Some(Visible {
-            generation: info.generation,
-            changes: info.changes,
-            at: Instant::now(),
-            work_ms: info.build_ms,
-        }))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::nexthop::NextHop;
+    use crate::prefix::Ipv4;
+    use crate::sync::ApplyInfo;
+    use std::sync::atomic::{AtomicBool, Ordering};
+    use std::sync::Arc;
+
+    /// The next hop the test schemes refuse until `allow` is set.
+    const POISON: u32 = 99;
+
+    fn refuses(changes: &[Change<Ipv4>], allow: &AtomicBool) -> bool {
+        !allow.load(Ordering::Relaxed)
+            && changes
+                .iter()
+                .any(|c| matches!(c, Change::Announce(_, nh) if nh.get() == POISON))
+    }
+
+    fn refusal() -> BuildError {
+        BuildError::NextHopOverflow {
+            scheme: "test".into(),
+            max: u64::from(POISON - 1),
+            requested: u64::from(POISON),
+        }
+    }
+
+    /// A real in-place scheme (d18r) behind a layout that refuses next hop 99.
+    struct Refusing {
+        inner: Box<dyn Updater<Ipv4>>,
+        allow: Arc<AtomicBool>,
+    }
+
+    impl Updater<Ipv4> for Refusing {
+        fn apply(&mut self, changes: &[Change<Ipv4>]) -> Result<ApplyInfo, BuildError> {
+            if refuses(changes, &self.allow) {
+                return Err(refusal());
+            }
+            self.inner.apply(changes)
+        }
+        fn rib(&self) -> &Rib<Ipv4> {
+            self.inner.rib()
+        }
+        fn reader(&self) -> Box<dyn LookupHandle<Ipv4>> {
+            self.inner.reader()
+        }
+        fn memory_bytes(&self) -> usize {
+            self.inner.memory_bytes()
+        }
+        fn model(&self) -> &'static str {
+            "test"
+        }
+    }
+
+    fn announce(p: &str, nh: u32) -> Change<Ipv4> {
+        Change::Announce(p.parse().unwrap(), NextHop::new(nh).unwrap())
+    }
+
+    fn lookup(f: &Follower<Ipv4>, addrs: &[u32]) -> Vec<u32> {
+        let mut out = vec![0; addrs.len()];
+        f.reader().lookup_batch(addrs, &mut out);
+        out
+    }
+
+    fn wait_for_deadline(f: &Follower<Ipv4>) {
+        let d = f.deadline().expect("a retry is scheduled");
+        std::thread::sleep(d.saturating_duration_since(Instant::now()));
+    }
+
+    #[test]
+    fn in_place_refusals_are_kept_retried_and_superseded() {
+        let info = crate::registry::find("d18r").unwrap();
+        let allow = Arc::new(AtomicBool::new(false));
+        let inner = info
+            .build_in_place(Rib::new(), &BuildOptions::default())
+            .unwrap();
+        let mut f = Follower::in_place(
+            "refusing",
+            Box::new(Refusing {
+                inner,
+                allow: Arc::clone(&allow),
+            }),
+        );
+        let (a1, a2, a3, a4) = (0x0a01_0001, 0x0a02_0001, 0x0a03_0001, 0x0a04_0001);
+        let batch = [
+            announce("10.1.0.0/16", 1),
+            announce("10.2.0.0/16", POISON),
+            announce("10.3.0.0/16", 2),
+        ];
+        assert_eq!(f.apply(&batch), Err(refusal()));
+        // The rest of the batch is visible, the refused change kept.
+        assert_eq!(lookup(&f, &[a1, a2, a3]), vec![1, 0, 2]);
+        assert_eq!(f.pending(), 1);
+        assert_eq!(f.last_error(), Some(&refusal()));
+        assert_eq!(
+            f.rib().len(),
+            3,
+            "the follower's routes hold the refused change"
+        );
+        // Before the retry is due, nothing happens; a failed retry keeps it.
+        assert_eq!(f.poll(), Ok(None));
+        wait_for_deadline(&f);
+        assert_eq!(f.poll(), Err(refusal()));
+        assert_eq!(f.pending(), 1);
+        // Once the scheme takes it, the retry publishes it.
+        allow.store(true, Ordering::Relaxed);
+        wait_for_deadline(&f);
+        assert!(f.poll().unwrap().is_some());
+        assert_eq!(lookup(&f, &[a2]), vec![POISON]);
+        assert_eq!((f.pending(), f.last_error()), (0, None));
+        assert_eq!(f.deadline(), None);
+
+        // A later change of the prefix supersedes a refused one.
+        allow.store(false, Ordering::Relaxed);
+        assert!(f.apply(&[announce("10.4.0.0/16", POISON)]).is_err());
+        assert_eq!(f.pending(), 1);
+        f.apply(&[Change::Withdraw("10.4.0.0/16".parse().unwrap())])
+            .unwrap();
+        assert_eq!(f.pending(), 0);
+        allow.store(true, Ordering::Relaxed);
+        f.flush().unwrap();
+        assert_eq!(lookup(&f, &[a4]), vec![0]);
+        // Within one batch too: refused, then replaced in the same batch.
+        allow.store(false, Ordering::Relaxed);
+        f.apply(&[announce("10.4.0.0/16", POISON), announce("10.4.0.0/16", 4)])
+            .unwrap_err();
+        assert_eq!(f.pending(), 0);
+        assert_eq!(lookup(&f, &[a4]), vec![4]);
+    }
+
+    #[test]
+    fn failed_rebuilds_keep_changes_pending_and_retry() {
+        let info = crate::registry::find("dir24-8").unwrap();
+        let allow = Arc::new(AtomicBool::new(false));
+        let gate = Arc::clone(&allow);
+        let build: BuildBox<Ipv4> = Box::new(move |r: &Rib<Ipv4>| {
+            let changes: Vec<_> = r.iter().map(|(p, nh)| Change::Announce(p, nh)).collect();
+            if refuses(&changes, &gate) {
+                return Err(refusal());
+            }
+            info.build(r, &BuildOptions::default())
+        });
+        let mut f = Follower::rebuilding("refusing", Rib::new(), build, Duration::ZERO).unwrap();
+        assert!(f.apply(&[announce("10.1.0.0/16", 1)]).unwrap().is_some());
+        assert_eq!(f.apply(&[announce("10.2.0.0/16", POISON)]), Err(refusal()));
+        // The last table stays published; the change waits.
+        assert_eq!(lookup(&f, &[0x0a01_0001, 0x0a02_0001]), vec![1, 0]);
+        assert_eq!(f.pending(), 1);
+        let d = f.deadline().unwrap();
+        assert!(d > Instant::now(), "the retry waits (no busy loop)");
+        allow.store(true, Ordering::Relaxed);
+        wait_for_deadline(&f);
+        assert!(f.poll().unwrap().is_some());
+        assert_eq!(lookup(&f, &[0x0a02_0001]), vec![POISON]);
+        assert_eq!((f.pending(), f.last_error(), f.deadline()), (0, None, None));
     }
 }

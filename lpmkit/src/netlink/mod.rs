@@ -29,6 +29,7 @@
 //! kernel's table).
 
 mod follow;
+mod nexthop;
 mod query;
 mod route;
 mod socket;
@@ -36,7 +37,8 @@ mod state;
 mod sync;
 mod writer;
 
-pub use follow::{Follower, Visible};
+pub use follow::{BuildBox, Follower, Visible};
+pub use nexthop::{Nexthop, NexthopObject};
 pub use query::{compare, KernelAnswer, RouteQuery, Verdict};
 pub use route::{KernelRoute, Path, RouteTarget, Unrepresentable};
 pub use socket::in_netns;

@@ -12,7 +12,7 @@ use netlink_packet_route::route::{
 use netlink_packet_route::RouteNetlinkMessage;
 
 use super::route::{table_of, Path, RouteTarget};
-use super::socket::{address_family, RtSocket};
+use super::socket::{address_family, Message, RtSocket};
 use crate::prefix::Address;
 
 /// What the kernel answers for one destination.
@@ -34,17 +34,19 @@ pub enum KernelAnswer {
 /// How a lookup's answer compares with the kernel's.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Verdict {
-    /// The same action (for multipath: the kernel's path is one of the group's).
+    /// The same action (for multipath: the kernel's path is one of the group's live
+    /// paths).
     Agree,
     /// Different.
     Differ,
-    /// Not comparable: another table answered (the `local` table, say), or the route
-    /// uses a nexthop object whose paths lpmkit does not resolve.
+    /// Not comparable: another table answered (the `local` table, say).
     Skip,
 }
 
 /// Compares the kernel's `answer` with `ours` (the target of the next hop a lookup in
-/// the followed `table` returned; `None` for no route).
+/// the followed `table` returned; `None` for no route). A route through a nexthop object
+/// is compared by the paths it resolves to; one lpmkit could not resolve
+/// ([`RouteTarget::NexthopObject`]) never agrees.
 pub fn compare(answer: &KernelAnswer, ours: Option<&RouteTarget>, table: u32) -> Verdict {
     let agree = |b: bool| if b { Verdict::Agree } else { Verdict::Differ };
     match answer {
@@ -61,11 +63,9 @@ pub fn compare(answer: &KernelAnswer, ours: Option<&RouteTarget>, table: u32) ->
             ..
         } if ours != Some(t) => Verdict::Skip,
         KernelAnswer::Route { target, .. } => match (target, ours) {
-            (_, Some(RouteTarget::NexthopObject(_))) => Verdict::Skip,
-            (RouteTarget::Unicast(got), Some(RouteTarget::Unicast(paths))) => {
+            (RouteTarget::Unicast(got), Some(ours @ RouteTarget::Unicast(_))) => {
                 agree(got.first().is_some_and(|g| {
-                    paths
-                        .iter()
+                    ours.live_paths()
                         .any(|p| p.gateway == g.gateway && p.ifindex == g.ifindex)
                 }))
             }
@@ -129,6 +129,7 @@ impl RouteQuery {
                     continue;
                 };
                 for m in msgs {
+                    let Message::Rt(m) = m else { continue };
                     let Some(&i) = seqs.get(&m.header.sequence_number) else {
                         continue;
                     };
@@ -171,6 +172,7 @@ fn answer_of(r: &RouteMessage) -> KernelAnswer {
             gateway,
             ifindex: oif,
             weight: 1,
+            dead: false,
         }]),
         RouteType::Local => RouteTarget::Local,
         RouteType::Broadcast => RouteTarget::Broadcast,
