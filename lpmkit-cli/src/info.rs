@@ -14,8 +14,14 @@ use clap::Args;
 use lpmkit::{Address, AnyTable, BuildOptions, Table};
 use serde_json::{Map, Value};
 
+use crate::bounds;
 use crate::input::{self, TableArgs};
+use crate::output::outln;
+use crate::output::OutputFile;
 use crate::progress;
+
+/// The most keys `--search-steps` and `--spider-depth` sample.
+const MAX_SAMPLE_KEYS: u64 = 100_000_000;
 
 #[derive(Args, Debug)]
 pub struct InfoArgs {
@@ -35,14 +41,17 @@ pub struct InfoArgs {
 
     /// For DXR schemes: the share of lookups needing n binary-search steps (the DXR
     /// paper's Table 3) over this many uniform random keys; 0 turns it off.
-    #[arg(long, value_name = "N", default_value_t = 1_000_000)]
+    /// Range: 0 to 100000000.
+    #[arg(long, value_name = "N", default_value_t = 1_000_000,
+          value_parser = bounds::int::<usize>(0, MAX_SAMPLE_KEYS))]
     search_steps: usize,
 
     /// For Spider schemes: how deep lookups go (the share of lookups by elements read
     /// after the direct pointing table, and the reads per lookup from levels too large to
     /// stay cached) over this many keys of `bench`'s default pattern (`rnd` for IPv4,
-    /// `v6match` for IPv6); 0 turns it off.
-    #[arg(long, value_name = "N", default_value_t = 1_000_000)]
+    /// `v6match` for IPv6); 0 turns it off. Range: 0 to 100000000.
+    #[arg(long, value_name = "N", default_value_t = 1_000_000,
+          value_parser = bounds::int::<usize>(0, MAX_SAMPLE_KEYS))]
     spider_depth: usize,
 
     /// Also write one JSON record per scheme (every figure printed) to this file.
@@ -54,9 +63,14 @@ pub struct InfoArgs {
 pub type Record = Map<String, Value>;
 
 pub fn run(args: InfoArgs) -> anyhow::Result<ExitCode> {
+    let json = OutputFile::create_opt("--json", args.json.as_deref())?;
+    bounds::check_memory(&[
+        bounds::Need::items("--search-steps", args.search_steps as u128, 8, "keys"),
+        bounds::Need::items("--spider-depth", args.spider_depth as u128, 24, "keys"),
+    ])?;
     let records = records(&args)?;
-    if let Some(path) = &args.json {
-        crate::updates::write_json(path, &records)?;
+    if let Some(file) = json {
+        crate::updates::write_json(file, &records)?;
     }
     Ok(ExitCode::SUCCESS)
 }
@@ -93,11 +107,11 @@ fn shares_field(h: &[u64]) -> Value {
 
 fn info<A: Address>(table: &Table<A>, args: &InfoArgs) -> anyhow::Result<Vec<Record>> {
     let rib = &table.rib;
-    println!("table        {}", table.name);
-    println!("family       {}", A::FAMILY);
-    println!("routes       {}", rib.len());
-    println!("next hops    {}", table.next_hops.len());
-    println!("prefix lengths (length: routes, share):");
+    outln!("table        {}", table.name);
+    outln!("family       {}", A::FAMILY);
+    outln!("routes       {}", rib.len());
+    outln!("next hops    {}", table.next_hops.len());
+    outln!("prefix lengths (length: routes, share):");
     let hist = rib.length_histogram();
     let total = rib.len().max(1) as f64;
     let cells: Vec<String> = hist
@@ -107,14 +121,18 @@ fn info<A: Address>(table: &Table<A>, args: &InfoArgs) -> anyhow::Result<Vec<Rec
         .map(|(len, &n)| format!("/{len:<3} {n:>8} {:>6.2}%", n as f64 * 100.0 / total))
         .collect();
     for row in cells.chunks(4) {
-        println!("  {}", row.join("   "));
+        outln!("  {}", row.join("   "));
     }
     let schemes = input::schemes(&args.schemes, A::FAMILY)?;
     args.settings.check(&schemes)?;
-    println!();
-    println!(
+    outln!();
+    outln!(
         "{:<12} {:>10} {:>14} {:>10} {:>7}  stats",
-        "scheme", "build ms", "memory bytes", "B/prefix", "code"
+        "scheme",
+        "build ms",
+        "memory bytes",
+        "B/prefix",
+        "code"
     );
     let mut records = Vec::new();
     for info in &schemes {
@@ -129,7 +147,7 @@ fn info<A: Address>(table: &Table<A>, args: &InfoArgs) -> anyhow::Result<Vec<Rec
         match built {
             Ok(fib) => {
                 let mem = fib.memory_bytes();
-                println!(
+                outln!(
                     "{:<12} {:>10.1} {:>14} {:>10.2} {:>7}  {}",
                     info.name,
                     ms,
@@ -161,7 +179,7 @@ fn info<A: Address>(table: &Table<A>, args: &InfoArgs) -> anyhow::Result<Vec<Rec
                 r.insert("stats".into(), stats.into());
                 records.push(r);
             }
-            Err(e) => println!("{:<12} build failed: {e}", info.name),
+            Err(e) => outln!("{:<12} build failed: {e}", info.name),
         }
     }
     if args.search_steps > 0 {
@@ -229,13 +247,13 @@ fn spider_depth<A: Address>(rib: &lpmkit::Rib<A>, n: usize) -> anyhow::Result<Ve
             )
         })
         .collect();
-    println!();
-    println!(
+    outln!();
+    outln!(
         "Spider lookup depth ({} {pattern} keys; share of lookups by elements read after the direct pointing table 0, 1, 2, …):",
         keys.len()
     );
-    println!("  spider  mean {mean:.3}  [{shares}]");
-    println!(
+    outln!("  spider  mean {mean:.3}  [{shares}]");
+    outln!(
         "  reads per lookup from prefetched (uncached) levels: {cold_reads:.3} ({})",
         if cold_desc.is_empty() {
             "none: every level stays cached".to_string()
@@ -275,8 +293,8 @@ fn search_steps(
 ) -> anyhow::Result<Vec<(u8, Vec<u64>)>> {
     use lpmkit::schemes::dxr::{Dxr, DxrConfig};
     let keys = lpmkit::traffic::uniform::<u32>(args.search_steps, 1);
-    println!();
-    println!(
+    outln!();
+    outln!(
         "DXR binary-search steps per lookup ({} uniform random keys; share of lookups by steps 0, 1, 2, …):",
         keys.len()
     );
@@ -285,7 +303,7 @@ fn search_steps(
         let fib = Dxr::build(rib, &DxrConfig::with_k(k))?;
         let h = fib.search_steps_histogram(&keys);
         let (mean, shares) = summarize(&h);
-        println!("  d{k}r  mean {mean:.2}  [{shares}]");
+        outln!("  d{k}r  mean {mean:.2}  [{shares}]");
         out.push((k, h));
     }
     Ok(out)

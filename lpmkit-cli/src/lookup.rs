@@ -8,6 +8,7 @@ use clap::Args;
 use lpmkit::{prefix::parse_addr, Address, AnyTable, BuildOptions, NextHop, Table};
 
 use crate::input::{self, TableArgs};
+use crate::output::outln;
 
 #[derive(Args, Debug)]
 pub struct LookupArgs {
@@ -74,13 +75,13 @@ fn lookup<A: Address>(table: &Table<A>, args: &LookupArgs) -> anyhow::Result<Exi
         let got = fib.lookup(addr);
         let reference = table.rib.lookup_prefix(addr);
         match (got, reference) {
-            (None, None) => println!("{text}\tno route"),
+            (None, None) => outln!("{text}\tno route"),
             (Some(nh), Some((prefix, want))) if nh == want => {
-                println!("{text}\t{}\t{prefix}\t(nh {nh})", name(table, nh))
+                outln!("{text}\t{}\t{prefix}\t(nh {nh})", name(table, nh))
             }
             _ => {
                 disagreements += 1;
-                println!(
+                outln!(
                     "{text}\tMISMATCH: {} says {:?}, the reference trie says {:?}",
                     info.name,
                     got.map(|n| name(table, n)),
