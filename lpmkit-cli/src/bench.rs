@@ -110,7 +110,7 @@ pub struct BenchArgs {
     #[arg(long)]
     force_scalar: bool,
 
-    /// Seed of the keys.
+    /// Seed of the keys (any 64-bit value).
     #[arg(long, default_value_t = 1)]
     seed: u64,
 
