@@ -338,9 +338,12 @@ fn follow<A: Address>(args: &FollowArgs) -> anyhow::Result<ExitCode> {
         if let Some(e) = end {
             wake = wake.min(e);
         }
+        let seen = notifications(&sync);
         let received = sync.poll(Some(wake.saturating_duration_since(Instant::now())))?;
-        if !received.is_empty() {
-            since_report += received.len();
+        since_report += received.len();
+        // Any notification (a link event that changed nothing followed included) starts
+        // a burst: the table is checked once it is quiet again.
+        if notifications(&sync) != seen || !received.is_empty() {
             last_change = Instant::now();
             if matches!(check_state, CheckState::Idle) && query.is_some() && churn.is_none() {
                 check_state = CheckState::Due;
@@ -362,11 +365,12 @@ fn follow<A: Address>(args: &FollowArgs) -> anyhow::Result<ExitCode> {
         let now = Instant::now();
         if next_reconcile.is_some_and(|r| now >= r) {
             let t = Instant::now();
+            let drift_before = sync.stats().reconcile_differences;
             let found = sync.reconcile()?;
             outln!(
                 "reconciled: table dumped again in {:.0} ms, {} prefixes differed from what was followed",
                 t.elapsed().as_secs_f64() * 1e3,
-                found.len()
+                sync.stats().reconcile_differences - drift_before
             );
             if !found.is_empty() {
                 last_change = Instant::now();
@@ -566,6 +570,12 @@ fn follow<A: Address>(args: &FollowArgs) -> anyhow::Result<ExitCode> {
     } else {
         ExitCode::SUCCESS
     })
+}
+
+/// Notifications read so far (routes of every table, links, nexthop objects).
+fn notifications<A: Address>(sync: &KernelSync<A>) -> u64 {
+    let s = sync.stats();
+    s.messages + s.link_messages + s.nexthop_messages + s.resyncs
 }
 
 fn churn_used(args: &FollowArgs) -> bool {

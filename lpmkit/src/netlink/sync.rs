@@ -3,7 +3,7 @@
 use std::io;
 use std::time::{Duration, Instant};
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 
 use netlink_packet_core::{NetlinkPayload, NLM_F_APPEND, NLM_F_REPLACE};
 use netlink_packet_route::link::{LinkFlags, LinkMessage};
@@ -16,7 +16,7 @@ use super::state::{KernelRoutes, RouteOp};
 use super::RouteTarget;
 use crate::fib::Change;
 use crate::nexthop::{NextHop, NextHopTable};
-use crate::prefix::Address;
+use crate::prefix::{Address, Prefix};
 use crate::rib::Rib;
 
 /// The kernel's `main` routing table.
@@ -89,7 +89,7 @@ pub struct SyncStats {
     /// followed.
     pub reconciliations: u64,
     /// Prefixes whose best route a reconciliation found different from what was
-    /// followed (0 when following was exact).
+    /// followed (0 when following was exact; changes that raced the dump not counted).
     pub reconcile_differences: u64,
     /// Messages that did not decode.
     pub undecodable: u64,
@@ -153,6 +153,8 @@ pub struct KernelSync<A: Address> {
     routes: KernelRoutes<A>,
     links: HashMap<u32, LinkState>,
     stats: SyncStats,
+    /// While a reconciliation reads what arrived during its dump: the prefixes named.
+    touched: Option<HashSet<Prefix<A>>>,
 }
 
 impl<A: Address> core::fmt::Debug for KernelSync<A> {
@@ -183,6 +185,7 @@ impl<A: Address> KernelSync<A> {
             routes: KernelRoutes::new(),
             links: HashMap::new(),
             stats: SyncStats::default(),
+            touched: None,
         };
         let (routes, links) = sync.dump(NextHopTable::new())?;
         sync.routes = routes;
@@ -296,6 +299,9 @@ impl<A: Address> KernelSync<A> {
                 let flags = h.flags;
                 let changes = self.handle(m, flags);
                 self.stats.changes += changes.len() as u64;
+                if let Some(t) = self.touched.as_mut() {
+                    t.extend(changes.iter().map(|c| c.prefix()));
+                }
                 out.extend(
                     changes
                         .into_iter()
@@ -355,6 +361,9 @@ impl<A: Address> KernelSync<A> {
             return Vec::new();
         };
         self.stats.table_messages += 1;
+        if let Some(t) = self.touched.as_mut() {
+            t.insert(route.prefix);
+        }
         self.routes.apply(op, &route).into_iter().collect()
     }
 
@@ -404,18 +413,28 @@ impl<A: Address> KernelSync<A> {
         Ok(out)
     }
 
-    /// Reconciles: applies the notifications queued now, dumps the table again, and
-    /// returns the changes that turn what was followed into the dump. Their number — the
-    /// prefixes following got wrong, or changes that raced the dump itself — is added to
-    /// [`SyncStats::reconcile_differences`]. Costs a full dump (see
-    /// [`SyncStats::last_dump_ms`]).
+    /// Reconciles: applies the notifications queued now, dumps the table again, applies
+    /// what arrived during the dump, and returns all the changes (the dump's difference
+    /// to what was followed among them). The prefixes that differed — following got them
+    /// wrong — are counted in [`SyncStats::reconcile_differences`], except those a
+    /// notification that arrived during the dump names (a change racing the dump, not a
+    /// drift). Costs a full dump (see [`SyncStats::last_dump_ms`]).
     pub fn reconcile(&mut self) -> io::Result<Vec<Received<A>>> {
         let mut out = Vec::new();
         self.read_queued(&mut out)?;
         let before = out.len();
         self.stats.reconciliations += 1;
         self.resync_into(&mut out)?;
-        self.stats.reconcile_differences += (out.len() - before) as u64;
+        let dumped = out.len();
+        self.touched = Some(HashSet::new());
+        let raced = self.read_queued(&mut out);
+        let touched = self.touched.take().unwrap_or_default();
+        raced?;
+        let drift = out[before..dumped]
+            .iter()
+            .filter(|r| !touched.contains(&r.change.prefix()))
+            .count();
+        self.stats.reconcile_differences += drift as u64;
         Ok(out)
     }
 
