@@ -284,11 +284,10 @@ fn follow<A: Address>(args: &FollowArgs) -> anyhow::Result<ExitCode> {
     let mut next_report = start + Duration::from_secs(1);
     let mut since_report = 0usize;
     let mut last_change = start;
-    let mut check_state: CheckState<A> = if query.is_some() && churn.is_none() {
-        CheckState::Due
-    } else {
-        CheckState::Idle
-    };
+    // Checks run while no churn drives the table (after it, once).
+    let checking = query.is_some() && churn.is_none();
+    let mut check_state: CheckState<A> = CheckState::Idle;
+    arm(&mut check_state, checking);
     let mut mismatches = 0usize;
     let mut checks = 0usize;
     let mut key_seed = 1u64;
@@ -345,9 +344,7 @@ fn follow<A: Address>(args: &FollowArgs) -> anyhow::Result<ExitCode> {
         // a burst: the table is checked once it is quiet again.
         if notifications(&sync) != seen || !received.is_empty() {
             last_change = Instant::now();
-            if matches!(check_state, CheckState::Idle) && query.is_some() && churn.is_none() {
-                check_state = CheckState::Due;
-            }
+            arm(&mut check_state, checking);
         }
         apply_all(
             &mut followed,
@@ -374,9 +371,7 @@ fn follow<A: Address>(args: &FollowArgs) -> anyhow::Result<ExitCode> {
             );
             if !found.is_empty() {
                 last_change = Instant::now();
-                if matches!(check_state, CheckState::Idle) && query.is_some() && churn.is_none() {
-                    check_state = CheckState::Due;
-                }
+                arm(&mut check_state, checking);
             }
             apply_all(
                 &mut followed,
@@ -570,6 +565,13 @@ fn follow<A: Address>(args: &FollowArgs) -> anyhow::Result<ExitCode> {
     } else {
         ExitCode::SUCCESS
     })
+}
+
+/// A burst began: a check is due once the table is quiet (unless one is under way).
+fn arm<A>(state: &mut CheckState<A>, checking: bool) {
+    if checking && matches!(state, CheckState::Idle) {
+        *state = CheckState::Due;
+    }
 }
 
 /// Notifications read so far (routes of every table, links, nexthop objects).

@@ -157,7 +157,9 @@ fn followers<A: Address>(rib: &lpmkit::Rib<A>) -> Vec<Follower<A>> {
         .collect()
 }
 
-/// Compares every follower, and the sync's own `Rib`, with the kernel on `keys`.
+/// Compares every follower, and the sync's own `Rib`, with the kernel on `keys`: every
+/// answer (routes through nexthop objects resolved), nine in ten at least comparable
+/// (the others answered by another table).
 fn check<A: Address>(
     what: &str,
     sync: &KernelSync<A>,
@@ -464,7 +466,7 @@ impl<A: Address> Follow<A> {
                     None => k,
                 }),
         );
-        check_all(
+        check(
             &what,
             &self.sync,
             &mut self.followers,
@@ -536,58 +538,6 @@ impl<A: Address> Follow<A> {
         );
         self.before = self.sync.rib().clone();
     }
-}
-
-/// Every follower and the sync's own `Rib` against the kernel on `keys`; every answer
-/// compared (routes through nexthop objects resolved).
-fn check_all<A: Address>(
-    what: &str,
-    sync: &KernelSync<A>,
-    followers: &mut [Follower<A>],
-    query: &mut RouteQuery,
-    keys: &[A],
-) {
-    let answers = query.get_many(keys).expect("RTM_GETROUTE");
-    let table = sync.options().table;
-    let mut out = vec![0u32; keys.len()];
-    let mut skipped = 0;
-    let mut bad = Vec::new();
-    for (i, (&k, a)) in keys.iter().zip(&answers).enumerate() {
-        let ours = sync.rib().lookup(k).and_then(|nh| sync.target(nh));
-        match compare(a, ours, table) {
-            Verdict::Agree => {}
-            Verdict::Skip => skipped += 1,
-            Verdict::Differ => bad.push(format!(
-                "key {i} {}: kernel {a:?}, sync {ours:?}",
-                lpmkit::prefix::format_addr(k)
-            )),
-        }
-    }
-    assert!(
-        bad.is_empty(),
-        "{what}: the synced Rib differs from the kernel on {} of {} keys:\n{}",
-        bad.len(),
-        keys.len(),
-        bad[..bad.len().min(8)].join("\n")
-    );
-    for f in followers.iter_mut() {
-        f.reader().lookup_batch(keys, &mut out);
-        let wrong = keys
-            .iter()
-            .zip(&out)
-            .zip(&answers)
-            .filter(|((_, &o), a)| {
-                let ours = NextHop::new(o).and_then(|nh| sync.target(nh));
-                compare(a, ours, table) == Verdict::Differ
-            })
-            .count();
-        assert_eq!(wrong, 0, "{what}: {} differs from the kernel", f.name());
-    }
-    eprintln!(
-        "{what}: {} schemes and the synced Rib equal the kernel on {} addresses ({skipped} answered by another table)",
-        followers.len(),
-        keys.len() - skipped
-    );
 }
 
 /// The gateway of synthetic next hop `nh`: three interfaces, addresses per family.

@@ -303,43 +303,44 @@ impl RtSocket {
         ))
     }
 
-    /// Dumps every route of `family` (all tables).
-    pub(crate) fn dump_routes(&mut self, family: Family) -> io::Result<Vec<RouteMessage>> {
-        let msgs = self.dump(|s| {
-            let mut req = RouteMessage::default();
-            req.header.address_family = address_family(family);
-            s.send(RouteNetlinkMessage::GetRoute(req), NLM_F_DUMP)
-        })?;
+    /// Runs the dump `request` asks for; returns the messages `pick` keeps.
+    fn dump_messages<T>(
+        &mut self,
+        request: RouteNetlinkMessage,
+        pick: impl Fn(RouteNetlinkMessage) -> Option<T>,
+    ) -> io::Result<Vec<T>> {
+        let msgs = self.dump(|s| s.send(request.clone(), NLM_F_DUMP))?;
         Ok(msgs
             .into_iter()
             .filter_map(|m| match m {
                 Message::Rt(NetlinkMessage {
-                    payload: NetlinkPayload::InnerMessage(RouteNetlinkMessage::NewRoute(r)),
+                    payload: NetlinkPayload::InnerMessage(inner),
                     ..
-                }) => Some(r),
+                }) => pick(inner),
                 _ => None,
             })
             .collect())
     }
 
+    /// Dumps every route of `family` (all tables).
+    pub(crate) fn dump_routes(&mut self, family: Family) -> io::Result<Vec<RouteMessage>> {
+        let mut req = RouteMessage::default();
+        req.header.address_family = address_family(family);
+        self.dump_messages(RouteNetlinkMessage::GetRoute(req), |m| match m {
+            RouteNetlinkMessage::NewRoute(r) => Some(r),
+            _ => None,
+        })
+    }
+
     /// Dumps every interface.
     pub(crate) fn dump_links(&mut self) -> io::Result<Vec<LinkMessage>> {
-        let msgs = self.dump(|s| {
-            s.send(
-                RouteNetlinkMessage::GetLink(LinkMessage::default()),
-                NLM_F_DUMP,
-            )
-        })?;
-        Ok(msgs
-            .into_iter()
-            .filter_map(|m| match m {
-                Message::Rt(NetlinkMessage {
-                    payload: NetlinkPayload::InnerMessage(RouteNetlinkMessage::NewLink(l)),
-                    ..
-                }) => Some(l),
+        self.dump_messages(
+            RouteNetlinkMessage::GetLink(LinkMessage::default()),
+            |m| match m {
+                RouteNetlinkMessage::NewLink(l) => Some(l),
                 _ => None,
-            })
-            .collect())
+            },
+        )
     }
 
     /// Dumps every nexthop object (none on kernels without them).
