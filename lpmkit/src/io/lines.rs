@@ -19,11 +19,6 @@ fn too_long(source: &str, line: usize, max: usize) -> ReadError {
     )
 }
 
-fn io_error(source: &str, line: usize, e: std::io::Error) -> ReadError {
-    let mut err = ReadError::io(source, e);
-    err.line = Some(line);
-    err
-}
 
 /// Reads a whole text input (lines of at most [`MAX_LINE_BYTES`]); non-UTF-8 text is an
 /// error naming the line.
@@ -36,7 +31,7 @@ pub(crate) fn read_text(source: &str, mut r: impl Read) -> Result<String, ReadEr
             Ok(0) => break,
             Ok(n) => n,
             Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
-            Err(e) => return Err(io_error(source, line, e)),
+            Err(e) => return Err(ReadError::io(source, e)),
         };
         let mut rest = &chunk[..n];
         while let Some(i) = rest.iter().position(|&b| b == b'\n') {
@@ -117,7 +112,7 @@ impl<R: BufRead> LineReader<R> {
             let avail = match self.inner.fill_buf() {
                 Ok(a) => a,
                 Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
-                Err(e) => return Err(io_error(&self.source, self.line, e)),
+                Err(e) => return Err(ReadError::io(&self.source, e)),
             };
             if avail.is_empty() {
                 break;
