@@ -19,7 +19,6 @@ fn too_long(source: &str, line: usize, max: usize) -> ReadError {
     )
 }
 
-
 /// Reads a whole text input (lines of at most [`MAX_LINE_BYTES`]); non-UTF-8 text is an
 /// error naming the line.
 pub(crate) fn read_text(source: &str, mut r: impl Read) -> Result<String, ReadError> {

@@ -108,30 +108,15 @@ impl RouteQuery {
     /// The kernel's answer for each of `addrs`, in order.
     ///
     /// A route that drops (blackhole, unreachable, prohibit, throw) makes the kernel
-    /// answer with an error that does not say which table held the route; such answers
-    /// are asked again as `ip route get fibmatch` does (`RTM_F_FIB_MATCH`), which names
-    /// the route and its table.
+    /// answer with an error, which does not say which table held the route (not even
+    /// with `RTM_F_FIB_MATCH`): to compare a table other than the one such answers come
+    /// from, look up addresses the policy rules send to it.
     pub fn get_many<A: Address>(&mut self, addrs: &[A]) -> io::Result<Vec<KernelAnswer>> {
-        let mut out = self.ask(addrs, false)?;
-        let dropped: Vec<usize> = out
-            .iter()
-            .enumerate()
-            .filter(|(_, a)| matches!(a, KernelAnswer::Error(e) if *e != libc::ENETUNREACH))
-            .map(|(i, _)| i)
-            .collect();
-        if !dropped.is_empty() {
-            let again: Vec<A> = dropped.iter().map(|&i| addrs[i]).collect();
-            for (i, a) in dropped.into_iter().zip(self.ask(&again, true)?) {
-                if matches!(a, KernelAnswer::Route { .. }) {
-                    out[i] = a;
-                }
-            }
-        }
-        Ok(out)
+        self.ask(addrs)
     }
 
     /// One `RTM_GETROUTE` per address, [`WINDOW`] in flight.
-    fn ask<A: Address>(&mut self, addrs: &[A], fib_match: bool) -> io::Result<Vec<KernelAnswer>> {
+    fn ask<A: Address>(&mut self, addrs: &[A]) -> io::Result<Vec<KernelAnswer>> {
         let mut out = Vec::with_capacity(addrs.len());
         for window in addrs.chunks(WINDOW) {
             let mut seqs = HashMap::with_capacity(window.len());
@@ -140,9 +125,6 @@ impl RouteQuery {
                 req.header.address_family = address_family(A::FAMILY);
                 req.header.destination_prefix_length = A::BITS;
                 req.header.flags = RouteFlags::LookupTable;
-                if fib_match {
-                    req.header.flags |= RouteFlags::FibMatch;
-                }
                 let ip: IpAddr = a.to_std().into();
                 req.attributes
                     .push(RouteAttribute::Destination(RouteAddress::from(ip)));
