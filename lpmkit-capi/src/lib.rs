@@ -14,8 +14,10 @@
 //!   anything on the same table.
 //! * Handles are checked on entry: a table freed already (a use after free, a second
 //!   `lpmkit_free`) is refused with `LPMKIT_EINVAL` ("not a live table") instead of being
-//!   read. To make that check sound, `lpmkit_free` frees the table's contents but keeps
-//!   its 16-byte handle. A pointer that never was a table is not detected.
+//!   read. To make that check sound, `lpmkit_free` frees the table's contents at once but
+//!   keeps its 16-byte handle in a quarantine of the last 1,024 freed handles (as a
+//!   memory checker does); a handle older than that, or a pointer that never was a
+//!   table, is not detected.
 //! * Addresses: IPv4 keys of `lpmkit_lookup_bulk` are `uint32_t` in host byte order (as
 //!   `rte_fib_lookup_bulk`); every other address (IPv6 keys, prefixes in `lpmkit_route`,
 //!   `lpmkit_add`, `lpmkit_delete`) is bytes in network order, 4 (IPv4) or 16 (IPv6).
@@ -301,8 +303,8 @@ pub unsafe extern "C" fn lpmkit_create_from_file(
 /// `table` is NULL or a table from an `lpmkit_create…` function.
 #[no_mangle]
 pub unsafe extern "C" fn lpmkit_free(table: *mut lpmkit_table) {
-    // SAFETY: a handle from `lpmkit_create…` is never deallocated (see the crate docs),
-    // so it stays valid to read and write after a free; nothing else runs on it now.
+    // SAFETY: a handle from `lpmkit_create…`, live or quarantined (see the crate docs):
+    // valid to read and write; nothing else runs on it now.
     let Some(t) = (unsafe { table.as_mut() }) else {
         return;
     };
@@ -313,14 +315,36 @@ pub unsafe extern "C" fn lpmkit_free(table: *mut lpmkit_table) {
     t.magic = FREED;
     let body = t.body.take();
     let _ = catch_unwind(AssertUnwindSafe(|| drop(body)));
+    quarantine(table);
+}
+
+/// Freed handles kept readable (see the crate docs), oldest first, as addresses.
+static QUARANTINE: std::sync::Mutex<std::collections::VecDeque<usize>> =
+    std::sync::Mutex::new(std::collections::VecDeque::new());
+
+/// How many freed handles stay readable.
+const QUARANTINED: usize = 1024;
+
+/// Keeps the freed handle `table`; deallocates the oldest one past [`QUARANTINED`].
+fn quarantine(table: *mut lpmkit_table) {
+    let oldest = {
+        let mut q = QUARANTINE.lock().unwrap_or_else(|e| e.into_inner());
+        q.push_back(table as usize);
+        (q.len() > QUARANTINED).then(|| q.pop_front()).flatten()
+    };
+    if let Some(old) = oldest {
+        // SAFETY: a handle from `Box::into_raw` in `finish`, freed (its body dropped) and
+        // quarantined once; it leaves the quarantine once, here.
+        drop(unsafe { Box::from_raw(old as *mut lpmkit_table) });
+    }
 }
 
 /// The contents of a live table, or why not.
 ///
 /// # Safety
-/// `table` is NULL or a handle from an `lpmkit_create…` function (live or freed).
+/// `table` is NULL or a handle from an `lpmkit_create…` function (live or quarantined).
 unsafe fn table_ref<'a>(table: *const lpmkit_table) -> Result<&'a Body, Failure> {
-    // SAFETY: as documented: handles are never deallocated.
+    // SAFETY: as documented: a freed handle stays allocated while quarantined.
     let t = unsafe { table.as_ref() }.ok_or_else(|| invalid("null table"))?;
     match (t.magic, &t.body) {
         (LIVE, Some(body)) => Ok(body),
@@ -680,8 +704,8 @@ mod tests {
     #[test]
     fn freed_tables_are_refused_not_read() {
         let t = v4_table();
-        // SAFETY: a live table, then the same handle freed (handles are never
-        // deallocated, so every call below reads valid memory).
+        // SAFETY: a live table, then the same handle freed and quarantined (still
+        // allocated, so every call below reads valid memory).
         unsafe {
             assert_eq!(lpmkit_count(t), 2);
             lpmkit_free(t);
@@ -706,6 +730,28 @@ mod tests {
             lpmkit_free(std::ptr::null_mut());
             assert_eq!(lpmkit_count(std::ptr::null()), 0);
         }
+    }
+
+    #[test]
+    fn the_quarantine_keeps_the_last_freed_handles_and_no_more() {
+        let tables: Vec<*mut lpmkit_table> = (0..QUARANTINED + 8)
+            .map(|_| {
+                let mut t = std::ptr::null_mut();
+                // SAFETY: no routes, a valid out pointer.
+                let rc = unsafe { lpmkit_create(6, c"trie".as_ptr(), 0, &mut t) };
+                assert_eq!(rc, LPMKIT_OK);
+                t
+            })
+            .collect();
+        for &t in &tables {
+            // SAFETY: live tables, each freed once.
+            unsafe { lpmkit_free(t) };
+        }
+        let q = QUARANTINE.lock().unwrap();
+        assert_eq!(q.len(), QUARANTINED);
+        // The oldest left (deallocated), the newest stay.
+        assert!(!q.contains(&(tables[0] as usize)));
+        assert!(q.contains(&(*tables.last().unwrap() as usize)));
     }
 
     #[test]
