@@ -161,11 +161,8 @@ impl Node {
     };
 }
 
-/// `popcnt(v & ((2 << idx) - 1))`: set bits at or below `idx`.
-#[inline(always)]
-fn popcnt_le(v: u64, idx: u32) -> u32 {
-    (v << (63 - idx)).count_ones()
-}
+// `popcnt(v & ((2 << idx) - 1))`: set bits at or below `idx`.
+use crate::schemes::common::bits::ones_through as popcnt_le;
 
 /// Stride extraction on addresses (`u32`, `u128`).
 pub(crate) trait Key: Address {
