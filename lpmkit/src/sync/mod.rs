@@ -54,7 +54,7 @@
 //! [`VALIDATED_READS`]: crate::fib::InPlaceWriter::VALIDATED_READS
 
 mod cell;
-pub mod epoch;
+pub(crate) mod epoch;
 #[cfg(any(test, feature = "test-hooks"))]
 #[doc(hidden)]
 pub mod hooks;

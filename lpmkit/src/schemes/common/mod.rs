@@ -9,7 +9,7 @@
 //!   the byte table software ranks read, SWAR byte compares.
 //! * **Memory for in-place updates** (`Arena`, `FreeSpace`): arrays that never move under a
 //!   reader, and the one free-space manager every incremental scheme allocates from; the
-//!   retire-then-reuse discipline that goes with them is [`crate::sync::epoch`].
+//!   retire-then-reuse discipline that goes with them is `sync::epoch`.
 //!
 //! Schemes build on this module, never on each other.
 

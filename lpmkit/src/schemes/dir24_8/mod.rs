@@ -37,7 +37,7 @@ mod v6;
 #[cfg(target_arch = "x86_64")]
 mod avx2;
 
-pub use v6::{Dir24_8V6, BATCH_V6};
+pub use v6::Dir24_8V6;
 
 use crate::fib::{BuildError, Config, Fib, Implementation, Settings, StatValue, Stats};
 use crate::mem::TableBuf;
@@ -49,7 +49,7 @@ use crate::schemes::common::{with_width, ByWidth, Width, Word};
 use crate::simd::{prefetch, Avx2};
 
 /// Keys per block in `lookup_batch`: the number of first-table misses kept in flight.
-pub const BATCH: usize = 32;
+pub(crate) const BATCH: usize = 32;
 
 /// Build options for [`Dir24_8`].
 #[derive(Clone, Debug, Default, PartialEq, Eq)]

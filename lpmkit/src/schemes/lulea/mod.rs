@@ -102,6 +102,7 @@ use crate::rib::Rib;
 use crate::scheme::Patchable;
 use crate::schemes::common::{check_next_hop, ms_since, with_width, Arena, ByWidth, Width, Word};
 
+#[doc(hidden)]
 pub use writer::{LuleaWriter, RetiredPart};
 
 /// Keys per stage block of `lookup_batch`.
@@ -165,6 +166,7 @@ impl<P: Word> Levels<P> {
 }
 
 /// What Lulea lookups read: shared with reader threads while a [`LuleaWriter`] patches it.
+#[doc(hidden)]
 pub struct LuleaTable {
     layout: ByWidth<Levels<u16>, Levels<u32>>,
     swar: bool,

@@ -123,6 +123,7 @@ use crate::schemes::common::{ms_since, with_width, ByWidth, Width};
 
 pub use layout::{Geometry, Variant};
 use layout::{Layout, VB, VL, VS};
+#[doc(hidden)]
 pub use writer::{ObmaWriter, Retired};
 
 /// How chunks are cut into groups.
@@ -178,7 +179,7 @@ pub struct ObmaConfig {
 }
 
 /// The paper's adaptive grouping: `f0 = 32`, `β = 4`, decay every 2^20 updates.
-pub const ADAPTIVE: Grouping = Grouping::Adaptive {
+pub(crate) const ADAPTIVE: Grouping = Grouping::Adaptive {
     f0: 32,
     beta: 4,
     decay_updates: 1 << 20,
@@ -226,6 +227,7 @@ impl Default for ObmaConfig {
 }
 
 /// What OBMA lookups read: shared with reader threads while an [`ObmaWriter`] patches it.
+#[doc(hidden)]
 pub struct ObmaTable<A: Address> {
     layout: ByWidth<Layout<A, u16>, Layout<A, u32>>,
 }

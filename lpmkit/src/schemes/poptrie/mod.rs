@@ -236,6 +236,7 @@ pub(crate) struct Space {
 
 /// A block of a trie's arrays retired by an update (reused after its grace period).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[doc(hidden)]
 pub struct RetiredBlock {
     /// True for the leaf array, false for the node array.
     leaves: bool,
@@ -304,6 +305,7 @@ impl Default for PoptrieConfig {
 
 /// What Poptrie lookups read, for `u32` (IPv4) or `u128` (IPv6) addresses: the table
 /// shared with reader threads while a [`PoptrieWriter`] patches it.
+#[doc(hidden)]
 pub struct PoptrieTable<A: Address> {
     layout: ByWidth<Trie<u16>, Trie<u32>>,
     /// The hardware population count, when the CPU has it and scalar code is not forced.
@@ -331,6 +333,7 @@ impl<A: Address> PoptrieTable<A> {
 
 /// The writer side of a [`PoptrieTable`]: free space, limits and update counters.
 #[derive(Debug)]
+#[doc(hidden)]
 pub struct PoptrieWriter<A: Address> {
     config: PoptrieConfig,
     space: Space,

@@ -172,32 +172,32 @@ use codec::{Compact16, Paper32, Wide32};
 pub use codec::ElementLayout;
 
 /// Elements per row (one per value of an octet).
-pub const ROW: usize = 256;
+pub(crate) const ROW: usize = 256;
 /// Index of the first row of the direct pointing table (row 0 is End-of-Lookup).
-pub const DP_FIRST_ROW: usize = 1;
+pub(crate) const DP_FIRST_ROW: usize = 1;
 /// Rows of the direct pointing table (65,536 elements, the first 16 address bits).
-pub const DP_ROWS: usize = 256;
+pub(crate) const DP_ROWS: usize = 256;
 /// Index of the first stride row, after EoL and the direct pointing table.
-pub const FIRST_STRIDE_ROW: usize = DP_FIRST_ROW + DP_ROWS;
+pub(crate) const FIRST_STRIDE_ROW: usize = DP_FIRST_ROW + DP_ROWS;
 /// The most lanes looked up together (two fused 8-lane streams).
-pub const MAX_WAYS: usize = 16;
+pub(crate) const MAX_WAYS: usize = 16;
 /// Blocks of `ways` addresses the pipelined kernels keep in flight.
-pub const IN_FLIGHT: usize = 16;
+pub(crate) const IN_FLIGHT: usize = 16;
 /// Blocks of `ways` addresses the lockstep kernels interleave when every level of the
 /// table stays cached (no level is prefetched): each visit steps a block by one octet and
 /// moves on to the other, so two blocks' gathers are in flight at once. Three or four
 /// blocks do no better than two; with cold levels, [`IN_FLIGHT`] pipelining with
 /// prefetches is used instead.
-pub const INTERLEAVE: usize = 2;
+pub(crate) const INTERLEAVE: usize = 2;
 /// IPv4: the pipelined kernels prefetch the elements of a level only when its rows take
 /// more than this many bytes (smaller levels stay in L2 while they are in use, and a
 /// prefetch costs instructions).
-pub const CACHED_LEVEL_BYTES_V4: usize = 256 << 10;
+pub(crate) const CACHED_LEVEL_BYTES_V4: usize = 256 << 10;
 /// IPv6: as [`CACHED_LEVEL_BYTES_V4`]. An IPv6 lookup steps three or four levels, so a
 /// visit costs more and levels that stay in L3 are cheaper to read directly: levels of a
 /// few MiB are read without prefetching, larger ones (a full IPv6 table's deeper levels)
 /// are prefetched.
-pub const CACHED_LEVEL_BYTES_V6: usize = 3 << 20;
+pub(crate) const CACHED_LEVEL_BYTES_V6: usize = 3 << 20;
 
 /// The lane-refilling kernel steps the pending lookups of a level with a scalar loop,
 /// not gathers and left-packing, when fewer than 1/16 of the level's elements name a
@@ -205,13 +205,13 @@ pub const CACHED_LEVEL_BYTES_V6: usize = 3 << 20;
 /// branch is predicted more than 15 times in 16. On full IPv4 tables few third-octet
 /// lookups go on, and the scalar pass beats vector passes there; on a table where half of
 /// them go on, the vector pass is faster, and this rule keeps it.
-pub const SCALAR_PASS_INVERSE_SHARE: usize = 16;
+pub(crate) const SCALAR_PASS_INVERSE_SHARE: usize = 16;
 
 /// IPv4: whether [`SpiderConfig::refill`] `None` refills lanes (the faster kernel for
 /// uniform IPv4 keys, see the module docs).
-pub const REFILL_V4: bool = true;
+pub(crate) const REFILL_V4: bool = true;
 /// IPv6: as [`REFILL_V4`]; the lockstep kernel is faster on the paper's matching keys.
-pub const REFILL_V6: bool = false;
+pub(crate) const REFILL_V6: bool = false;
 
 /// Build options for [`Spider`].
 ///
