@@ -287,6 +287,7 @@ pub(crate) const NO_LEVEL: u8 = 0xff;
 pub type Bloom<A> = Patchable<A, BloomWriter<A>>;
 
 impl<A: Address> Bloom<A> {
+    #[doc(hidden)]
     /// Structure figures: per level its band, keys, filter bits, `k`, predicted and
     /// measured false-positive rate, table load; the DLA; update counters.
     pub fn bloom_stats(&self) -> BloomStats {

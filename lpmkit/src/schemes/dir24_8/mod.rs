@@ -22,9 +22,9 @@
 //!   fills first-table entries, a range boundary inside a block gives that block a group.
 //!   Adjacent prefixes with one next hop merge, so a more-specific route that does not
 //!   change the answer costs no group.
-//! * **Lookups.** [`Fib::lookup_batch`] works on blocks of [`BATCH`] keys: it prefetches
+//! * **Lookups.** [`Fib::lookup_batch`] works on blocks of `BATCH` keys: it prefetches
 //!   every first-table entry of the block, then every group line it needs, then resolves
-//!   (three passes, so the out-of-order core overlaps up to [`BATCH`] cache misses, like
+//!   (three passes, so the out-of-order core overlaps up to `BATCH` cache misses, like
 //!   DPDK's `dir24_8_lookup_bulk`). With AVX2 the first-table probe of eight keys is one
 //!   `vpgatherdd` (as DPDK's `dir24_8_avx512.c` does with 16); the scalar path is the twin.
 //!
@@ -194,11 +194,13 @@ impl Dir24_8 {
         build::build(rib, config)
     }
 
+    #[doc(hidden)]
     /// The entry width chosen.
     pub fn entry_width(&self) -> Width {
         self.layout.width()
     }
 
+    #[doc(hidden)]
     /// Number of 256-entry groups in the second table.
     pub fn groups(&self) -> usize {
         self.groups

@@ -284,11 +284,13 @@ impl Dir24_8V6 {
         })
     }
 
+    #[doc(hidden)]
     /// Number of 256-entry groups.
     pub fn groups(&self) -> usize {
         self.groups
     }
 
+    #[doc(hidden)]
     /// The entry width chosen.
     pub fn entry_width(&self) -> Width {
         self.layout.width()

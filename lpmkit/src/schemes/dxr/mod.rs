@@ -22,7 +22,7 @@
 //! * **Lookup (§3.3).** Index the lookup table by the top `k` bits; if the chunk is not
 //!   direct, binary-search its ranges for the last one starting at or below the key.
 //!   [`Fib::lookup`] does exactly that, with branch-free halving steps. [`Fib::lookup_batch`]
-//!   is software-pipelined over blocks of [`BATCH`] keys so that the out-of-order core
+//!   is software-pipelined over blocks of `BATCH` keys so that the out-of-order core
 //!   overlaps the cache misses of different keys: the lookup-table entries of a block are
 //!   prefetched a few blocks ahead; the next block's entries are read, its direct chunks
 //!   answered and the chunks it must search prefetched; and this block's searches run. The
@@ -55,10 +55,10 @@
 //! does exactly that when a table needs it, and reports it in [`DxrStats`]:
 //!
 //! * **positions**: chunks start on multiples of `2^s` words and the position field counts
-//!   units of `2^s` words (`s` ≤ [`MAX_POSITION_SHIFT`]);
+//!   units of `2^s` words (`s` ≤ `MAX_POSITION_SHIFT`);
 //! * **chunk sizes**: chunks are padded (with copies of their last entry, which leave the
 //!   search result unchanged) to multiples of `2^t` entries and the size field counts units
-//!   of `2^t` entries (`t` ≤ [`MAX_SIZE_SHIFT`]);
+//!   of `2^t` entries (`t` ≤ `MAX_SIZE_SHIFT`);
 //! * **entry split**: when no position shift lets the paper's 19-bit position field name
 //!   every chunk (many small chunks, each rounded up to the shift's unit — a large `k` on a
 //!   large table), the size field shrinks to what the largest chunk needs and the
@@ -115,6 +115,7 @@ use crate::prefix::{Address, Ipv4};
 use crate::scheme::Patchable;
 use crate::schemes::common::Arena;
 
+pub use update::ReplayReport;
 #[doc(hidden)]
 pub use writer::RetiredRange;
 
@@ -261,6 +262,7 @@ impl DxrConfig {
         Self::with_k(20)
     }
 
+    #[doc(hidden)]
     /// Sets `k`.
     ///
     /// ```
@@ -549,11 +551,13 @@ pub type Dxr = Patchable<Ipv4, DxrWriter>;
 pub(crate) type DxrWriter = writer::Control;
 
 impl Dxr {
+    #[doc(hidden)]
     /// `k`.
     pub fn k(&self) -> u32 {
         self.table().k
     }
 
+    #[doc(hidden)]
     /// Structure figures (Table 1) and update counters.
     pub fn dxr_stats(&self) -> DxrStats {
         self.writer().dxr_stats(self.table())

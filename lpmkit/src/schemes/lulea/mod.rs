@@ -190,6 +190,7 @@ impl LuleaTable {
         with_width!(&self.layout, t => t.mem.capacity())
     }
 
+    #[doc(hidden)]
     /// The pointer width in use.
     pub fn pointer_width(&self) -> Width {
         self.layout.width()
@@ -328,6 +329,7 @@ pub(crate) fn build_with(
 }
 
 impl Lulea {
+    #[doc(hidden)]
     /// The pointer width in use.
     pub fn pointer_width(&self) -> Width {
         self.table().pointer_width()

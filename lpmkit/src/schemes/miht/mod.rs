@@ -226,6 +226,7 @@ pub struct MihtStats {
 }
 
 impl<A: Address> Miht<A> {
+    #[doc(hidden)]
     /// Structure figures; also checks the B+ tree and priority-trie invariants.
     pub fn miht_stats(&self) -> Result<MihtStats, String> {
         update::stats(self.table())

@@ -248,11 +248,13 @@ impl<A: Address> ObmaTable<A> {
         with_width!(&self.layout, t => t.variant)
     }
 
+    #[doc(hidden)]
     /// The entry width in use.
     pub fn entry_width(&self) -> Width {
         self.layout.width()
     }
 
+    #[doc(hidden)]
     /// The slot capacity of the DPA's next-hop dictionary, if the table has one.
     pub fn dpa_dictionary(&self) -> Option<u32> {
         with_width!(&self.layout, t => t.dict.as_ref().map(|_| t.dpa_lim))
@@ -494,11 +496,13 @@ pub(crate) fn build_with<A: Address>(
 pub type Obma<A> = Patchable<A, ObmaWriter<A>>;
 
 impl<A: Address> Obma<A> {
+    #[doc(hidden)]
     /// The entry width in use.
     pub fn entry_width(&self) -> Width {
         self.table().entry_width()
     }
 
+    #[doc(hidden)]
     /// The slot capacity of the DPA's next-hop dictionary, if the table has one (16-bit
     /// tables whose next hops and layer-0 chunk ids do not fit one 16-bit space).
     pub fn dpa_dictionary(&self) -> Option<u32> {

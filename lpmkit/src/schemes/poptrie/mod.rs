@@ -325,6 +325,7 @@ impl<A: Address> core::fmt::Debug for PoptrieTable<A> {
 }
 
 impl<A: Address> PoptrieTable<A> {
+    #[doc(hidden)]
     /// The leaf width in use.
     pub fn leaf_width(&self) -> Width {
         self.layout.width()
@@ -352,6 +353,7 @@ pub struct PoptrieWriter<A: Address> {
 pub type Poptrie<A> = Patchable<A, PoptrieWriter<A>>;
 
 impl<A: Address> Poptrie<A> {
+    #[doc(hidden)]
     /// The leaf width in use.
     pub fn leaf_width(&self) -> Width {
         self.table().leaf_width()
