@@ -16,8 +16,14 @@ use clap::Args;
 use lpmkit::{Address, AnyTable, BuildOptions, Table};
 use serde_json::{Map, Value};
 
+use crate::bounds;
 use crate::input::{self, TableArgs};
+use crate::output::outln;
+use crate::output::OutputFile;
 use crate::progress;
+
+/// The most keys `--profile-keys` samples.
+const MAX_SAMPLE_KEYS: u64 = 100_000_000;
 
 #[derive(Args, Debug)]
 pub struct InfoArgs {
@@ -40,13 +46,14 @@ pub struct InfoArgs {
     /// go through the structure, for the schemes that report it — DXR the share of lookups
     /// by binary-search steps (the DXR paper's Table 3), Spider by elements read after the
     /// direct pointing table and the reads per lookup from levels too large to stay
-    /// cached. 0 turns it off.
+    /// cached. 0 turns it off. Range: 0 to 100000000.
     #[arg(
         long,
         value_name = "N",
         default_value_t = 1_000_000,
         alias = "search-steps",
-        alias = "spider-depth"
+        alias = "spider-depth",
+        value_parser = bounds::int::<usize>(0, MAX_SAMPLE_KEYS)
     )]
     profile_keys: usize,
 
@@ -59,9 +66,16 @@ pub struct InfoArgs {
 pub type Record = Map<String, Value>;
 
 pub fn run(args: InfoArgs) -> anyhow::Result<ExitCode> {
+    let json = OutputFile::create_opt("--json", args.json.as_deref())?;
+    bounds::check_memory(&[bounds::Need::items(
+        "--profile-keys",
+        args.profile_keys as u128,
+        24,
+        "keys",
+    )])?;
     let records = records(&args)?;
-    if let Some(path) = &args.json {
-        crate::updates::write_json(path, &records)?;
+    if let Some(file) = json {
+        crate::updates::write_json(file, &records)?;
     }
     Ok(ExitCode::SUCCESS)
 }
@@ -87,11 +101,11 @@ fn records(args: &InfoArgs) -> anyhow::Result<Vec<Record>> {
 
 fn info<A: Address>(table: &Table<A>, args: &InfoArgs) -> anyhow::Result<Vec<Record>> {
     let rib = &table.rib;
-    println!("table        {}", table.name);
-    println!("family       {}", A::FAMILY);
-    println!("routes       {}", rib.len());
-    println!("next hops    {}", table.next_hops.len());
-    println!("prefix lengths (length: routes, share):");
+    outln!("table        {}", table.name);
+    outln!("family       {}", A::FAMILY);
+    outln!("routes       {}", rib.len());
+    outln!("next hops    {}", table.next_hops.len());
+    outln!("prefix lengths (length: routes, share):");
     let hist = rib.length_histogram();
     let total = rib.len().max(1) as f64;
     let cells: Vec<String> = hist
@@ -101,14 +115,18 @@ fn info<A: Address>(table: &Table<A>, args: &InfoArgs) -> anyhow::Result<Vec<Rec
         .map(|(len, &n)| format!("/{len:<3} {n:>8} {:>6.2}%", n as f64 * 100.0 / total))
         .collect();
     for row in cells.chunks(4) {
-        println!("  {}", row.join("   "));
+        outln!("  {}", row.join("   "));
     }
     let schemes = input::schemes(&args.schemes, A::FAMILY)?;
     args.settings.check(&schemes)?;
-    println!();
-    println!(
+    outln!();
+    outln!(
         "{:<12} {:>10} {:>14} {:>10} {:>7}  stats",
-        "scheme", "build ms", "memory bytes", "B/prefix", "code"
+        "scheme",
+        "build ms",
+        "memory bytes",
+        "B/prefix",
+        "code"
     );
     let profile_keys = if args.profile_keys > 0 {
         let pattern = match A::FAMILY {
@@ -133,7 +151,7 @@ fn info<A: Address>(table: &Table<A>, args: &InfoArgs) -> anyhow::Result<Vec<Rec
         match built {
             Ok(fib) => {
                 let mem = fib.memory_bytes();
-                println!(
+                outln!(
                     "{:<12} {:>10.1} {:>14} {:>10.2} {:>7}  {}",
                     info.name,
                     ms,
@@ -170,17 +188,17 @@ fn info<A: Address>(table: &Table<A>, args: &InfoArgs) -> anyhow::Result<Vec<Rec
                 }
                 records.push(r);
             }
-            Err(e) => println!("{:<12} build failed: {e}", info.name),
+            Err(e) => outln!("{:<12} build failed: {e}", info.name),
         }
     }
     if !profiles.is_empty() {
-        println!();
-        println!(
+        outln!();
+        outln!(
             "Lookup profiles ({} keys of the default pattern; shares of the lookups):",
             profile_keys.len()
         );
         for (name, p) in &profiles {
-            println!("  {name:<12} {p}");
+            outln!("  {name:<12} {p}");
         }
     }
     Ok(records)

@@ -5,6 +5,7 @@
 
 mod annotate;
 mod bench;
+mod bounds;
 mod experiment;
 mod export;
 #[cfg(feature = "netlink")]
@@ -13,6 +14,7 @@ mod forward;
 mod info;
 mod input;
 mod lookup;
+mod output;
 mod progress;
 mod tsc;
 mod updates;
@@ -129,10 +131,11 @@ fn main() -> ExitCode {
         Some(Command::Annotate(a)) => annotate::run(a),
         Some(Command::Export(a)) => export::run(a),
         Some(Command::Schemes) => {
-            print!("{}", SCHEMES_HELP.as_str());
+            output::out!("{}", SCHEMES_HELP.as_str());
             Ok(ExitCode::SUCCESS)
         }
     };
+    output::flush_stdout();
     match result {
         Ok(code) if code == ExitCode::SUCCESS && input::any_refused() => {
             eprintln!("lpmkit: some schemes refused the table (see above)");

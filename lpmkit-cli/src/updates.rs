@@ -33,7 +33,7 @@
 //! The 2024 RIS traces are raw per-peer BGP messages; replaying them into one table keyed by
 //! prefix (as this command does) is a churn stress test, not a model of a router's FIB.
 
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::process::ExitCode;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::time::{Duration, Instant};
@@ -44,7 +44,11 @@ use lpmkit::sync::{LookupHandle, UpdateModel, Updater};
 use lpmkit::{traffic, Address, AnyTable, BuildOptions, Change, Fib, NextHop, Rib, Table};
 use serde_json::{Map, Value};
 
+use crate::bench;
+use crate::bounds;
 use crate::input::{self, TableArgs};
+use crate::output::outln;
+use crate::output::OutputFile;
 use crate::progress;
 
 mod interleave;
@@ -68,31 +72,35 @@ pub struct UpdatesArgs {
     schemes: String,
 
     /// Reader threads looking up while the writer replays (0: measure the writer alone).
-    #[arg(long, default_value_t = 1)]
+    /// Range: 0 to 1024.
+    #[arg(long, default_value_t = 1, value_parser = bounds::int::<usize>(0, bench::MAX_THREADS))]
     readers: usize,
 
     /// Hold time in milliseconds between the first unpublished change and the rebuild.
-    #[arg(long, default_value_t = 100)]
+    /// Range: 0 to 3600000.
+    #[arg(long, default_value_t = 100, value_parser = bounds::int::<u64>(0, 3_600_000))]
     hold_ms: u64,
 
     /// Replay the trace this many times (alternating forward replays of the same changes).
-    #[arg(long, default_value_t = 1)]
+    /// Range: 1 to 10000.
+    #[arg(long, default_value_t = 1, value_parser = bounds::int::<usize>(1, 10_000))]
     repeat: usize,
 
     /// Pace the replay by the trace's timestamps, this many times faster than real time
     /// (rebuild-style schemes, and the replays of incremental schemes with readers; the
     /// writer-alone replay stays unpaced); without it the writer applies changes as fast
-    /// as it can.
-    #[arg(long, value_name = "FACTOR")]
+    /// as it can. Range: above 0 and at most 1000000000.
+    #[arg(long, value_name = "FACTOR", value_parser = bounds::float(0.0, 1e9, true))]
     speedup: Option<f64>,
 
-    /// Random keys the readers cycle through.
-    #[arg(long, default_value_t = 1 << 22, value_parser = clap::builder::RangedU64ValueParser::<usize>::new().range(1..))]
+    /// Random keys the readers cycle through. Range: 1 to 4294967296.
+    #[arg(long, default_value_t = 1 << 22, value_parser = bounds::int::<usize>(1, bench::MAX_KEYS))]
     keys: usize,
 
     /// Segment length of the interleaved measurement of in-place schemes with readers
     /// (readers alone, readers + writer, writer alone, in turn; milliseconds).
-    #[arg(long, default_value_t = 10, value_parser = clap::builder::RangedU64ValueParser::<u64>::new().range(1..))]
+    /// Range: 1 to 60000.
+    #[arg(long, default_value_t = 10, value_parser = bounds::int::<u64>(1, 60_000))]
     segment_ms: u64,
 
     /// Changes per segment of the lockstep replay, where the trie alone and every in-place
@@ -100,15 +108,16 @@ pub struct UpdatesArgs {
     /// the host; each segment starts with caches the others used, and its first fifth is
     /// an uncounted lead-in). Short segments weigh those cold starts on the fastest
     /// scheme; 20,000 changes are a few milliseconds of a fast scheme's work and tens of a
-    /// slow one's, well inside a phase of a shared host (seconds).
-    #[arg(long, default_value_t = 20_000, value_parser = clap::builder::RangedU64ValueParser::<usize>::new().range(1..))]
+    /// slow one's, well inside a phase of a shared host (seconds). Range: 1 to 100000000.
+    #[arg(long, default_value_t = 20_000, value_parser = bounds::int::<usize>(1, 100_000_000))]
     lockstep_changes: usize,
-    /// Keys per reader `lookup_batch` call.
-    #[arg(long, default_value_t = 256, value_parser = clap::builder::RangedU64ValueParser::<usize>::new().range(1..))]
+    /// Keys per reader `lookup_batch` call. Range: 1 to 65536.
+    #[arg(long, default_value_t = 256, value_parser = bounds::int::<usize>(1, bench::MAX_BATCH))]
     batch: usize,
 
     /// Replay only the first N updates of the trace (before `--repeat`).
-    #[arg(long, value_name = "N", value_parser = clap::builder::RangedU64ValueParser::<usize>::new().range(1..))]
+    /// Range: 1 to 1000000000000.
+    #[arg(long, value_name = "N", value_parser = bounds::int::<usize>(1, 1_000_000_000_000))]
     limit: Option<usize>,
 
     /// Also write one JSON record per scheme (every figure printed) to this file.
@@ -120,9 +129,10 @@ pub struct UpdatesArgs {
 pub type Record = Map<String, Value>;
 
 pub fn run(args: UpdatesArgs) -> anyhow::Result<ExitCode> {
+    let json = OutputFile::create_opt("--json", args.json.as_deref())?;
     let records = records(&args)?;
-    if let Some(path) = &args.json {
-        write_json(path, &records)?;
+    if let Some(file) = json {
+        write_json(file, &records)?;
     }
     Ok(if records.iter().any(wrong) {
         ExitCode::from(1)
@@ -149,11 +159,14 @@ pub fn wrong(r: &Record) -> bool {
 }
 
 /// Writes `records` as one pretty JSON array.
-pub fn write_json(path: &Path, records: &[Record]) -> anyhow::Result<()> {
+pub fn write_json(mut file: OutputFile, records: &[Record]) -> anyhow::Result<()> {
     let text = serde_json::to_string_pretty(records)?;
-    std::fs::write(path, text + "\n")
-        .with_context(|| format!("cannot write {}", path.display()))?;
-    eprintln!("wrote {} records to {}", records.len(), path.display());
+    file.write_all((text + "\n").as_bytes())?;
+    eprintln!(
+        "wrote {} records to {}",
+        records.len(),
+        file.path().display()
+    );
     Ok(())
 }
 
@@ -176,9 +189,27 @@ fn replay<A: Address>(mut table: Table<A>, args: &UpdatesArgs) -> anyhow::Result
     if let Some(n) = args.limit {
         updates.truncate(n);
     }
-    if args.speedup.is_some_and(|f| !f.is_finite() || f <= 0.0) {
-        anyhow::bail!("--speedup must be a positive number");
-    }
+    bounds::check_memory(&[
+        bounds::Need::items(
+            "--repeat",
+            updates.len() as u128 * args.repeat as u128,
+            // The change and its replay offset, plus the schemes' own logs of it.
+            core::mem::size_of::<Change<A>>() as u128 * 3 + 8,
+            "replayed changes",
+        ),
+        bounds::Need::items(
+            "--keys",
+            args.keys.max(args.batch) as u128,
+            core::mem::size_of::<A>() as u128,
+            "reader keys",
+        ),
+        bounds::Need::items(
+            "--readers",
+            args.readers as u128,
+            bench::THREAD_BYTES + args.batch as u128 * 4,
+            "reader threads",
+        ),
+    ])?;
     // Seconds from the trace's first update. A timestamp earlier than one before it (a
     // trace merged from several collectors) is replayed at once, at the latest time seen.
     let first = updates[0].time;
@@ -225,7 +256,7 @@ fn replay<A: Address>(mut table: Table<A>, args: &UpdatesArgs) -> anyhow::Result
     let schemes = input::schemes(&args.schemes, A::FAMILY)?;
     args.settings.check(&schemes)?;
     let trie_secs = trie_alone(&table.rib, &changes);
-    println!(
+    outln!(
         "{:<12} the trie alone (every scheme's Rib work; the OBMA paper's \"Trie\", the bound): {} changes in {:.3} s = {:.0} updates/s (median of 3)",
         "trie",
         changes.len(),
@@ -297,7 +328,7 @@ fn replay<A: Address>(mut table: Table<A>, args: &UpdatesArgs) -> anyhow::Result
 fn lockstep_report(name: &str, l: &split::Lockstep, step: &split::Step, rec: &mut Record) {
     let rate = |secs: f64| l.counted as f64 / secs;
     let by_subtraction = step.total_secs - l.trie_secs;
-    println!(
+    outln!(
         "{name:<12} lockstep ({} segments of {} changes, the trie alone and each in-place scheme in turn, each segment's first fifth uncounted, {} TSC ticks an empty interval taken off each): {:.0} updates/s with its Rib work ({:.2}x the trie alone's {:.0}); structure alone {} by subtraction, {:.0} updates/s timed apart",
         l.segments,
         l.segment,
@@ -426,7 +457,7 @@ fn replay_incremental<A: Address>(
     // apart from the `Rib`'s, in the same phase of the host).
     let structure = secs - trie_secs;
     let split = split::replay(rib0, info, &opts, changes)?;
-    println!(
+    outln!(
         "{name:<12} in place, alone: {} changes ({} effective) in {:.3} s = {:.0} updates/s ({:.2}x the trie alone); structure alone {} (timed apart: {:.3} s = {:.0} updates/s, its Rib work {:.3} s); table {} the trie afterwards",
         changes.len(),
         applied,
@@ -444,7 +475,7 @@ fn replay_incremental<A: Address>(
         if ok { "equals" } else { "DIFFERS FROM" }
     );
     if !per_update.is_empty() {
-        println!("{name:<12} per update: {}", per_update.join(", "));
+        outln!("{name:<12} per update: {}", per_update.join(", "));
     }
     let alone_rate = changes.len() as f64 / secs;
     rec.insert("effective".into(), applied.into());
@@ -493,7 +524,7 @@ fn replay_incremental<A: Address>(
         rates.push(rate);
         rec.insert("in_place_vs_alone".into(), (rate / alone_rate).into());
         rec.insert("in_place_vs_no_readers".into(), (rate / quiet_rate).into());
-        println!(
+        outln!(
             "{name:<12} in place, with {} reader(s) vs without: {:.2}x the update rate",
             args.readers,
             rate / quiet_rate
@@ -513,13 +544,14 @@ fn replay_incremental<A: Address>(
         all_ok &= ok;
         let table = if ok { "equals" } else { "DIFFERS FROM" };
         if m.rounds == 0 {
-            println!(
+            outln!(
                 "{name:<12} in place, interleaved: {} changes are too few for one round of \
                  {} ms segments (--repeat replays the trace again); table {table} the trie",
-                m.applied, args.segment_ms,
+                m.applied,
+                args.segment_ms,
             );
         } else {
-            println!(
+            outln!(
                 "{name:<12} in place, interleaved ({} changes in {} rounds of {} ms segments: \
                  readers alone, readers + writer, writer alone): readers {:.2}x their rate \
                  alone ({:.1} vs {:.1} Mlps), writer {:.2}x its rate alone ({:.0} vs {:.0} \
@@ -560,7 +592,7 @@ fn replay_incremental<A: Address>(
     rates.push(rate);
     rec.insert("twins_vs_alone".into(), (rate / alone_rate).into());
     if let [one, twins] = rates[..] {
-        println!(
+        outln!(
             "{name:<12} one instance vs twins, with {} reader(s): {:.2}x the update rate",
             args.readers,
             one / twins
@@ -632,7 +664,7 @@ fn replay_with_readers<A: Address>(
             busy_mlps / idle_mlps
         )
     };
-    println!(
+    outln!(
         "{name:<12} {model}: {rate:.0} updates/s with {readers}; \
          memory {:.2} MiB built, peak {:.2} MiB ({:.2}x){}; table {} the trie",
         footprint as f64 / 1048576.0,
@@ -768,7 +800,7 @@ fn replay_rebuild<A: Address>(
     let max_build = builds.iter().copied().fold(0.0, f64::max);
     let ok = agrees_handle(&mut *updater.reader(), updater.rib(), keys)
         && agrees_boundaries(&mut *updater.reader(), updater.rib(), changes);
-    println!(
+    outln!(
         "{:<12} rebuild+publish (hold {} ms{}): {} changes in {:.3} s = {:.0} updates/s; {} publications, build mean {:.1} ms max {:.1} ms; {} reader(s): {:.1} Mlps during updates vs {:.1} idle; final table {} the trie",
         info.name,
         args.hold_ms,

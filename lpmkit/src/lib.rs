@@ -97,3 +97,10 @@ pub use table::{AnyTable, Table};
 #[cfg(doctest)]
 #[doc = include_str!("../../README.md")]
 pub struct ReadmeDoctests;
+
+/// The guide's examples (`docs/`), compiled and run as doc tests.
+#[cfg(doctest)]
+#[doc = include_str!("../../docs/getting-started.md")]
+#[doc = include_str!("../../docs/updates.md")]
+#[doc = include_str!("../../docs/bindings.md")]
+pub struct GuideDoctests;

@@ -47,6 +47,7 @@ use clap::{Args, Subcommand};
 use serde::Deserialize;
 use serde_json::{Map, Value};
 
+use crate::output::outln;
 use crate::{bench, info, updates};
 
 /// What the papers show that these experiments do not measure (the report says so).
@@ -222,10 +223,10 @@ pub fn run(args: ExperimentArgs) -> anyhow::Result<ExitCode> {
     match args.command {
         ExperimentCommand::List(a) => {
             for e in load_all(&a.file)? {
-                println!("{:<10} {}", e.name, e.paper);
+                outln!("{:<10} {}", e.name, e.paper);
                 for f in &e.figures {
                     let cells = f.x.values.len().max(1);
-                    println!("  {}/{:<12} {} ({cells} cells)", e.name, f.id, f.title);
+                    outln!("  {}/{:<12} {} ({cells} cells)", e.name, f.id, f.title);
                 }
             }
             Ok(ExitCode::SUCCESS)

@@ -493,8 +493,20 @@ impl<A: Address, V: TableValue> RouteTable<A, V> {
     /// Applies announcements (`Some(value)`) and withdrawals (`None`) in order, as one
     /// batch (one patch or rebuild for all of them); returns each prefix's value before
     /// its change. Lookups on other threads go on meanwhile and see, per key, the table
-    /// before or after the batch. An error (a capacity limit of the scheme) changes
-    /// nothing.
+    /// before or after the batch.
+    ///
+    /// An error (a capacity limit of the scheme) leaves the routes as they were. What
+    /// other threads' lookups see *while* the failing batch runs depends on the update
+    /// model ([`model`](Self::model)):
+    ///
+    /// * **rebuild**: nothing of the batch — the new table is built aside and never
+    ///   published, readers keep the table before it;
+    /// * **in place**: the batch is patched in, fails, and is patched out again; until it
+    ///   is undone, a lookup of a key the batch touched may return the batch's answer for
+    ///   it (each key still gets the answer of the table before the batch, during it, or
+    ///   after the undo — never one no version had). If undoing fails too, a table rebuilt
+    ///   from the routes replaces it; if that fails as well, the table is poisoned:
+    ///   lookups panic and every later update is an error.
     pub fn apply(
         &self,
         changes: impl IntoIterator<Item = (Prefix<A>, Option<V>)>,

@@ -65,7 +65,8 @@ mod twin;
 pub use cell::Pinned;
 pub use inplace::{InPlace, InPlaceReader, IntoInPlace, BATCH_ATTEMPTS};
 pub use publisher::{
-    PublishInfo, Published, Publisher, PublisherConfig, Reader, WriterGone, WriterHandle,
+    PublishInfo, Published, Publisher, PublisherConfig, Reader, WriterError, WriterGone,
+    WriterHandle,
 };
 pub use twin::{TwinConfig, TwinUpdater};
 

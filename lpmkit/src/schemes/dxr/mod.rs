@@ -7,7 +7,7 @@
 //!
 //! * **Ranges (§3.1).** The table is projected onto disjoint address ranges (more specific
 //!   prefixes take precedence) and neighbouring ranges with the same next hop are merged
-//!   ([`Rib::for_each_range`]); a range is then just its first address and a next hop.
+//!   ([`Rib::for_each_range`](crate::Rib::for_each_range)); a range is then just its first address and a next hop.
 //! * **Chunks and the lookup table (§3.2).** The address space is split into `2^k` chunks;
 //!   the lookup table has one 32-bit entry per chunk: 12 bits of chunk size (number of
 //!   range-table entries), 1 format bit and 19 bits of position in the range table. A chunk
@@ -32,7 +32,7 @@
 //!   each search with one 64-byte window compare (32 short or 16 long entries) after
 //!   halving larger chunks down to that size. [`Dxr::search_steps_histogram`] gives the
 //!   Table 3 distribution of binary-search steps, counted with the paper's search loop.
-//! * **Incremental updates (§3.4).** [`IncrementalFib::apply`]
+//! * **Incremental updates (§3.4).** [`IncrementalFib::apply`](crate::IncrementalFib::apply)
 //!   expands each changed prefix into the chunks it covers (a prefix shorter than `k`
 //!   covers `2^(k - len)` of them), coalesces the changes of one call into one pass over
 //!   the merged dirty chunks, and rebuilds each dirty chunk from scratch with the paper's

@@ -25,7 +25,7 @@
 //!   (settings `k` and `m`). Nodes are 64-byte aligned (§5.1: a node's sixteen 32-bit
 //!   keys fetched in one memory access).
 //! * **Incremental insert and delete** ([`MihtWriter`], driven by
-//!   [`crate::sync::InPlace`], or [`IncrementalFib`]): a route goes into (or out of) its
+//!   [`crate::sync::InPlace`], or [`IncrementalFib`](crate::IncrementalFib)): a route goes into (or out of) its
 //!   key's priority trie or PT[−1] with the priority trie's insert or delete; a key whose
 //!   trie appears (or empties) goes into (or out of) the B+ tree with its insert (splits)
 //!   or delete (borrows, merges). Nodes are never written once readers can reach them:

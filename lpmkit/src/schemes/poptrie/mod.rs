@@ -44,7 +44,7 @@
 //!   back (no padding): linear in the number of ranges. The C code instead
 //!   inserts routes one by one through its update path.
 //! * **Incremental update**, in place under readers ([`PoptrieWriter`], driven by
-//!   [`crate::sync::InPlace`], or [`IncrementalFib`] when no other thread reads). As
+//!   [`crate::sync::InPlace`], or [`IncrementalFib`](crate::IncrementalFib) when no other thread reads). As
 //!   `_update_subtree` does: a change of length `<= s` rebuilds each direct-pointing entry
 //!   it spans; a longer one walks down from its entry while the prefix lies strictly inside
 //!   an internal child, rebuilds the node where it stops (its whole subtree, from the

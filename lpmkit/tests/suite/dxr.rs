@@ -7,7 +7,7 @@
 //! absent the tests that need it print a note and pass, unless `LPMKIT_REQUIRE_DATA` is
 //! set.
 
-mod common;
+use crate::common;
 
 use lpmkit::rng::SplitMix64;
 use lpmkit::schemes::dxr::{Dxr, DxrConfig, NextHopMode};
@@ -15,7 +15,7 @@ use lpmkit::traffic::{boundary_keys, uniform};
 use lpmkit::{BuildError, Change, Fib, IncrementalFib, Ipv4, NextHop, Prefix, Rib, Table};
 use proptest::prelude::*;
 
-use common::push_boundaries;
+use common::{push_boundaries, Tier};
 
 // ---------------------------------------------------------------------------------------
 // Checking.
@@ -84,7 +84,17 @@ fn check_all_k(rib: &Rib<Ipv4>, label: &str, extra: &[DxrConfig]) {
 
 #[test]
 fn real_tables_every_k() {
-    for path in common::data_files("fib", "ipv4-") {
+    real_tables_every_k_in(Tier::Default);
+}
+
+#[test]
+#[ignore = "long tier: every k on the other real tables (the descriptor table forced on those with many next hops)"]
+fn other_real_tables_every_k() {
+    real_tables_every_k_in(Tier::Long);
+}
+
+fn real_tables_every_k_in(tier: Tier) {
+    for path in common::tier_tables("ipv4-", tier) {
         let Table {
             rib,
             next_hops: hops,
@@ -215,6 +225,18 @@ fn replay_checked(
 
 #[test]
 fn update_traces() {
+    update_traces_matching("ipv4-ris-rrc01-linx-2014");
+}
+
+#[test]
+#[ignore = "long tier: every IPv4 trace"]
+fn every_update_trace() {
+    update_traces_matching("ipv4-");
+}
+
+/// Replays the IPv4 traces whose names start with `prefix` on the rrc06 table: change by
+/// change for k = 16, 18 and 20, in batches for d24r and d18r.
+fn update_traces_matching(prefix: &str) {
     let Some(Table {
         rib: base,
         next_hops: mut hops,
@@ -223,7 +245,7 @@ fn update_traces() {
     else {
         return;
     };
-    for path in common::data_files("updates", "ipv4-") {
+    for path in common::data_files("updates", prefix) {
         let changes = common::load_updates::<Ipv4>(&path, &mut hops);
         let label = path.file_name().unwrap().to_string_lossy().to_string();
         for k in [16, 18, 20] {
@@ -259,8 +281,55 @@ fn op_strategy() -> impl Strategy<Value = Op> {
     ]
 }
 
+/// Random changes applied `batch` per `apply` to an empty DXR of `k` bits: after every
+/// apply the invariants hold and every prefix boundary agrees with the `Rib`; at the end
+/// the table equals a fresh build.
+fn random_updates_case(k: u8, batch: usize, ops: &[Op]) -> Result<(), TestCaseError> {
+    let cfg = DxrConfig::with_k(k).compact_threshold(0.2);
+    let mut rib = Rib::<Ipv4>::new();
+    let mut d = Dxr::build(&rib, &cfg).unwrap();
+    let mut live: Vec<Prefix<Ipv4>> = vec![];
+    let changes: Vec<Change<Ipv4>> = ops
+        .iter()
+        .map(|op| match *op {
+            Op::Announce(p, h) => {
+                live.push(p);
+                Change::Announce(p, NextHop::new(h).unwrap())
+            }
+            Op::Withdraw(i) if !live.is_empty() => Change::Withdraw(live[i % live.len()]),
+            Op::Withdraw(_) => Change::Withdraw(Prefix::DEFAULT),
+        })
+        .collect();
+    for group in changes.chunks(batch) {
+        for c in group {
+            c.apply_to(&mut rib);
+        }
+        d.apply(&rib, group).unwrap();
+        d.check_invariants().map_err(TestCaseError::fail)?;
+        let mut keys = boundary_keys(&rib);
+        for c in group {
+            push_boundaries(&c.prefix(), &mut keys);
+        }
+        let want = common::reference(&rib, &keys);
+        let mut out = vec![0; keys.len()];
+        d.lookup_batch(&keys, &mut out);
+        for (i, &key) in keys.iter().enumerate() {
+            prop_assert_eq!(out[i], want[i], "batch {:#010x}", key);
+            prop_assert_eq!(NextHop::raw(d.lookup(key)), want[i], "lookup {:#010x}", key);
+        }
+    }
+    // The result equals a fresh build.
+    let fresh = Dxr::build(&rib, &cfg).unwrap();
+    let keys = uniform::<u32>(4096, 5);
+    let (mut a, mut b) = (vec![0; keys.len()], vec![0; keys.len()]);
+    d.lookup_batch(&keys, &mut a);
+    fresh.lookup_batch(&keys, &mut b);
+    prop_assert_eq!(a, b);
+    Ok(())
+}
+
 proptest! {
-    #![proptest_config(ProptestConfig::with_cases(64))]
+    #![proptest_config(ProptestConfig::with_cases(6))]
 
     #[test]
     fn random_updates_match_the_rib(
@@ -268,46 +337,22 @@ proptest! {
         batch in 1usize..6,
         ops in proptest::collection::vec(op_strategy(), 1..120),
     ) {
-        let cfg = DxrConfig::with_k(k).compact_threshold(0.2);
-        let mut rib = Rib::<Ipv4>::new();
-        let mut d = Dxr::build(&rib, &cfg).unwrap();
-        let mut live: Vec<Prefix<Ipv4>> = vec![];
-        let changes: Vec<Change<Ipv4>> = ops
-            .iter()
-            .map(|op| match *op {
-                Op::Announce(p, h) => {
-                    live.push(p);
-                    Change::Announce(p, NextHop::new(h).unwrap())
-                }
-                Op::Withdraw(i) if !live.is_empty() => Change::Withdraw(live[i % live.len()]),
-                Op::Withdraw(_) => Change::Withdraw(Prefix::DEFAULT),
-            })
-            .collect();
-        for group in changes.chunks(batch) {
-            for c in group {
-                c.apply_to(&mut rib);
-            }
-            d.apply(&rib, group).unwrap();
-            d.check_invariants().map_err(TestCaseError::fail)?;
-            let mut keys = boundary_keys(&rib);
-            for c in group {
-                push_boundaries(&c.prefix(), &mut keys);
-            }
-            let want = common::reference(&rib, &keys);
-            let mut out = vec![0; keys.len()];
-            d.lookup_batch(&keys, &mut out);
-            for (i, &key) in keys.iter().enumerate() {
-                prop_assert_eq!(out[i], want[i], "batch {:#010x}", key);
-                prop_assert_eq!(NextHop::raw(d.lookup(key)), want[i], "lookup {:#010x}", key);
-            }
-        }
-        // The result equals a fresh build.
-        let fresh = Dxr::build(&rib, &cfg).unwrap();
-        let keys = uniform::<u32>(4096, 5);
-        let (mut a, mut b) = (vec![0; keys.len()], vec![0; keys.len()]);
-        d.lookup_batch(&keys, &mut a);
-        fresh.lookup_batch(&keys, &mut b);
-        prop_assert_eq!(a, b);
+        random_updates_case(k, batch, &ops)?;
+    }
+}
+
+// The same property, many more cases.
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(256))]
+
+    #[test]
+    #[ignore = "long tier: 256 random update sequences"]
+    fn random_updates_match_the_rib_many(
+        k in 16u8..=24,
+        batch in 1usize..6,
+        ops in proptest::collection::vec(op_strategy(), 1..120),
+    ) {
+        random_updates_case(k, batch, &ops)?;
     }
 }
 

@@ -6,7 +6,7 @@
 //! the targets stated in the `synth` module docs. Where the shared data set is present,
 //! the synthetic length mix is also compared with the real bart tables.
 
-mod common;
+use crate::common;
 
 use std::collections::HashMap;
 

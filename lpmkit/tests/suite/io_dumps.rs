@@ -6,7 +6,7 @@
 // Helpers for the MRT and compression tests are unused without those features.
 #![cfg_attr(not(all(feature = "mrt", feature = "compression")), allow(unused))]
 
-mod common;
+use crate::common;
 
 use std::path::Path;
 

@@ -2,7 +2,7 @@
 //! families, synthetic tables, edge routes, both entry widths, the real update traces
 //! replayed incrementally, and random update sequences (proptest).
 
-mod common;
+use crate::common;
 
 use lpmkit::rng::SplitMix64;
 use lpmkit::schemes::obma::{BisSearch, Grouping, Obma, ObmaConfig};
@@ -10,7 +10,9 @@ use lpmkit::schemes::Width;
 use lpmkit::{Address, Change, Fib, IncrementalFib, NextHop, Prefix, Rib};
 use proptest::prelude::*;
 
-use common::{assert_agrees, data_files, keys_for, load, load_table, load_updates, reference};
+use common::{
+    assert_agrees, data_files, keys_for, load, load_table, load_updates, reference, Tier,
+};
 use lpmkit::traffic::boundary_keys;
 
 /// Every variant, and the switches the paper's tables and figures turn.
@@ -57,7 +59,17 @@ fn check_all<A: Address>(rib: &Rib<A>, keys: &[A], label: &str) {
 
 #[test]
 fn real_tables() {
-    for path in common::fib_tables() {
+    real_tables_in(Tier::Default);
+}
+
+#[test]
+#[ignore = "long tier: every configuration on the other real tables"]
+fn other_real_tables() {
+    real_tables_in(Tier::Long);
+}
+
+fn real_tables_in(tier: Tier) {
+    for path in common::tier_tables("", tier) {
         match load(&path) {
             lpmkit::AnyTable::V4(t) => {
                 let keys = keys_for(&t.rib, 1 << 18, 5);
@@ -227,6 +239,13 @@ fn replay_update_traces_v6() {
 /// walks, the chunk's default as the covering route).
 #[test]
 fn replay_update_traces_one_change_at_a_time() {
+    replay::<u32>("ipv4-ris-rrc06", "ipv4-", 10_000, 1);
+    replay::<u128>("ipv6-ris-rrc01-linx", "ipv6-", 10_000, 1);
+}
+
+#[test]
+#[ignore = "long tier: 60,000 changes of every trace, one per apply, on three tables"]
+fn replay_update_traces_one_change_at_a_time_long() {
     replay::<u32>("ipv4-ris-rrc06", "ipv4-", 60_000, 1);
     replay::<u32>("ipv4-bart", "ipv4-", 60_000, 1);
     replay::<u128>("ipv6-ris-rrc01-linx", "ipv6-", 60_000, 1);

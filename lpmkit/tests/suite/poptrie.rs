@@ -1,7 +1,7 @@
 //! Poptrie against the `Rib`: real tables, synthetic tables, edge routes, the real update
 //! traces replayed incrementally, and random update sequences (proptest).
 
-mod common;
+use crate::common;
 
 use lpmkit::rng::SplitMix64;
 use lpmkit::schemes::poptrie::{Poptrie, PoptrieConfig};
@@ -10,7 +10,7 @@ use lpmkit::traffic::boundary_keys;
 use lpmkit::{registry, Address, BuildOptions, Change, Fib, IncrementalFib, NextHop, Prefix, Rib};
 use proptest::prelude::*;
 
-use common::push_boundaries;
+use common::{push_boundaries, Tier};
 
 /// Both registry variants, with and without the `popcnt` kernel.
 fn check_registry<A: Address>(rib: &Rib<A>, keys: &[A], label: &str) {
@@ -35,7 +35,17 @@ fn check_registry<A: Address>(rib: &Rib<A>, keys: &[A], label: &str) {
 
 #[test]
 fn real_tables_v4() {
-    for path in common::data_files("fib", "ipv4-") {
+    real_tables_v4_in(Tier::Default);
+}
+
+#[test]
+#[ignore = "long tier: the other real IPv4 tables"]
+fn other_real_tables_v4() {
+    real_tables_v4_in(Tier::Long);
+}
+
+fn real_tables_v4_in(tier: Tier) {
+    for path in common::tier_tables("ipv4-", tier) {
         let rib = common::load_table::<u32>(&path).rib;
         let mut keys = boundary_keys(&rib);
         let mut rng = SplitMix64::new(1);
@@ -98,7 +108,17 @@ fn check_configs<A: Address>(rib: &Rib<A>, keys: &[A], label: &str) {
 
 #[test]
 fn synthetic_tables_every_config() {
-    for seed in 0..4 {
+    synthetic_tables_every_config_seeds(0..1);
+}
+
+#[test]
+#[ignore = "long tier: three more seeds"]
+fn more_synthetic_tables_every_config() {
+    synthetic_tables_every_config_seeds(1..4);
+}
+
+fn synthetic_tables_every_config_seeds(seeds: std::ops::Range<u64>) {
+    for seed in seeds {
         for (routes, hops) in [(50, 3), (2000, 5), (20_000, 70_000)] {
             let rib = synthetic::<u32>(seed, routes, hops);
             let mut keys = boundary_keys(&rib);

@@ -2,14 +2,14 @@
 //! priority-trie invariants on them, the real update traces replayed incrementally, and
 //! random update sequences (proptest).
 
-mod common;
+use crate::common;
 
 use lpmkit::rng::SplitMix64;
 use lpmkit::schemes::miht::{Miht, MihtConfig};
 use lpmkit::{registry, Address, BuildOptions, Change, Fib, IncrementalFib, NextHop, Prefix, Rib};
 use proptest::prelude::*;
 
-use common::{data_files, load_table, load_updates, push_boundaries};
+use common::{data_files, load_table, load_updates, push_boundaries, tier_tables, Tier};
 use lpmkit::traffic::boundary_keys;
 
 fn configs(v6: bool) -> Vec<MihtConfig> {
@@ -47,14 +47,24 @@ fn check_table<A: Address>(path: &std::path::Path) {
     }
 }
 
-#[test]
-fn real_tables() {
-    for path in data_files("fib", "ipv4-") {
+fn real_tables_in(tier: Tier) {
+    for path in tier_tables("ipv4-", tier) {
         check_table::<u32>(&path);
     }
-    for path in data_files("fib", "ipv6-") {
+    for path in tier_tables("ipv6-", tier) {
         check_table::<u128>(&path);
     }
+}
+
+#[test]
+fn real_tables() {
+    real_tables_in(Tier::Default);
+}
+
+#[test]
+#[ignore = "long tier: every configuration on the other real tables"]
+fn other_real_tables() {
+    real_tables_in(Tier::Long);
 }
 
 fn check_prefix<A: Address, F: Fib<A> + ?Sized>(fib: &F, rib: &Rib<A>, p: &Prefix<A>) {

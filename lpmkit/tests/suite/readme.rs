@@ -16,7 +16,7 @@ struct Row {
 /// The rows of the README's table whose header starts `| scheme | families | updates |`,
 /// by scheme name (a row may name several schemes, each in backticks).
 fn readme_schemes() -> BTreeMap<String, Row> {
-    let readme = include_str!("../../README.md");
+    let readme = include_str!("../../../README.md");
     let mut lines = readme
         .lines()
         .skip_while(|l| !l.starts_with("| scheme | families | updates |"));

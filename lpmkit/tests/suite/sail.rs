@@ -2,7 +2,7 @@
 //! synthetic tables, edge routes, both entry widths, the real update traces replayed
 //! incrementally, and random update sequences (proptest).
 
-mod common;
+use crate::common;
 
 use lpmkit::rng::SplitMix64;
 use lpmkit::{registry, Address, BuildOptions, Change, Fib, NextHop, Prefix, Rib};
@@ -240,6 +240,13 @@ fn replay<A: Address>(base: &str, names: &[&str], limit: usize) {
 
 #[test]
 fn replay_update_traces() {
+    replay::<u32>("ipv4-ris-rrc06", &V4, 8_000);
+    replay::<u128>("ipv6-ris-rrc01-linx", &["sail-m"], 8_000);
+}
+
+#[test]
+#[ignore = "long tier: 30,000 changes of every trace"]
+fn replay_update_traces_long() {
     replay::<u32>("ipv4-ris-rrc06", &V4, 30_000);
     replay::<u128>("ipv6-ris-rrc01-linx", &["sail-m"], 30_000);
 }

@@ -1,28 +1,41 @@
 //! Every registered scheme against the reference `Rib`: on every real table in
-//! `../shared/data/fib/`, on synthetic tables, on worst-case nestings, and on random small
-//! tables after random update sequences (proptest). Each scheme is checked on its default
-//! code path and with scalar code forced, through both `lookup` and `lookup_batch`.
-//! `LPMKIT_DIFFERENTIAL_SCHEMES=a,b` limits a run to those schemes (CI's DPDK stage runs
-//! `dpdk-fib` alone; the workspace run checks every scheme).
+//! `$LPMKIT_DATA/fib/`, on synthetic tables, on worst-case nestings, and on random small
+//! tables after random update sequences (proptest). Each scheme is checked on each of its
+//! code paths ([`code_paths`]), through both `lookup` and `lookup_batch`.
+//!
+//! On the real tables the default tier looks up a sample of random keys plus every prefix
+//! boundary (and its neighbours); the long tier (`-- --ignored`) ten million random keys
+//! per table. `LPMKIT_DIFFERENTIAL_SCHEMES=a,b` limits a run to those schemes (CI's DPDK
+//! stage runs `dpdk-fib` alone; the workspace run checks every scheme).
 
-mod common;
+use crate::common;
 
 use lpmkit::registry::{self, BuildOptions};
 use lpmkit::{synth, Address, AnyTable, Family, NextHop, Prefix, Rib, Table};
 use proptest::prelude::*;
 
-/// Builds every scheme of the family on both code paths and compares it with the Rib.
+/// The code paths every scheme is checked on, by label: its default (the widest kernels
+/// the CPU offers) and scalar code forced. Another path a scheme can be built for is one
+/// more row here.
+fn code_paths() -> Vec<(&'static str, BuildOptions)> {
+    vec![
+        ("default", BuildOptions::scalar(false)),
+        ("scalar", BuildOptions::scalar(true)),
+    ]
+}
+
+/// Builds every scheme of the family on every code path and compares it with the Rib.
 fn check_all_schemes<A: Address>(rib: &Rib<A>, keys: &[A], what: &str) {
     let want = common::reference(rib, keys);
     for info in registry::schemes_for(A::FAMILY) {
         if !common::selected("LPMKIT_DIFFERENTIAL_SCHEMES", info.name) {
             continue;
         }
-        for force_scalar in [false, true] {
+        for (path, opts) in code_paths() {
             let fib = info
-                .build(rib, &BuildOptions::scalar(force_scalar))
-                .unwrap_or_else(|e| panic!("{what}: building {}: {e}", info.name));
-            let label = format!("{what}: {} [{}]", info.name, fib.implementation());
+                .build(rib, &opts)
+                .unwrap_or_else(|e| panic!("{what}: building {} ({path}): {e}", info.name));
+            let label = format!("{what}: {} ({path}) [{}]", info.name, fib.implementation());
             common::assert_agrees(&*fib, rib, keys, &want, &label);
         }
     }
@@ -33,10 +46,16 @@ fn check_table<A: Address>(t: &Table<A>, random_keys: usize) {
     check_all_schemes(&t.rib, &keys, &t.name);
 }
 
-/// Every real table, on as many threads as the machine has (each thread takes the next
-/// table; a panic in one fails the test).
-#[test]
-fn real_tables() {
+/// Random keys per real table in the default tier, beside every prefix boundary.
+const SAMPLED_KEYS: usize = 1 << 16;
+
+/// Random keys per real table in the long tier.
+const LONG_TIER_KEYS: usize = 10_000_000;
+
+/// Every real table with `random_keys` random keys (IPv6: half of them matching table
+/// prefixes) plus every prefix boundary, on as many threads as the machine has (each
+/// thread takes the next table; a panic in one fails the test).
+fn real_tables_with(random_keys: usize) {
     let tables = common::fib_tables();
     let next = std::sync::atomic::AtomicUsize::new(0);
     let threads = std::thread::available_parallelism()
@@ -49,8 +68,8 @@ fn real_tables() {
                 let Some(path) = tables.get(i) else { break };
                 let t0 = std::time::Instant::now();
                 match common::load(path) {
-                    AnyTable::V4(t) => check_table(&t, 2_000_000),
-                    AnyTable::V6(t) => check_table(&t, 1_000_000),
+                    AnyTable::V4(t) => check_table(&t, random_keys),
+                    AnyTable::V6(t) => check_table(&t, random_keys),
                 }
                 eprintln!(
                     "{}: all schemes agree ({:.1} s)",
@@ -63,17 +82,40 @@ fn real_tables() {
 }
 
 #[test]
-fn synthetic_tables() {
-    for seed in [1, 2] {
+fn real_tables() {
+    real_tables_with(SAMPLED_KEYS);
+}
+
+#[test]
+#[ignore = "long tier: ten million random keys per real table"]
+fn real_tables_ten_million_keys() {
+    real_tables_with(LONG_TIER_KEYS);
+}
+
+/// Synthetic tables of `routes` IPv4 and a quarter as many IPv6 routes from `seeds`,
+/// `keys` random keys each (plus every prefix boundary).
+fn synthetic_tables_with(seeds: &[u64], routes: usize, keys: usize) {
+    for &seed in seeds {
         let mut cfg = synth::SynthConfig::ipv4_default();
-        cfg.routes = 200_000;
+        cfg.routes = routes;
         cfg.seed = seed;
-        check_table(&synth::generate::<u32>(&cfg), 500_000);
+        check_table(&synth::generate::<u32>(&cfg), keys);
         let mut cfg = synth::SynthConfig::ipv6_default();
-        cfg.routes = 50_000;
+        cfg.routes = routes / 4;
         cfg.seed = seed;
-        check_table(&synth::generate::<u128>(&cfg), 500_000);
+        check_table(&synth::generate::<u128>(&cfg), keys);
     }
+}
+
+#[test]
+fn synthetic_tables() {
+    synthetic_tables_with(&[1], 50_000, SAMPLED_KEYS);
+}
+
+#[test]
+#[ignore = "long tier: larger synthetic tables (200,000 routes), 500,000 random keys each"]
+fn synthetic_tables_more_keys() {
+    synthetic_tables_with(&[1, 2, 3], 200_000, 500_000);
 }
 
 fn nh(v: u32) -> NextHop {
@@ -161,7 +203,7 @@ fn run_changes<A: Address>(changes: &[(bool, Prefix<A>, u32)]) {
 }
 
 proptest! {
-    #![proptest_config(ProptestConfig { cases: 48, ..ProptestConfig::default() })]
+    #![proptest_config(ProptestConfig { cases: 12, ..ProptestConfig::default() })]
 
     #[test]
     fn random_updates_v4(changes in arb_changes::<u32>()) {
@@ -170,6 +212,23 @@ proptest! {
 
     #[test]
     fn random_updates_v6(changes in arb_changes::<u128>()) {
+        run_changes(&changes);
+    }
+}
+
+// The same properties, many more cases.
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 256, ..ProptestConfig::default() })]
+
+    #[test]
+    #[ignore = "long tier: 256 random update sequences per family"]
+    fn random_updates_v4_many(changes in arb_changes::<u32>()) {
+        run_changes(&changes);
+    }
+
+    #[test]
+    #[ignore = "long tier: 256 random update sequences per family"]
+    fn random_updates_v6_many(changes in arb_changes::<u128>()) {
         run_changes(&changes);
     }
 }

@@ -1,14 +1,14 @@
 //! `facade::RouteTable` on the real tables: values, matched prefixes and serialised
 //! copies equal the reference trie's answers, and a replayed update trace keeps them so.
 
-mod common;
+use crate::common;
 
 use common::{fib_tables, keys_for, load};
 use lpmkit::facade::{RouteTable, Value};
 use lpmkit::{Address, AnyTable, NextHop, Table};
 
 fn check<A: Address>(t: Table<A>, name: &str) {
-    let keys = keys_for(&t.rib, 200_000, 11);
+    let keys = keys_for(&t.rib, 1 << 16, 11);
     let rib = t.rib.clone();
     let hops = t.next_hops.clone();
     let rt = RouteTable::<A, Value>::from_table_with(t, "auto", &Default::default(), |s| {
@@ -75,8 +75,21 @@ fn a_replayed_trace_keeps_the_table_equal_to_the_trie() {
         &Default::default(),
     )
     .unwrap();
-    let keys = keys_for(&rib, 20_000, 3);
-    for chunk in changes[..20_000].chunks(500) {
+    // Every prefix boundary of the table and 20,000 random keys after the first chunk and
+    // at the end; between, the random keys and the boundaries of the chunk's prefixes.
+    let all = keys_for(&rib, 20_000, 3);
+    let random = &all[..20_000];
+    let chunks = changes[..20_000].chunks(500).count();
+    for (n, chunk) in changes[..20_000].chunks(500).enumerate() {
+        let keys: Vec<u32> = if n == 0 || n + 1 == chunks {
+            all.clone()
+        } else {
+            let mut k = random.to_vec();
+            for c in chunk {
+                common::push_boundaries(&c.prefix(), &mut k);
+            }
+            k
+        };
         rt.apply(chunk.iter().map(|c| match *c {
             lpmkit::Change::Announce(p, nh) => (p, Some(nh.get())),
             lpmkit::Change::Withdraw(p) => (p, None),

@@ -6,7 +6,7 @@
 //! Real tables are read from `../shared/data` by the shared harness (`common`): when
 //! absent the tests say so and skip them, unless `LPMKIT_REQUIRE_DATA` is set.
 
-mod common;
+use crate::common;
 
 use lpmkit::rng::{mix64, SplitMix64};
 use lpmkit::schemes::spider::{ElementLayout, Spider, SpiderConfig};
@@ -58,9 +58,17 @@ fn check_table<A: Address>(name: &str, rib: &Rib<A>, seed: u64)
 where
     Spider<A>: Fib<A>,
 {
+    check_table_with(name, rib, seed, 300_000);
+}
+
+/// [`check_table`] with `n` random keys (at least 20,011) beside the boundaries.
+fn check_table_with<A: Address>(name: &str, rib: &Rib<A>, seed: u64, n: usize)
+where
+    Spider<A>: Fib<A>,
+{
     let t0 = std::time::Instant::now();
     let boundary = lpmkit::traffic::boundary_keys(rib);
-    let random = random_keys(rib, 300_000, seed);
+    let random = random_keys(rib, n, seed);
     let (want_b, want_r) = (
         common::reference(rib, &boundary),
         common::reference(rib, &random),
@@ -200,6 +208,7 @@ fn with_hashed_next_hops<A: Address>(rib: &Rib<A>, n: u64) -> Rib<A> {
 }
 
 #[test]
+#[ignore = "long tier: every Spider variant on the bart IPv4 table"]
 fn ipv4_bart_tier1() {
     let Some(rib) = load::<Ipv4>("ipv4-bart-tier1-prefixes.txt.xz") else {
         return;
@@ -235,6 +244,7 @@ fn ipv4_originas_wider_layout() {
 }
 
 #[test]
+#[ignore = "long tier: every Spider variant on the bart IPv6 table"]
 fn ipv6_bart_tier1() {
     let Some(rib) = load::<Ipv6>("ipv6-bart-tier1-prefixes.txt.xz") else {
         return;
@@ -296,10 +306,18 @@ fn synthetic<A: Address>(seed: u64, n: usize, hops: u64) -> Rib<A> {
 
 #[test]
 fn synthetic_tables() {
-    for seed in 0..3 {
-        check_table("synthetic-v4", &synthetic::<Ipv4>(seed, 20_000, 50), seed);
-        check_table("synthetic-v6", &synthetic::<Ipv6>(seed, 20_000, 50), seed);
-    }
+    check_table_with(
+        "synthetic-v4",
+        &synthetic::<Ipv4>(0, 20_000, 50),
+        0,
+        1 << 16,
+    );
+    check_table_with(
+        "synthetic-v6",
+        &synthetic::<Ipv6>(0, 20_000, 50),
+        0,
+        1 << 16,
+    );
     // Host routes only, and /0 only.
     let mut hosts = Rib::<Ipv4>::new();
     let mut rng = SplitMix64::new(42);
@@ -314,6 +332,15 @@ fn synthetic_tables() {
     default.insert(Prefix::DEFAULT, NextHop::new(3).unwrap());
     check_table("default-v6", &default, 10);
     check_table("empty-v6", &Rib::<Ipv6>::new(), 11);
+}
+
+#[test]
+#[ignore = "long tier: more synthetic tables, 300,000 random keys each"]
+fn more_synthetic_tables() {
+    for seed in 0..3 {
+        check_table("synthetic-v4", &synthetic::<Ipv4>(seed, 20_000, 50), seed);
+        check_table("synthetic-v6", &synthetic::<Ipv6>(seed, 20_000, 50), seed);
+    }
 }
 
 #[test]

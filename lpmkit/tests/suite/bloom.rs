@@ -3,14 +3,14 @@
 //! filters' measured false-positive rates, DPCPE's level sets (Table 4), the real update
 //! traces replayed incrementally, and random update sequences (proptest).
 
-mod common;
+use crate::common;
 
 use lpmkit::rng::SplitMix64;
 use lpmkit::schemes::bloom::{Bloom, BloomConfig, HashKind, Levels};
 use lpmkit::{registry, Address, BuildOptions, Change, Fib, IncrementalFib, NextHop, Prefix, Rib};
 use proptest::prelude::*;
 
-use common::{data_files, load_table, load_updates, push_boundaries, reference};
+use common::{data_files, load_table, load_updates, push_boundaries, reference, tier_tables, Tier};
 use lpmkit::traffic::boundary_keys;
 
 /// `lookup`, `lookup_batch` at several lengths (every tail of the 64-key groups) and the
@@ -119,14 +119,24 @@ fn check_table<A: Address>(path: &std::path::Path) {
     eprintln!("{}: {:.1} s", path.display(), t0.elapsed().as_secs_f64());
 }
 
-#[test]
-fn real_tables_every_config() {
-    for path in data_files("fib", "ipv4-") {
+fn real_tables_every_config_in(tier: Tier) {
+    for path in tier_tables("ipv4-", tier) {
         check_table::<u32>(&path);
     }
-    for path in data_files("fib", "ipv6-") {
+    for path in tier_tables("ipv6-", tier) {
         check_table::<u128>(&path);
     }
+}
+
+#[test]
+fn real_tables_every_config() {
+    real_tables_every_config_in(Tier::Default);
+}
+
+#[test]
+#[ignore = "long tier: every configuration on the other real tables"]
+fn other_real_tables_every_config() {
+    real_tables_every_config_in(Tier::Long);
 }
 
 /// §6.2's hash-quality check on the real tables: each filter's false-positive rate,
@@ -152,17 +162,27 @@ fn fpr_within_bounds<A: Address>(path: &std::path::Path, kinds: &[HashKind]) {
     }
 }
 
-#[test]
-fn measured_false_positive_rates() {
-    for path in data_files("fib", "ipv4-") {
+fn measured_false_positive_rates_in(tier: Tier) {
+    for path in tier_tables("ipv4-", tier) {
         fpr_within_bounds::<u32>(
             &path,
             &[HashKind::H2, HashKind::Murmur32, HashKind::Murmur64],
         );
     }
-    for path in data_files("fib", "ipv6-") {
+    for path in tier_tables("ipv6-", tier) {
         fpr_within_bounds::<u128>(&path, &[HashKind::Murmur64]);
     }
+}
+
+#[test]
+fn measured_false_positive_rates() {
+    measured_false_positive_rates_in(Tier::Default);
+}
+
+#[test]
+#[ignore = "long tier: the false-positive rates on the other real tables"]
+fn measured_false_positive_rates_other_tables() {
+    measured_false_positive_rates_in(Tier::Long);
 }
 
 /// DPCPE on the IPv6 tables (Table 4): the greedy level sets are nested as `n` grows, 64
@@ -170,7 +190,17 @@ fn measured_false_positive_rates() {
 /// level never holds more keys than the paper's estimate.
 #[test]
 fn dpcpe_levels() {
-    for path in data_files("fib", "ipv6-") {
+    dpcpe_levels_in(Tier::Default);
+}
+
+#[test]
+#[ignore = "long tier: DPCPE's level sets on the other IPv6 tables"]
+fn dpcpe_levels_other_tables() {
+    dpcpe_levels_in(Tier::Long);
+}
+
+fn dpcpe_levels_in(tier: Tier) {
+    for path in tier_tables("ipv6-", tier) {
         let rib = load_table::<u128>(&path).rib;
         let keys = sample_keys(&rib, 20_000, 97);
         let want = reference(&rib, &keys);

@@ -1,7 +1,7 @@
 //! The IPv6 DIR-24-8 table (`dir24-8` for IPv6) against the `Rib`: every real IPv6 table,
 //! synthetic tables, and the default, host and nested-chain routes.
 
-mod common;
+use crate::common;
 
 use lpmkit::rng::SplitMix64;
 use lpmkit::schemes::{

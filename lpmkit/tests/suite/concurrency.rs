@@ -12,13 +12,12 @@
 //! `LPMKIT_CONCURRENCY_SCHEMES=bloomfwd,bloom-base` runs only the named schemes (to run
 //! one scheme's checks many times, e.g. under load).
 
-mod common;
+use crate::common;
 
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{mpsc, Arc, RwLock};
 use std::time::{Duration, Instant};
 
-use lpmkit::io::{self, TableOptions};
 use lpmkit::registry::{self, BuildOptions};
 use lpmkit::schemes::bloom::{Bloom, BloomConfig};
 use lpmkit::schemes::dxr::{Dxr, DxrConfig};
@@ -175,11 +174,11 @@ fn run_readers<A: Address>(
 
 fn load<A: Address>(table: &str, trace: &str) -> Option<(Table<A>, Vec<Change<A>>)> {
     let fib = common::data_file(&format!("fib/{table}"))?;
-    let mut t: Table<A> = io::read_table_as(&fib, &TableOptions::default()).unwrap();
+    let mut t: Table<A> = common::load_table(&fib);
     let path = common::data_file(&format!("updates/{trace}"))?;
     let mut hops: NextHopTable<String> = std::mem::take(&mut t.next_hops);
-    let updates = io::read_updates::<A>(&path, &mut hops).unwrap();
-    Some((t, updates.into_iter().map(|u| u.change).collect()))
+    let changes = common::load_updates::<A>(&path, &mut hops);
+    Some((t, changes))
 }
 
 /// Replays `changes` through `updater`, `batch` per `apply`, with two checking readers;
@@ -260,13 +259,42 @@ fn incremental_scheme<A: Address>(
     batch: usize,
     min_batches: u64,
 ) {
+    in_place_scheme(t, changes, scheme, batch, min_batches);
+    twins_scheme(t, changes, scheme, batch, min_batches);
+}
+
+/// ONE instance patched in place (`sync::InPlace`; validated reads where the scheme's
+/// writer asks for them).
+fn in_place_scheme<A: Address>(
+    t: &Table<A>,
+    changes: &[Change<A>],
+    scheme: &str,
+    batch: usize,
+    min_batches: u64,
+) {
+    if !selected(scheme) {
+        return;
+    }
+    let info = registry::find(scheme).unwrap();
+    let updater = info
+        .build_in_place(t.rib.clone(), &BuildOptions::default())
+        .unwrap();
+    replay_checked(updater, changes, batch, min_batches, scheme);
+}
+
+/// Left-right twins of an incremental scheme (`sync::TwinUpdater`).
+fn twins_scheme<A: Address>(
+    t: &Table<A>,
+    changes: &[Change<A>],
+    scheme: &str,
+    batch: usize,
+    min_batches: u64,
+) {
     if !selected(scheme) {
         return;
     }
     let info = registry::find(scheme).unwrap();
     let opts = BuildOptions::default();
-    let updater = info.build_in_place(t.rib.clone(), &opts).unwrap();
-    replay_checked(updater, changes, batch, min_batches, scheme);
     let build = move |rib: &Rib<A>| info.build_incremental(rib, &opts);
     let twins = TwinUpdater::new(t.rib.clone(), build).unwrap();
     replay_checked(Box::new(twins), changes, batch, min_batches, scheme);
@@ -306,7 +334,33 @@ fn rebuild_scheme<A: Address>(t: &Table<A>, changes: &[Change<A>], scheme: &str,
     assert!(report.batches.load(Ordering::Relaxed) > 0);
 }
 
+/// One real trace under checking readers per update model: the rebuild `Publisher`
+/// (dir24-8), one instance patched in place (d18r, and poptrie18 on IPv6), in place with
+/// validated reads (bloomfwd), and left-right twins (d18r). The long tier replays every
+/// trace through every in-place scheme, in place and through twins.
 #[test]
+fn one_trace_per_update_model() {
+    let Some((t, changes)) = load::<u32>(
+        "ipv4-ris-rrc06-2010-07-01-fib.txt.xz",
+        "ipv4-ris-rrc01-linx-2014-12-17-updates.txt.xz",
+    ) else {
+        return;
+    };
+    rebuild_scheme(&t, &changes, "dir24-8", 2_000);
+    in_place_scheme(&t, &changes, "d18r", 50, 0);
+    in_place_scheme(&t, &changes, "bloomfwd", 50, 0);
+    twins_scheme(&t, &changes, "d18r", 50, 0);
+    let Some((t6, changes6)) = load::<u128>(
+        "ipv6-ris-rrc01-linx-2017-01-12-fib.txt.xz",
+        "ipv6-ris-rrc01-linx-2024-10-01-0055-updates.txt.xz",
+    ) else {
+        return;
+    };
+    in_place_scheme(&t6, &changes6[..20_000], "poptrie18", 50, 0);
+}
+
+#[test]
+#[ignore = "long tier: every trace under readers for every in-place scheme"]
 fn ipv4_2014_linx_trace() {
     let Some((t, changes)) = load::<u32>(
         "ipv4-ris-rrc06-2010-07-01-fib.txt.xz",
@@ -331,6 +385,7 @@ fn ipv4_2014_linx_trace() {
 }
 
 #[test]
+#[ignore = "long tier: every trace under readers for every in-place scheme"]
 fn ipv4_2024_ris_trace() {
     let Some((t, changes)) = load::<u32>(
         "ipv4-ris-rrc06-2010-07-01-fib.txt.xz",
@@ -352,6 +407,7 @@ fn ipv4_2024_ris_trace() {
 }
 
 #[test]
+#[ignore = "long tier: every trace under readers for every in-place scheme"]
 fn ipv6_2024_ris_trace() {
     let Some((t, changes)) = load::<u128>(
         "ipv6-ris-rrc01-linx-2017-01-12-fib.txt.xz",
@@ -374,6 +430,7 @@ fn ipv6_2024_ris_trace() {
 /// OBMA on the origin-AS table, whose 16-bit DPA names its next hops through a
 /// dictionary: changes that add dictionary slots and chunks, under checking readers.
 #[test]
+#[ignore = "long tier: every trace under readers for every in-place scheme"]
 fn obma_dpa_dictionary_origin_as() {
     let Some(t) = common::fib_table::<u32>("ipv4-routeviews-2015-11-01-originas.txt.xz") else {
         return;

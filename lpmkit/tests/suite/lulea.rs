@@ -2,7 +2,7 @@
 //! widths and the SWAR/scalar sparse-chunk search, the real update traces replayed
 //! incrementally, and random update sequences (proptest).
 
-mod common;
+use crate::common;
 
 use lpmkit::rng::SplitMix64;
 use lpmkit::schemes::lulea::{Lulea, LuleaConfig};

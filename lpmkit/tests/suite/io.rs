@@ -6,7 +6,7 @@
 // Helpers for the MRT and compression tests are unused without those features.
 #![cfg_attr(not(all(feature = "mrt", feature = "compression")), allow(unused))]
 
-mod common;
+use crate::common;
 
 use lpmkit::io::{
     assigned_next_hop, open_input, parse_text_table, read_addresses, read_table, read_table_as,

@@ -1,8 +1,6 @@
 //! Tests of `lpmkit::traffic`: ranges, structure and determinism of every key stream,
 //! on small synthetic tables.
 
-mod common;
-
 use std::collections::HashMap;
 
 use lpmkit::synth::{self, SynthConfig};
