@@ -73,7 +73,9 @@ PEER=$WORK/planb-lpm-bench
 "$CXX" -O3 -std=c++17 -march=native -I"$SRC/include" -I"$SRC/src" -o "$PEER" "$SRC/src/main.cpp" \
     || die "building planb-lpm failed"
 echo "# built $PEER: $CXX -O3 -std=c++17 -march=native ($("$CXX" --version | head -1))"
-if echo | "$CXX" -march=native -dM -E - | grep -q __AVX512F__; then
+# (The macros are captured first: `grep -q` closing the pipe early would fail the pipeline.)
+defs=$("$CXX" -march=native -dM -E -x c++ /dev/null)
+if [[ $defs == *__AVX512F__* && $defs == *__AVX512DQ__* ]]; then
     echo "#   -march=native enables AVX-512 here: planb-lpm uses its AVX-512 node search"
 else
     echo "#   no AVX-512 with -march=native here: planb-lpm uses its scalar node search"
