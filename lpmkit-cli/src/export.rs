@@ -8,8 +8,8 @@
 //! * `--keys-out FILE`: the keys of `--pattern`, one address per line, in order: what
 //!   `lpmkit bench --pattern trace:FILE` replays.
 
-use std::io::{BufWriter, Write};
-use std::path::{Path, PathBuf};
+use std::io::Write;
+use std::path::PathBuf;
 use std::process::ExitCode;
 
 use anyhow::Context;
@@ -17,7 +17,10 @@ use clap::Args;
 use lpmkit::traffic::{self, Pattern};
 use lpmkit::{prefix::format_addr, Address, AnyTable, Family, Table};
 
+use crate::bench::MAX_KEYS;
+use crate::bounds;
 use crate::input::{self, TableArgs};
+use crate::output::OutputFile;
 
 #[derive(Args, Debug)]
 pub struct ExportArgs {
@@ -37,11 +40,13 @@ pub struct ExportArgs {
     #[arg(long, short = 'p')]
     pattern: Option<Pattern>,
 
-    /// Keys to write.
-    #[arg(long, short = 'k', default_value_t = 1 << 24, value_parser = clap::builder::RangedU64ValueParser::<usize>::new().range(1..))]
+    /// Keys to write. Range: 1 to 4294967296.
+    #[arg(long, short = 'k', default_value_t = 1 << 24,
+          value_parser = bounds::int::<usize>(1, MAX_KEYS))]
     keys: usize,
 
-    /// Seed of the keys (the same seed gives `lpmkit bench` the same keys).
+    /// Seed of the keys (any 64-bit value; the same seed gives `lpmkit bench` the same
+    /// keys).
     #[arg(long, default_value_t = 1)]
     seed: u64,
 }
@@ -50,30 +55,31 @@ pub fn run(args: ExportArgs) -> anyhow::Result<ExitCode> {
     if args.routes_out.is_none() && args.keys_out.is_none() {
         anyhow::bail!("nothing to export: give --routes-out FILE and/or --keys-out FILE");
     }
+    // The files are created before the work: a path that cannot be written fails at once.
+    let routes_out = OutputFile::create_opt("--routes-out", args.routes_out.as_deref())?;
+    let keys_out = OutputFile::create_opt("--keys-out", args.keys_out.as_deref())?;
     match input::load(&args.table)? {
-        AnyTable::V4(t) => export(&t, &args),
-        AnyTable::V6(t) => export(&t, &args),
+        AnyTable::V4(t) => export(&t, &args, routes_out, keys_out),
+        AnyTable::V6(t) => export(&t, &args, routes_out, keys_out),
     }
 }
 
-fn create(path: &Path) -> anyhow::Result<BufWriter<std::fs::File>> {
-    let f =
-        std::fs::File::create(path).with_context(|| format!("cannot create {}", path.display()))?;
-    Ok(BufWriter::with_capacity(1 << 20, f))
-}
-
-fn export<A: Address>(table: &Table<A>, args: &ExportArgs) -> anyhow::Result<ExitCode> {
-    if let Some(path) = &args.routes_out {
-        let mut w = create(path)?;
+fn export<A: Address>(
+    table: &Table<A>,
+    args: &ExportArgs,
+    routes_out: Option<OutputFile>,
+    keys_out: Option<OutputFile>,
+) -> anyhow::Result<ExitCode> {
+    if let Some(file) = routes_out {
+        let (path, context) = (file.path().display().to_string(), file.context());
+        let mut w = file.into_writer();
         for (p, nh) in table.rib.iter() {
-            writeln!(w, "{p} {}", nh.get())
-                .with_context(|| format!("writing {}", path.display()))?;
+            writeln!(w, "{p} {}", nh.get()).with_context(|| context.clone())?;
         }
-        w.flush()
-            .with_context(|| format!("writing {}", path.display()))?;
-        eprintln!("wrote {} routes to {}", table.rib.len(), path.display());
+        w.flush().with_context(|| context.clone())?;
+        eprintln!("wrote {} routes to {path}", table.rib.len());
     }
-    if let Some(path) = &args.keys_out {
+    if let Some(file) = keys_out {
         let pattern = args.pattern.clone().unwrap_or(match A::FAMILY {
             Family::V4 => Pattern::Rnd,
             Family::V6 => Pattern::V6Match,
@@ -81,19 +87,23 @@ fn export<A: Address>(table: &Table<A>, args: &ExportArgs) -> anyhow::Result<Exi
         if let Pattern::Trace(_) = pattern {
             anyhow::bail!("--pattern trace:FILE: the keys are that file already");
         }
+        bounds::check_memory(&[bounds::Need::items(
+            "--keys",
+            args.keys as u128,
+            core::mem::size_of::<A>() as u128,
+            "keys",
+        )])?;
         let keys = traffic::keys(&pattern, &table.rib, args.keys, args.seed)?;
-        let mut w = create(path)?;
+        let (path, context) = (file.path().display().to_string(), file.context());
+        let mut w = file.into_writer();
         for &k in &keys {
-            writeln!(w, "{}", format_addr(k))
-                .with_context(|| format!("writing {}", path.display()))?;
+            writeln!(w, "{}", format_addr(k)).with_context(|| context.clone())?;
         }
-        w.flush()
-            .with_context(|| format!("writing {}", path.display()))?;
+        w.flush().with_context(|| context.clone())?;
         eprintln!(
-            "wrote {} keys ({pattern}, seed {}) to {}",
+            "wrote {} keys ({pattern}, seed {}) to {path}",
             keys.len(),
-            args.seed,
-            path.display()
+            args.seed
         );
     }
     Ok(ExitCode::SUCCESS)
