@@ -7,6 +7,7 @@ mod annotate;
 mod bench;
 mod bounds;
 mod experiment;
+mod export;
 #[cfg(feature = "netlink")]
 mod follow;
 mod forward;
@@ -65,6 +66,9 @@ enum Command {
     /// The papers' evaluations as data: `experiment list`, `experiment run NAME… [--quick]
     /// [--out DIR]` — records (JSON Lines, CSV), one SVG per figure and a Markdown report.
     Experiment(experiment::ExperimentArgs),
+    /// Write the table (`PREFIX/LEN ID` lines) and the keys of a pattern (one address per
+    /// line) to files, for programs outside lpmkit measured on the same table and keys.
+    Export(export::ExportArgs),
     /// Annotate a stream of addresses (one per line, or a CSV column) with the matched
     /// prefix and its value: CSV `address,prefix,value` out, in constant memory.
     Annotate(annotate::AnnotateArgs),
@@ -125,6 +129,7 @@ fn main() -> ExitCode {
         Some(Command::Forward(a)) => forward::run(a),
         Some(Command::Experiment(a)) => experiment::run(a),
         Some(Command::Annotate(a)) => annotate::run(a),
+        Some(Command::Export(a)) => export::run(a),
         Some(Command::Schemes) => {
             output::out!("{}", SCHEMES_HELP.as_str());
             Ok(ExitCode::SUCCESS)

@@ -194,6 +194,8 @@ const NOT_NUMERIC: &[&str] = &[
     "file",
     "out",
     "data",
+    "routes-out",
+    "keys-out",
 ];
 
 /// Options whose range is every 64-bit value (seeds): nothing to refuse but what does
@@ -208,6 +210,7 @@ const COMMANDS: &[&[&str]] = &[
     &["updates"],
     &["forward"],
     &["annotate"],
+    &["export"],
     &["experiment", "run"],
     &["experiment", "list"],
     &["follow"],
@@ -385,6 +388,10 @@ fn counts_that_need_too_much_memory_are_refused_before_allocating() {
             ["info", "-s", "d18r", "--profile-keys", "100000000"].to_vec(),
             "--profile-keys",
         ),
+        (
+            ["export", "--keys-out", "/dev/null", "--keys", "4294967296"].to_vec(),
+            "--keys",
+        ),
     ];
     for (mut args, flag) in cases {
         args.extend(small);
@@ -555,6 +562,14 @@ fn output_files_are_opened_before_the_work() {
         (
             vec!["annotate", "-o", "/proc/nonexistent/x.csv"],
             "--output",
+        ),
+        (
+            vec!["export", "--routes-out", "/proc/nonexistent/r.txt"],
+            "--routes-out",
+        ),
+        (
+            vec!["export", "--keys-out", "/proc/nonexistent/k.txt"],
+            "--keys-out",
         ),
     ] {
         let (o, took) = run_with(&args, None, None);

@@ -13,6 +13,7 @@ use crate::schemes::dxr::Dxr;
 use crate::schemes::lulea::Lulea;
 use crate::schemes::miht::Miht;
 use crate::schemes::obma::Obma;
+use crate::schemes::planb::Planb;
 use crate::schemes::poptrie::Poptrie;
 use crate::schemes::sail::{SailBitmap, SailL};
 use crate::schemes::spider::Spider;
@@ -229,6 +230,24 @@ pub(super) static FAMILIES: &[SchemeFamily] = &[
     )
     .v4::<Spider<Ipv4>>()
     .v6::<Spider<Ipv6>>(),
+    SchemeFamily::new(
+        "planb",
+        "Zhang, Liu, Chen, Li, Shu, Hsu, Zhang, \"PlanB: Efficient Software IPv6 Lookup with Linearized B+-Tree\", NSDI '26 (arXiv:2604.14650)",
+        &[
+            Preset {
+                name: "planb",
+                summary: "PlanB: elementary intervals in a linearized B+-tree, 8 x 64-bit keys per node (IPv4: 16 x 32-bit), batched branch-free search, AVX2",
+                settings: "",
+            },
+            Preset {
+                name: "planb-front",
+                summary: "PlanB with 32-bit keys and a front: one perfect-hashed line per /32 holding its intervals (IPv6), a 16-bit direct table (IPv4)",
+                settings: "key_bits=32,front=on",
+            },
+        ],
+    )
+    .v4::<Planb<Ipv4>>()
+    .v6::<Planb<Ipv6>>(),
     SchemeFamily::new(
         "bloom",
         "Lucchesi, Drummond, Teodoro 2018 (Bloomfwd), §3-4; Dharmapurikar et al., ToN 14(2) 2006",

@@ -11,6 +11,7 @@ pub mod dxr;
 pub mod lulea;
 pub mod miht;
 pub mod obma;
+pub mod planb;
 pub mod poptrie;
 pub mod sail;
 #[cfg(test)]

@@ -1,0 +1,344 @@
+//! The batched lookup, written once over the node search ([`NodeSearch`]: scalar in
+//! `scalar.rs`, AVX2 in `avx2.rs`; an AVX-512 search plugs in the same way).
+//!
+//! Keys are taken in groups of `batch` (the paper's `M`):
+//!
+//! * **Without a front** the group descends the main tree in lockstep, level by level
+//!   (the paper's batching): every key of the group reads its node of a level before any
+//!   reads the next level, so the group's reads of one level are independent and overlap
+//!   in the memory system; each child is prefetched as soon as it is known.
+//! * **With a front** every key of the group first reads its front entry: the direct
+//!   table, or its /32's line (the perfect hash's pilots for the whole group, the lines
+//!   prefetched, then searched), then at most one leaf, without a branch on what the
+//!   front gave.
+//!
+//! Keys the main tree or the front leaves in a child tree become *lanes*: the pending
+//! lookups of the group, stepped one node per pass, each pass over a packed list (a lane
+//! that finishes writes its answer and leaves the list), so that the reads of a pass are
+//! again independent whatever depth each lane's tree has.
+
+use super::build::chunk;
+use super::front::{Front, LineFront, LINE_KEYS, LINE_TAG, LINE_VALS, LINE_WORDS};
+use super::tree::{
+    depth_of, root_of, Key, Layout, CHILD, DEPTH_MASK, DEPTH_SHIFT, MISS, SAME_CHUNK,
+};
+use crate::prefix::Address;
+use crate::simd::prefetch;
+
+/// The most keys per group.
+pub(crate) const MAX_BATCH: usize = 128;
+
+/// One node search, per instruction set.
+pub(crate) trait NodeSearch {
+    /// The keys below `x` among the `n` keys at `p` (`n` a multiple of 4 for 64-bit keys,
+    /// of 8 for 32-bit keys).
+    ///
+    /// # Safety
+    /// `p` is 32-byte aligned and `n` keys are readable there; the instructions the
+    /// implementation uses are supported.
+    unsafe fn count<K: Key>(p: *const K, x: K, n: usize) -> u32 {
+        // SAFETY: as this function's.
+        unsafe { Self::count_masked(p, x, n, u32::MAX) }
+    }
+
+    /// [`count`](Self::count) over the keys whose bit is set in `mask` (bit `i`: key
+    /// `i`; `n` ≤ 32).
+    ///
+    /// # Safety
+    /// As [`count`](Self::count).
+    unsafe fn count_masked<K: Key>(p: *const K, x: K, n: usize, mask: u32) -> u32;
+}
+
+/// What the lookups read, as raw pointers (the table outlives every lookup).
+pub(crate) struct View<'a, L: Layout> {
+    pub keys: *const L::K,
+    pub vals: *const u32,
+    /// The main tree (a child value; 0 when the front answers every key).
+    pub main: u32,
+    pub front: &'a Front,
+    /// The key chunk of the front's trees.
+    pub front_stage: u32,
+    /// The first level of the main tree too large to stay in the first-level cache: the
+    /// lockstep descent prefetches the nodes of this level and the deeper ones.
+    pub prefetch_from: u32,
+}
+
+/// A pending lookup.
+#[derive(Clone, Copy, Default)]
+struct Lane<K: Key> {
+    /// The key's index in the group.
+    i: u32,
+    /// Root node of its tree.
+    root: u32,
+    /// Its node, relative to the root.
+    rel: u32,
+    /// Levels left, the leaf included.
+    left: u32,
+    /// The key chunk searched.
+    stage: u32,
+    /// The chunk, biased.
+    x: K,
+}
+
+impl<L: Layout> View<'_, L> {
+    /// The first key of node `n`.
+    ///
+    /// # Safety
+    /// `n` is a node of the forest.
+    #[inline(always)]
+    unsafe fn node(&self, n: u32) -> *const L::K {
+        // SAFETY: the caller's node is inside the forest's key array.
+        unsafe { self.keys.add(n as usize * L::WORDS) }
+    }
+
+    /// The value of the interval holding `x` in leaf node `n`.
+    ///
+    /// # Safety
+    /// `n` is a leaf node of the forest; `S`'s instructions are supported.
+    #[inline(always)]
+    unsafe fn leaf<S: NodeSearch>(&self, n: u32, x: L::K) -> u32 {
+        // SAFETY: `n` is a leaf: `BL` keys, then (inline) `BL` values, or `BL` values at
+        // `n · BL` in the values array.
+        unsafe {
+            let p = self.node(n);
+            let c = S::count(p, x, L::BL) as usize;
+            if L::INLINE {
+                (*p.add(L::BL + c)).value()
+            } else {
+                *self.vals.add(n as usize * L::BL + c)
+            }
+        }
+    }
+
+    /// A lane for the key `a` (index `i`) in the tree of child value `v`, searched with
+    /// chunk `stage`; its root is prefetched.
+    #[inline(always)]
+    unsafe fn lane<A: Address>(&self, i: usize, v: u32, stage: u32, a: A) -> Lane<L::K> {
+        let root = root_of(v);
+        // SAFETY: `v` names a tree of the forest.
+        prefetch(unsafe { self.node(root) });
+        Lane {
+            i: i as u32,
+            root,
+            rel: 0,
+            left: depth_of(v),
+            stage,
+            x: L::K::bias(chunk(a, stage, <L::K as Key>::BITS)),
+        }
+    }
+}
+
+/// Looks up `addrs` into `out` (as long) in groups of `batch` (1 ≤ `batch` ≤ [`MAX_BATCH`]).
+///
+/// # Safety
+/// `v` views a table as the build made it (every child value names a tree of its forest,
+/// the front's values are leaf values of it); `S`'s instructions are supported.
+#[inline(always)]
+pub(crate) unsafe fn lookup<A: Address, L: Layout, S: NodeSearch>(
+    v: &View<'_, L>,
+    batch: usize,
+    addrs: &[A],
+    out: &mut [u32],
+) {
+    debug_assert!((1..=MAX_BATCH).contains(&batch) && out.len() >= addrs.len());
+    let mut lanes = [Lane::<L::K>::default(); MAX_BATCH];
+    for (keys, res) in addrs.chunks(batch).zip(out.chunks_mut(batch)) {
+        // SAFETY: as this function's.
+        unsafe {
+            let pending = match v.front {
+                Front::None => main_lockstep::<A, L, S>(v, keys, res, &mut lanes),
+                Front::Direct { table, bits } => {
+                    direct_pass::<A, L, S>(v, table, *bits, keys, res, &mut lanes)
+                }
+                Front::Lines(f) => line_pass::<A, L, S>(v, f, keys, res, &mut lanes),
+            };
+            drain::<A, L, S>(v, keys, res, &mut lanes, pending);
+        }
+    }
+}
+
+/// The group descends the main tree in lockstep; keys that end in a child become lanes.
+/// Returns the lanes.
+#[inline(always)]
+unsafe fn main_lockstep<A: Address, L: Layout, S: NodeSearch>(
+    v: &View<'_, L>,
+    keys: &[A],
+    res: &mut [u32],
+    lanes: &mut [Lane<L::K>; MAX_BATCH],
+) -> usize {
+    let n = keys.len();
+    let (root, depth) = (root_of(v.main), depth_of(v.main));
+    let mut x = [<L::K as Key>::PAD; MAX_BATCH];
+    let mut rel = [0u32; MAX_BATCH];
+    for (xj, &a) in x.iter_mut().zip(keys) {
+        *xj = L::K::bias(chunk(a, 0, <L::K as Key>::BITS));
+    }
+    // SAFETY: the main tree's root is a node of the forest.
+    let base = unsafe { v.node(root) };
+    for level in 1..depth {
+        let cold = level >= v.prefetch_from;
+        for (r, &xj) in rel[..n].iter_mut().zip(&x) {
+            // SAFETY: `*r` is a node of the main tree's level `level - 1`; its child is a
+            // node of the next level (the build's invariant).
+            unsafe {
+                let c = S::count(base.add(*r as usize * L::WORDS), xj, L::B);
+                // Child c of node i is i·F + 1 + c.
+                *r = *r * L::F + 1 + c;
+                if cold {
+                    prefetch(base.add(*r as usize * L::WORDS));
+                }
+            }
+        }
+    }
+    let node = rel;
+    let mut pending = 0;
+    for j in 0..n {
+        // SAFETY: `node[j]` is a leaf of the main tree.
+        let val = unsafe { v.leaf::<S>(root + node[j], x[j]) };
+        if val & CHILD == 0 {
+            res[j] = val;
+        } else {
+            // SAFETY: a leaf's child value names a tree of the forest.
+            lanes[pending] = unsafe { v.lane(j, val, 1, keys[j]) };
+            pending += 1;
+        }
+    }
+    pending
+}
+
+/// Every key of the group reads its direct front entry, then one leaf step (see below);
+/// the rest become lanes. Returns the lanes.
+#[inline(always)]
+unsafe fn direct_pass<A: Address, L: Layout, S: NodeSearch>(
+    v: &View<'_, L>,
+    table: &[u32],
+    bits: u32,
+    keys: &[A],
+    res: &mut [u32],
+    lanes: &mut [Lane<L::K>; MAX_BATCH],
+) -> usize {
+    let w = <L::K as Key>::BITS;
+    let mut pending = 0;
+    for (j, (&a, r)) in keys.iter().zip(res.iter_mut()).enumerate() {
+        let val = table[(a.to_u128() >> (A::BITS as u32 - bits)) as usize];
+        let x = L::K::bias(chunk(a, v.front_stage, w));
+        // One leaf step for every key, without a branch on what the front gave: a child
+        // of one level (one leaf line) is searched now; for any other value the step
+        // reads node 0 (cached) and its result is dropped.
+        let one_leaf = val & (CHILD | DEPTH_MASK) == CHILD | 1 << DEPTH_SHIFT;
+        // All ones when `one_leaf`: the selections below are masks, not branches.
+        let m = (one_leaf as u32).wrapping_neg();
+        let node = root_of(val) & m;
+        // SAFETY: `node` is a leaf of the forest (a one-level tree's root), or node 0,
+        // whose line is readable as a leaf: a leaf step reads `BL` keys and a value
+        // inside the node, or a value at `node · BL` in the values array, which holds
+        // every node's slots.
+        let found = unsafe { v.leaf::<S>(node, x) };
+        let out = found & m | val & !m;
+        *r = out;
+        if out & CHILD != 0 {
+            // SAFETY: child values name trees of the forest.
+            lanes[pending] = unsafe {
+                if one_leaf {
+                    v.lane(j, found, v.front_stage + 1, a)
+                } else {
+                    v.lane(j, val, v.front_stage, a)
+                }
+            };
+            pending += 1;
+        }
+    }
+    pending
+}
+
+/// Every key of the group reads its /32's front line (the perfect hash's pilots for the
+/// whole group, the lines prefetched, then searched); keys the line leaves in a tree, or
+/// whose /32 is not listed, become lanes. Returns the lanes.
+#[inline(always)]
+unsafe fn line_pass<A: Address, L: Layout, S: NodeSearch>(
+    v: &View<'_, L>,
+    f: &LineFront,
+    keys: &[A],
+    res: &mut [u32],
+    lanes: &mut [Lane<L::K>; MAX_BATCH],
+) -> usize {
+    debug_assert!(A::BITS == 128 && <L::K as Key>::BITS == 32);
+    let lines = f.lines.as_ptr();
+    let mut at = [0u32; MAX_BATCH];
+    for (slot, &a) in at.iter_mut().zip(keys) {
+        *slot = f.line_of_fast((a.to_u128() >> 96) as u32) as u32;
+        // SAFETY: `line_of_fast` is a line of the table.
+        prefetch(unsafe { lines.add(*slot as usize * LINE_WORDS) });
+    }
+    let mut pending = 0;
+    for (j, ((&a, r), &line_at)) in keys.iter().zip(res.iter_mut()).zip(&at).enumerate() {
+        let k = a.to_u128();
+        let t = (k >> 96) as u32;
+        // Bits 32..63, biased: the line's key chunk.
+        let x = (k >> 64) as u32 ^ 1 << 31;
+        // SAFETY: line `line_at` has seven keys, a tag and eight values, 64-byte aligned.
+        let (tag, val) = unsafe {
+            let line = lines.add(line_at as usize * LINE_WORDS);
+            // Keys below x among the seven keys (the tag's lane masked off).
+            let c = S::count_masked(line, x, LINE_VALS, (1 << LINE_KEYS) - 1);
+            (*line.add(LINE_TAG), *line.add(LINE_VALS + c as usize))
+        };
+        // All ones when the line is the key's /32's.
+        let m = ((tag == t) as u32).wrapping_neg();
+        let out = val & m | MISS & !m;
+        *r = out;
+        if out & CHILD != 0 {
+            // SAFETY: a line's child values name trees of the forest; `MISS` sends the
+            // key to the main tree.
+            lanes[pending] = unsafe {
+                if out == MISS {
+                    v.lane(j, v.main, 0, a)
+                } else if out & SAME_CHUNK != 0 {
+                    v.lane(j, out, v.front_stage, a)
+                } else {
+                    v.lane(j, out, v.front_stage + 1, a)
+                }
+            };
+            pending += 1;
+        }
+    }
+    pending
+}
+
+/// Steps the `pending` lanes one node per pass until every one has its answer.
+#[inline(always)]
+unsafe fn drain<A: Address, L: Layout, S: NodeSearch>(
+    v: &View<'_, L>,
+    keys: &[A],
+    res: &mut [u32],
+    lanes: &mut [Lane<L::K>; MAX_BATCH],
+    mut pending: usize,
+) {
+    while pending > 0 {
+        let mut kept = 0;
+        for j in 0..pending {
+            let mut l = lanes[j];
+            let node = l.root + l.rel;
+            // SAFETY: a lane's node is a node of its tree (inner while `left > 1`, else a
+            // leaf), and a leaf's child value names a tree of the forest.
+            unsafe {
+                if l.left > 1 {
+                    let c = S::count(v.node(node), l.x, L::B);
+                    l.rel = l.rel * L::F + 1 + c;
+                    l.left -= 1;
+                    prefetch(v.node(l.root + l.rel));
+                } else {
+                    let val = v.leaf::<S>(node, l.x);
+                    if val & CHILD == 0 {
+                        res[l.i as usize] = val;
+                        continue;
+                    }
+                    l = v.lane(l.i as usize, val, l.stage + 1, keys[l.i as usize]);
+                }
+            }
+            lanes[kept] = l;
+            kept += 1;
+        }
+        pending = kept;
+    }
+}
