@@ -123,7 +123,7 @@ pub const HASHED_FRONT: u32 = 32;
 /// The direct front's bits for IPv4 when [`PlanbConfig::front`] is "on".
 pub const DEFAULT_FRONT_V4: u32 = 16;
 /// Keys per group when none is configured.
-pub const DEFAULT_BATCH: usize = 32;
+pub(crate) const DEFAULT_BATCH: usize = 32;
 
 /// Build options for [`Planb`].
 ///
@@ -313,7 +313,7 @@ impl<L: Layout> Tables<L> {
 
 /// The lockstep descent of the main tree prefetches the nodes of the levels larger than
 /// this (a level that fits the first-level cache beside the other data stays there).
-pub const PREFETCH_LEVEL_BYTES: usize = 32 << 10;
+pub(crate) const PREFETCH_LEVEL_BYTES: usize = 32 << 10;
 
 /// The first level of `shape` (a main tree of layout `L`) whose nodes take more than
 /// [`PREFETCH_LEVEL_BYTES`] (the depth if none does).
