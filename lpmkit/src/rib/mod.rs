@@ -8,8 +8,9 @@
 //!
 //! Besides insert/remove/exact get/longest-prefix lookup it offers what builders need:
 //! ordered iteration (by address, then length — covering prefixes first), the routes
-//! covering or covered by a prefix, and [`Rib::for_each_range`], the projection of the
-//! table onto disjoint address ranges that range-based schemes (DXR) build from.
+//! covering or covered by a prefix, and the projection of the table onto disjoint address
+//! ranges that range-based schemes build from ([`Rib::for_each_range`] and the crate's
+//! `ranges` module, the one front door to it).
 //!
 //! ```
 //! use lpmkit::{NextHop, Rib, Ipv4};
@@ -29,6 +30,10 @@
 
 use crate::nexthop::NextHop;
 use crate::prefix::{Address, Prefix};
+
+pub(crate) mod ranges;
+
+pub(crate) use ranges::{project_routes, split_blocks_per_level, LevelBlocks};
 
 const NIL: u32 = u32::MAX;
 
@@ -479,41 +484,6 @@ impl<A: Address> Rib<A> {
             h[p.len() as usize] += 1;
         }
         h
-    }
-
-    /// The table projected onto disjoint address ranges.
-    ///
-    /// Calls `f(first, last, next_hop)` for consecutive ranges that together cover the whole
-    /// address space in ascending order; within a range every address has the same
-    /// longest-prefix match, and neighbouring ranges always differ (equal ones are merged).
-    pub fn for_each_range(&self, f: impl FnMut(A, A, Option<NextHop>)) {
-        self.for_each_range_in(&Prefix::DEFAULT, f)
-    }
-
-    /// [`for_each_range`](Self::for_each_range) restricted to the addresses of `window`:
-    /// the ranges cover exactly `window.first()..=window.last()`, the first starting at
-    /// `window.first()` (routes shorter than the window supply the answer where nothing
-    /// inside it matches).
-    pub fn for_each_range_in(&self, window: &Prefix<A>, mut f: impl FnMut(A, A, Option<NextHop>)) {
-        let base = self.covering_route(window).map_or(0, |(_, nh)| nh.get());
-        let routes = self.covered(window).filter(|(p, _)| p != window);
-        // The projection emits range starts; hold one back to learn where it ends.
-        let mut pending: Option<(A, u32)> = None;
-        crate::schemes::common::ranges::project_routes(
-            window,
-            base,
-            routes,
-            |_, _| {},
-            |first, nh| {
-                if let Some((pf, pn)) = pending.replace((first, nh)) {
-                    let last = first.checked_dec().expect("a later range starts above 0");
-                    f(pf, last, NextHop::new(pn));
-                }
-            },
-        );
-        if let Some((pf, pn)) = pending {
-            f(pf, window.last(), NextHop::new(pn));
-        }
     }
 }
 
