@@ -1,16 +1,32 @@
-//! The reference route set: a path-compressed binary trie.
+//! The reference route set: a path-compressed binary trie with an exact-match index.
 //!
 //! [`Rib`] is the authoritative set of routes (prefix → [`NextHop`]). Every scheme is built
-//! from a `Rib` and differentially tested against it, so it is written for obvious
-//! correctness first: a binary trie with path compression (a Patricia trie), where each
-//! node holds a prefix, an optional next hop and two children, and nodes without a next hop
-//! exist only to join two subtrees (so there are fewer than `2 × routes` nodes).
+//! from a `Rib` and differentially tested against it, and every route change a scheme
+//! follows goes through it first, so it is written to be obviously right *and* to cost
+//! little per change:
+//!
+//! * **The trie.** A binary trie with path compression (a Patricia trie): each node holds a
+//!   prefix, a next hop or none, two children and its parent; nodes without a next hop
+//!   exist only to join two subtrees (so there are fewer than `2 × routes` nodes). The
+//!   trie answers longest-prefix lookups, ordered iteration and the covering/covered
+//!   questions builders and writers ask.
+//! * **The exact-match index** (prefix → route node, a hash table): [`get`](Rib::get), a
+//!   re-announcement or a next-hop change is one probe, O(1); a withdrawal is one probe
+//!   plus the O(1) splice the parent pointers allow. Only a prefix that is no route yet
+//!   walks the trie to find its place. A prefix beyond every one the table has held (each
+//!   route of a table loaded in order) is known to be new without a probe, and such
+//!   routes join the index in batches, their cache misses overlapped.
+//! * **The jump table** (once the table holds a few thousand routes): for every block of
+//!   the first 16 address bits, the root of the subtree of nodes inside it and the longest
+//!   shorter route covering it. Lookups, insertions and the covering/covered questions of
+//!   prefixes of 16 bits or more start there instead of at the root, so a walk touches the
+//!   few nodes of one block.
 //!
 //! Besides insert/remove/exact get/longest-prefix lookup it offers what builders need:
 //! ordered iteration (by address, then length — covering prefixes first), the routes
-//! covering or covered by a prefix, and the projection of the table onto disjoint address
-//! ranges that range-based schemes build from ([`Rib::for_each_range`] and the crate's
-//! `ranges` module, the one front door to it).
+//! covering or covered by a prefix, and the projection of the table onto disjoint
+//! address ranges that range-based schemes build from ([`Rib::for_each_range`] and the
+//! crate's `ranges` module, the one front door to it).
 //!
 //! ```
 //! use lpmkit::{NextHop, Rib, Ipv4};
@@ -28,20 +44,41 @@
 //! # Ok::<(), lpmkit::PrefixError>(())
 //! ```
 
+use core::fmt;
+
 use crate::nexthop::NextHop;
 use crate::prefix::{Address, Prefix};
 
+mod index;
 pub(crate) mod ranges;
+
+#[cfg(test)]
+mod oracle;
+#[cfg(test)]
+mod tests;
 
 pub(crate) use ranges::{project_routes, split_blocks_per_level, LevelBlocks};
 
+use index::Index;
+
 const NIL: u32 = u32::MAX;
 
-#[derive(Clone, Debug)]
+/// Address bits that select a block of the jump table.
+const JUMP_BITS: u8 = 16;
+/// Routes from which on a table keeps a jump table (smaller ones walk from the root).
+const JUMP_FROM: usize = 1 << 12;
+/// New nodes whose index entries are added together (see [`Rib::flush_index`]).
+const PENDING: usize = 1 << 10;
+
+/// A trie node: 24 bytes for IPv4.
+#[derive(Clone, Copy, Debug)]
 struct Node<A: Address> {
     prefix: Prefix<A>,
-    nh: Option<NextHop>,
+    /// The route's next hop, or 0 for a node that only joins two subtrees.
+    nh: u32,
     child: [u32; 2],
+    /// The node whose child this is (`NIL` for the root).
+    parent: u32,
 }
 
 /// Where a node index is stored: the root pointer or a child slot of a node.
@@ -51,18 +88,66 @@ enum Slot {
     Child(u32, usize),
 }
 
+/// One block of the jump table: `[root of the subtree of nodes inside the block, the
+/// longest route shorter than the block that covers it]` (node indices, or `NIL`).
+type Jump = [u32; 2];
+
 /// The reference routing table: prefix → next hop, with longest-prefix lookup.
-#[derive(Clone, Debug)]
+///
+/// Costs (`n` routes, `W` address bits): [`insert`](Self::insert) of a prefix already
+/// present, [`get`](Self::get) and [`remove`](Self::remove) are O(1) expected;
+/// inserting a new prefix, [`lookup`](Self::lookup) and the covering questions are
+/// O(depth of the trie) ≤ O(W), walked from the prefix's block of the jump table;
+/// iteration is O(n).
 pub struct Rib<A: Address> {
     nodes: Vec<Node<A>>,
     free: Vec<u32>,
     root: u32,
     len: usize,
+    index: Index,
+    /// Nodes not in the index yet, with their hashes: a prefix beyond every one the trie
+    /// has held is new without asking the index, and a table loaded in order adds its
+    /// index entries a batch at a time (their cache misses overlapped).
+    pending: Vec<(u64, u32)>,
+    /// At least every prefix that has a node (`None`: no node was ever made).
+    max_seen: Option<Prefix<A>>,
+    /// `2^JUMP_BITS` blocks, or empty while the table is small.
+    jump: Vec<Jump>,
+    /// Routes from which on the jump table is kept.
+    jump_from: usize,
+    /// Routes per length (`W + 1` entries once a route was inserted).
+    hist: Vec<usize>,
+}
+
+impl<A: Address> Clone for Rib<A> {
+    /// A copy with its index complete.
+    fn clone(&self) -> Self {
+        let mut copy = Rib {
+            nodes: self.nodes.clone(),
+            free: self.free.clone(),
+            root: self.root,
+            len: self.len,
+            index: self.index.clone(),
+            pending: self.pending.clone(),
+            max_seen: self.max_seen,
+            jump: self.jump.clone(),
+            jump_from: self.jump_from,
+            hist: self.hist.clone(),
+        };
+        copy.flush_index();
+        copy
+    }
 }
 
 impl<A: Address> Default for Rib<A> {
     fn default() -> Self {
         Self::new()
+    }
+}
+
+impl<A: Address> fmt::Debug for Rib<A> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_map().entries(self.iter()).finish()
     }
 }
 
@@ -74,6 +159,22 @@ impl<A: Address> Rib<A> {
             free: Vec::new(),
             root: NIL,
             len: 0,
+            index: Index::new(),
+            pending: Vec::new(),
+            max_seen: None,
+            jump: Vec::new(),
+            jump_from: JUMP_FROM,
+            hist: Vec::new(),
+        }
+    }
+
+    /// An empty table that keeps a jump table from `routes` routes on (tests exercise
+    /// both walks on small tables).
+    #[cfg(test)]
+    fn with_jump_from(routes: usize) -> Self {
+        Rib {
+            jump_from: routes,
+            ..Self::new()
         }
     }
 
@@ -89,34 +190,156 @@ impl<A: Address> Rib<A> {
 
     /// Removes every route.
     pub fn clear(&mut self) {
-        *self = Self::new();
+        *self = Rib {
+            jump_from: self.jump_from,
+            ..Self::new()
+        };
     }
 
-    /// Heap bytes used by the trie.
+    /// Heap bytes used by the trie, its index and its jump table.
     pub fn memory_bytes(&self) -> usize {
         self.nodes.capacity() * core::mem::size_of::<Node<A>>()
             + self.free.capacity() * core::mem::size_of::<u32>()
+            + self.index.memory_bytes()
+            + self.pending.capacity() * core::mem::size_of::<(u64, u32)>()
+            + self.jump.capacity() * core::mem::size_of::<Jump>()
+            + self.hist.capacity() * core::mem::size_of::<usize>()
     }
 
+    #[inline]
+    fn node(&self, i: u32) -> &Node<A> {
+        &self.nodes[i as usize]
+    }
+
+    /// The jump table's block of an address.
+    #[inline]
+    fn block(addr: A) -> usize {
+        addr.top_bits(JUMP_BITS as u32) as usize
+    }
+
+    /// The jump table's blocks a route shorter than a block covers.
+    #[inline]
+    fn blocks(p: &Prefix<A>) -> core::ops::Range<usize> {
+        debug_assert!(p.len() < JUMP_BITS);
+        let first = Self::block(p.addr());
+        first..first + (1 << (JUMP_BITS - p.len()))
+    }
+
+    /// Where a walk toward `p` may start: `(node, longest route above it)`. With a jump
+    /// table and `p` at least a block long, the block's subtree root and the route
+    /// covering the block; else the root and none.
+    #[inline]
+    fn start(&self, p: &Prefix<A>) -> (u32, u32) {
+        if !self.jump.is_empty() && p.len() >= JUMP_BITS {
+            let [sub, above] = self.jump[Self::block(p.addr())];
+            (sub, above)
+        } else {
+            (self.root, NIL)
+        }
+    }
+
+    /// The slot that stores node `i`.
+    #[inline]
+    fn slot_of(&self, i: u32) -> Slot {
+        let p = self.node(i).parent;
+        if p == NIL {
+            Slot::Root
+        } else {
+            let dir = self.node(i).prefix.addr().bit(self.node(p).prefix.len());
+            Slot::Child(p, dir as usize)
+        }
+    }
+
+    #[inline]
     fn get_slot(&self, slot: Slot) -> u32 {
         match slot {
             Slot::Root => self.root,
-            Slot::Child(n, d) => self.nodes[n as usize].child[d],
+            Slot::Child(n, d) => self.node(n).child[d],
         }
     }
 
+    /// Stores `v` in `slot`, sets its parent pointer, and keeps the jump table's subtree
+    /// roots: a node a block long or longer hanging from a shorter node (or the root)
+    /// heads its block. Callers set a slot before the slots of the node stored in it.
+    #[inline]
     fn set_slot(&mut self, slot: Slot, v: u32) {
-        match slot {
-            Slot::Root => self.root = v,
-            Slot::Child(n, d) => self.nodes[n as usize].child[d] = v,
+        let (owner, old) = match slot {
+            Slot::Root => (NIL, core::mem::replace(&mut self.root, v)),
+            Slot::Child(n, d) => (
+                n,
+                core::mem::replace(&mut self.nodes[n as usize].child[d], v),
+            ),
+        };
+        if v != NIL {
+            self.nodes[v as usize].parent = owner;
+        }
+        if !self.jump.is_empty() && (owner == NIL || self.node(owner).prefix.len() < JUMP_BITS) {
+            if old != NIL && self.node(old).prefix.len() >= JUMP_BITS {
+                let b = Self::block(self.node(old).prefix.addr());
+                if self.jump[b][0] == old {
+                    self.jump[b][0] = NIL;
+                }
+            }
+            if v != NIL && self.node(v).prefix.len() >= JUMP_BITS {
+                let b = Self::block(self.node(v).prefix.addr());
+                self.jump[b][0] = v;
+            }
         }
     }
 
-    fn alloc(&mut self, prefix: Prefix<A>, nh: Option<NextHop>) -> u32 {
+    /// The route node of exactly `p` (hash `h`), from the index (which must be complete).
+    #[inline]
+    fn find(&self, h: u64, p: &Prefix<A>) -> Option<u32> {
+        debug_assert!(self.pending.is_empty());
+        self.index.find(h, |i| self.node(i).prefix == *p)
+    }
+
+    /// The node of exactly `p`: from the index (a route), or while new routes wait for it,
+    /// by a walk (a route or a node joining two subtrees).
+    #[inline]
+    fn exact(&self, p: &Prefix<A>) -> Option<u32> {
+        if self.pending.is_empty() {
+            return self.find(index::hash(p), p);
+        }
+        let (mut cur, _) = self.start(p);
+        while cur != NIL {
+            let n = self.node(cur);
+            if n.prefix == *p {
+                return Some(cur);
+            }
+            if !n.prefix.covers(p) {
+                return None;
+            }
+            cur = n.child[p.addr().bit(n.prefix.len()) as usize];
+        }
+        None
+    }
+
+    /// Adds the waiting nodes to the index, prefetching each one's slot a few ahead.
+    #[inline(never)]
+    fn flush_index(&mut self) {
+        if self.pending.is_empty() {
+            return;
+        }
+        const AHEAD: usize = 8;
+        self.index.reserve(self.pending.len());
+        for k in 0..self.pending.len() {
+            if let Some(&(h, _)) = self.pending.get(k + AHEAD) {
+                self.index.prefetch(h);
+            }
+            let (h, i) = self.pending[k];
+            self.index.insert(h, i);
+        }
+        self.pending.clear();
+    }
+
+    /// A new node (the caller indexes it if it carries a route).
+    fn alloc(&mut self, prefix: Prefix<A>, nh: u32) -> u32 {
         let node = Node {
             prefix,
             nh,
             child: [NIL, NIL],
+            parent: NIL,
         };
         if let Some(i) = self.free.pop() {
             self.nodes[i as usize] = node;
@@ -129,39 +352,82 @@ impl<A: Address> Rib<A> {
         }
     }
 
+    /// Adds route node `i` to the index, now or with the next batch if `defer`.
+    #[inline]
+    fn index_route(&mut self, i: u32, defer: bool) {
+        let h = index::hash(&self.node(i).prefix);
+        if defer {
+            self.pending.push((h, i));
+            if self.pending.len() >= PENDING {
+                self.flush_index();
+            }
+        } else {
+            self.index.insert(h, i);
+        }
+    }
+
     fn release(&mut self, i: u32) {
-        self.nodes[i as usize].nh = None;
-        self.nodes[i as usize].child = [NIL, NIL];
+        let n = &mut self.nodes[i as usize];
+        n.nh = 0;
+        n.child = [NIL, NIL];
+        n.parent = NIL;
         self.free.push(i);
     }
 
     /// Inserts or replaces a route; returns the next hop it replaced.
+    #[inline]
     pub fn insert(&mut self, prefix: Prefix<A>, nh: NextHop) -> Option<NextHop> {
-        let mut slot = Slot::Root;
-        loop {
+        if self.max_seen.is_none_or(|m| prefix > m) {
+            // Beyond every prefix the trie has held, so new: no index probe (a table
+            // loaded in (address, length) order takes this path for every route).
+            self.insert_new(prefix, nh.get(), true);
+            return None;
+        }
+        self.flush_index();
+        let h = index::hash(&prefix);
+        if let Some(i) = self.find(h, &prefix) {
+            let old = core::mem::replace(&mut self.nodes[i as usize].nh, nh.get());
+            return NextHop::new(old);
+        }
+        self.insert_new(prefix, nh.get(), false);
+        None
+    }
+
+    /// Inserts a route whose prefix is not a route yet (it may be a node joining two
+    /// subtrees); `defer`: its index entry may wait for the next batch.
+    fn insert_new(&mut self, prefix: Prefix<A>, nh: u32, defer: bool) {
+        if self.max_seen.is_none_or(|m| prefix > m) {
+            // A node made here is `prefix` or a prefix before it.
+            self.max_seen = Some(prefix);
+        }
+        let (start, _) = self.start(&prefix);
+        let mut slot = if start == NIL {
+            Slot::Root
+        } else {
+            self.slot_of(start)
+        };
+        let n = loop {
             let cur = self.get_slot(slot);
             if cur == NIL {
-                let n = self.alloc(prefix, Some(nh));
+                let n = self.alloc(prefix, nh);
                 self.set_slot(slot, n);
-                self.len += 1;
-                return None;
+                break n;
             }
-            let np = self.nodes[cur as usize].prefix;
+            let np = self.node(cur).prefix;
             if np == prefix {
-                let old = self.nodes[cur as usize].nh.replace(nh);
-                if old.is_none() {
-                    self.len += 1;
-                }
-                return old;
+                // A node that joined two subtrees becomes a route.
+                debug_assert!(self.node(cur).nh == 0, "the index holds every route");
+                self.nodes[cur as usize].nh = nh;
+                break cur;
             }
             if np.covers(&prefix) {
                 slot = Slot::Child(cur, prefix.addr().bit(np.len()) as usize);
                 continue;
             }
-            let n = self.alloc(prefix, Some(nh));
+            let n = self.alloc(prefix, nh);
             if prefix.covers(&np) {
-                self.nodes[n as usize].child[np.addr().bit(prefix.len()) as usize] = cur;
                 self.set_slot(slot, n);
+                self.set_slot(Slot::Child(n, np.addr().bit(prefix.len()) as usize), cur);
             } else {
                 // Neither covers the other: join them under a glue node at their common prefix.
                 let common = np
@@ -169,45 +435,103 @@ impl<A: Address> Rib<A> {
                     .common_prefix_len(prefix.addr())
                     .min(np.len())
                     .min(prefix.len());
-                let glue = self.alloc(Prefix::new_truncating(prefix.addr(), common), None);
+                let gp = Prefix::new_truncating(prefix.addr(), common);
+                let glue = self.alloc(gp, 0);
                 let dir = prefix.addr().bit(common) as usize;
-                self.nodes[glue as usize].child[dir] = n;
-                self.nodes[glue as usize].child[1 - dir] = cur;
                 self.set_slot(slot, glue);
+                self.set_slot(Slot::Child(glue, dir), n);
+                self.set_slot(Slot::Child(glue, 1 - dir), cur);
             }
-            self.len += 1;
-            return None;
+            break n;
+        };
+        self.index_route(n, defer);
+        self.route_added(n);
+    }
+
+    /// Node `i` has just become a route: counts, and the jump table's covering routes.
+    fn route_added(&mut self, i: u32) {
+        let len = self.node(i).prefix.len();
+        self.len += 1;
+        if self.hist.is_empty() {
+            self.hist = vec![0; A::BITS as usize + 1];
+        }
+        self.hist[len as usize] += 1;
+        if self.jump.is_empty() {
+            if self.len >= self.jump_from {
+                self.build_jump();
+            }
+        } else if len < JUMP_BITS {
+            for b in Self::blocks(&self.node(i).prefix) {
+                let above = self.jump[b][1];
+                if above == NIL || self.node(above).prefix.len() < len {
+                    self.jump[b][1] = i;
+                }
+            }
+        }
+    }
+
+    /// Node `i` is about to stop being a route (it is still linked).
+    fn route_removed(&mut self, i: u32) {
+        let len = self.node(i).prefix.len();
+        self.len -= 1;
+        self.hist[len as usize] -= 1;
+        if !self.jump.is_empty() && len < JUMP_BITS {
+            // Its blocks fall back to the next shorter route above it.
+            let mut up = self.node(i).parent;
+            while up != NIL && self.node(up).nh == 0 {
+                up = self.node(up).parent;
+            }
+            for b in Self::blocks(&self.node(i).prefix) {
+                if self.jump[b][1] == i {
+                    self.jump[b][1] = up;
+                }
+            }
+        }
+    }
+
+    /// Builds the jump table from the trie.
+    #[cold]
+    fn build_jump(&mut self) {
+        self.jump = vec![[NIL, NIL]; 1 << JUMP_BITS];
+        if self.root == NIL {
+            return;
+        }
+        // Pre-order: a covering route fills its blocks before the routes inside it do.
+        let mut stack = vec![self.root];
+        while let Some(i) = stack.pop() {
+            let n = *self.node(i);
+            if n.prefix.len() >= JUMP_BITS {
+                self.jump[Self::block(n.prefix.addr())][0] = i;
+                continue;
+            }
+            if n.nh != 0 {
+                for b in Self::blocks(&n.prefix) {
+                    self.jump[b][1] = i;
+                }
+            }
+            stack.extend([n.child[1], n.child[0]].into_iter().filter(|&c| c != NIL));
         }
     }
 
     /// Removes a route; returns its next hop, or `None` if it was absent.
+    #[inline]
     pub fn remove(&mut self, prefix: &Prefix<A>) -> Option<NextHop> {
-        let mut parent_slot: Option<Slot> = None;
-        let mut slot = Slot::Root;
-        loop {
-            let cur = self.get_slot(slot);
-            if cur == NIL {
-                return None;
-            }
-            let np = self.nodes[cur as usize].prefix;
-            if np == *prefix {
-                let old = self.nodes[cur as usize].nh.take()?;
-                self.len -= 1;
-                self.compact(parent_slot, slot, cur);
-                return Some(old);
-            }
-            if !np.covers(prefix) {
-                return None;
-            }
-            parent_slot = Some(slot);
-            slot = Slot::Child(cur, prefix.addr().bit(np.len()) as usize);
-        }
+        self.flush_index();
+        let h = index::hash(prefix);
+        let i = self.find(h, prefix)?;
+        let old = NextHop::new(self.node(i).nh).expect("the index holds routes");
+        self.route_removed(i);
+        self.index.remove(h, i);
+        self.nodes[i as usize].nh = 0;
+        self.compact(i);
+        Some(old)
     }
 
-    /// Removes `cur` (stored in `slot`, whose owner is stored in `parent_slot`) if it no
-    /// longer carries a route and has fewer than two children; then the same for its parent.
-    fn compact(&mut self, parent_slot: Option<Slot>, slot: Slot, cur: u32) {
-        let [c0, c1] = self.nodes[cur as usize].child;
+    /// Removes node `cur`, which no longer carries a route, if it has fewer than two
+    /// children; then its parent, if that is left a glue node with one child.
+    fn compact(&mut self, cur: u32) {
+        let [c0, c1] = self.node(cur).child;
+        let slot = self.slot_of(cur);
         match (c0 != NIL, c1 != NIL) {
             (true, true) => {}
             (true, false) | (false, true) => {
@@ -217,12 +541,12 @@ impl<A: Address> Rib<A> {
             (false, false) => {
                 self.set_slot(slot, NIL);
                 self.release(cur);
-                // The parent may now be a glue node with one child: splice it out.
-                if let (Some(ps), Slot::Child(parent, _)) = (parent_slot, slot) {
-                    let pn = &self.nodes[parent as usize];
-                    if pn.nh.is_none() {
+                if let Slot::Child(parent, _) = slot {
+                    let pn = self.node(parent);
+                    if pn.nh == 0 {
                         let only = pn.child[0].min(pn.child[1]);
                         debug_assert!(only != NIL && pn.child[0].max(pn.child[1]) == NIL);
+                        let ps = self.slot_of(parent);
                         self.set_slot(ps, only);
                         self.release(parent);
                     }
@@ -232,19 +556,10 @@ impl<A: Address> Rib<A> {
     }
 
     /// The next hop of exactly `prefix`.
+    #[inline]
     pub fn get(&self, prefix: &Prefix<A>) -> Option<NextHop> {
-        let mut cur = self.root;
-        while cur != NIL {
-            let n = &self.nodes[cur as usize];
-            if n.prefix == *prefix {
-                return n.nh;
-            }
-            if !n.prefix.covers(prefix) {
-                return None;
-            }
-            cur = n.child[prefix.addr().bit(n.prefix.len()) as usize];
-        }
-        None
+        self.exact(prefix)
+            .and_then(|i| NextHop::new(self.node(i).nh))
     }
 
     /// True if `prefix` has a route.
@@ -255,20 +570,34 @@ impl<A: Address> Rib<A> {
     /// Longest-prefix match: the next hop for `addr`.
     #[inline]
     pub fn lookup(&self, addr: A) -> Option<NextHop> {
-        self.lookup_prefix(addr).map(|(_, nh)| nh)
+        let i = self.lookup_node(addr);
+        (i != NIL).then(|| NextHop::new(self.node(i).nh).expect("a route"))
     }
 
     /// Longest-prefix match: the matching prefix and its next hop.
     pub fn lookup_prefix(&self, addr: A) -> Option<(Prefix<A>, NextHop)> {
-        let mut best = None;
-        let mut cur = self.root;
+        let i = self.lookup_node(addr);
+        (i != NIL).then(|| self.route(i))
+    }
+
+    /// The route of node `i` (which carries one).
+    #[inline]
+    fn route(&self, i: u32) -> (Prefix<A>, NextHop) {
+        let n = self.node(i);
+        (n.prefix, NextHop::new(n.nh).expect("a route"))
+    }
+
+    /// The node of the longest route containing `addr`, or `NIL`.
+    #[inline]
+    fn lookup_node(&self, addr: A) -> u32 {
+        let (mut cur, mut best) = self.start(&Prefix::host(addr));
         while cur != NIL {
-            let n = &self.nodes[cur as usize];
+            let n = self.node(cur);
             if !n.prefix.contains(addr) {
                 break;
             }
-            if let Some(nh) = n.nh {
-                best = Some((n.prefix, nh));
+            if n.nh != 0 {
+                best = cur;
             }
             if n.prefix.len() == A::BITS {
                 break;
@@ -278,17 +607,37 @@ impl<A: Address> Rib<A> {
         best
     }
 
+    /// The node of the longest route covering `prefix` (possibly `prefix` itself), or `NIL`.
+    #[inline]
+    fn covering_node(&self, prefix: &Prefix<A>) -> u32 {
+        let (mut cur, mut best) = self.start(prefix);
+        while cur != NIL {
+            let n = self.node(cur);
+            if !n.prefix.covers(prefix) {
+                break;
+            }
+            if n.nh != 0 {
+                best = cur;
+            }
+            if n.prefix.len() == prefix.len() {
+                break;
+            }
+            cur = n.child[prefix.addr().bit(n.prefix.len()) as usize];
+        }
+        best
+    }
+
     /// The routes covering `prefix` (including `prefix` itself), shortest first.
     pub fn covering(&self, prefix: &Prefix<A>) -> Vec<(Prefix<A>, NextHop)> {
         let mut out = Vec::new();
         let mut cur = self.root;
         while cur != NIL {
-            let n = &self.nodes[cur as usize];
+            let n = self.node(cur);
             if !n.prefix.covers(prefix) {
                 break;
             }
-            if let Some(nh) = n.nh {
-                out.push((n.prefix, nh));
+            if n.nh != 0 {
+                out.push(self.route(cur));
             }
             if n.prefix.len() == prefix.len() {
                 break;
@@ -300,28 +649,16 @@ impl<A: Address> Rib<A> {
 
     /// The longest route covering `prefix` (possibly `prefix` itself).
     pub fn covering_route(&self, prefix: &Prefix<A>) -> Option<(Prefix<A>, NextHop)> {
-        self.covering(prefix).pop()
+        let i = self.covering_node(prefix);
+        (i != NIL).then(|| self.route(i))
     }
 
     /// The next hop of the longest route covering `prefix` (possibly `prefix` itself):
-    /// [`covering_route`](Self::covering_route) without the list.
+    /// [`covering_route`](Self::covering_route) without the prefix.
+    #[inline]
     pub(crate) fn covering_next_hop(&self, prefix: &Prefix<A>) -> Option<NextHop> {
-        let mut best = None;
-        let mut cur = self.root;
-        while cur != NIL {
-            let n = &self.nodes[cur as usize];
-            if !n.prefix.covers(prefix) {
-                break;
-            }
-            if n.nh.is_some() {
-                best = n.nh;
-            }
-            if n.prefix.len() == prefix.len() {
-                break;
-            }
-            cur = n.child[prefix.addr().bit(n.prefix.len()) as usize];
-        }
-        best
+        let i = self.covering_node(prefix);
+        (i != NIL).then(|| NextHop::new(self.node(i).nh).expect("a route"))
     }
 
     /// A random `fraction` (0..=1) of the routes, `round(len × fraction)` of them, chosen
@@ -349,17 +686,16 @@ impl<A: Address> Rib<A> {
             routes.swap(i, j);
         }
         let mut out = Rib::new();
-        for &(p, h) in &routes[..keep] {
-            out.insert(p, h);
-        }
+        out.extend(routes[..keep].iter().copied());
         out
     }
 
     /// The root of the subtree of nodes inside `prefix`, or `NIL`.
+    #[inline]
     fn subtree(&self, prefix: &Prefix<A>) -> u32 {
-        let mut cur = self.root;
+        let (mut cur, _) = self.start(prefix);
         while cur != NIL {
-            let n = &self.nodes[cur as usize];
+            let n = self.node(cur);
             if prefix.covers(&n.prefix) {
                 return cur;
             }
@@ -372,6 +708,7 @@ impl<A: Address> Rib<A> {
     }
 
     /// True if a route strictly longer than `prefix` lies inside it.
+    #[inline]
     pub(crate) fn has_longer(&self, prefix: &Prefix<A>) -> bool {
         let r = self.subtree(prefix);
         if r == NIL {
@@ -379,7 +716,7 @@ impl<A: Address> Rib<A> {
         }
         // Every node heads at least one route (a node without a next hop joins two
         // subtrees), so any node other than `prefix`'s own means a longer route.
-        let n = &self.nodes[r as usize];
+        let n = self.node(r);
         n.prefix.len() > prefix.len() || n.child != [NIL, NIL]
     }
 
@@ -399,13 +736,12 @@ impl<A: Address> Rib<A> {
         mut deeper: impl FnMut(Prefix<A>),
     ) -> Option<NextHop> {
         // One descent: the covering routes above the window, then the subtree inside it.
-        let mut best = None;
-        let mut r = self.root;
+        let (mut r, mut best) = self.start(window);
         while r != NIL {
-            let n = &self.nodes[r as usize];
+            let n = self.node(r);
             if window.covers(&n.prefix) {
-                if n.prefix.len() == window.len() && n.nh.is_some() {
-                    best = n.nh;
+                if n.prefix.len() == window.len() && n.nh != 0 {
+                    best = r;
                 }
                 break;
             }
@@ -413,11 +749,12 @@ impl<A: Address> Rib<A> {
                 r = NIL;
                 break;
             }
-            if n.nh.is_some() {
-                best = n.nh;
+            if n.nh != 0 {
+                best = r;
             }
             r = n.child[window.addr().bit(n.prefix.len()) as usize];
         }
+        let best = (best != NIL).then(|| NextHop::new(self.node(best).nh).expect("a route"));
         if r == NIL {
             return best;
         }
@@ -427,12 +764,12 @@ impl<A: Address> Rib<A> {
         stack[0] = r;
         while top > 0 {
             top -= 1;
-            let n = &self.nodes[stack[top] as usize];
+            let n = self.node(stack[top]);
             if n.prefix.len() > depth {
                 deeper(n.prefix);
                 continue;
             }
-            if let Some(nh) = n.nh {
+            if let Some(nh) = NextHop::new(n.nh) {
                 route(n.prefix, nh);
             }
             for c in [n.child[1], n.child[0]] {
@@ -447,21 +784,10 @@ impl<A: Address> Rib<A> {
 
     /// The routes inside `prefix` (including `prefix` itself), in order.
     pub fn covered(&self, prefix: &Prefix<A>) -> Iter<'_, A> {
-        let mut cur = self.root;
-        while cur != NIL {
-            let n = &self.nodes[cur as usize];
-            if prefix.covers(&n.prefix) {
-                break;
-            }
-            if !n.prefix.covers(prefix) {
-                cur = NIL;
-                break;
-            }
-            cur = n.child[prefix.addr().bit(n.prefix.len()) as usize];
-        }
+        let r = self.subtree(prefix);
         Iter {
             rib: self,
-            stack: if cur == NIL { vec![] } else { vec![cur] },
+            stack: if r == NIL { vec![] } else { vec![r] },
         }
     }
 
@@ -479,11 +805,80 @@ impl<A: Address> Rib<A> {
 
     /// Number of routes of each length (index = length, `BITS + 1` entries).
     pub fn length_histogram(&self) -> Vec<usize> {
-        let mut h = vec![0; A::BITS as usize + 1];
-        for (p, _) in self.iter() {
-            h[p.len() as usize] += 1;
+        if self.hist.is_empty() {
+            vec![0; A::BITS as usize + 1]
+        } else {
+            self.hist.clone()
         }
-        h
+    }
+
+    /// Checks every structural invariant (tests): parent pointers, path compression,
+    /// the index, the jump table, the counts.
+    #[cfg(test)]
+    fn check_invariants(&self) {
+        let mut seen = 0usize;
+        let mut routes = 0usize;
+        let mut hist = vec![0usize; A::BITS as usize + 1];
+        if self.root != NIL {
+            assert_eq!(self.node(self.root).parent, NIL, "the root has no parent");
+            let mut stack = vec![self.root];
+            while let Some(i) = stack.pop() {
+                seen += 1;
+                let n = *self.node(i);
+                let waiting = self.pending.iter().any(|&(_, j)| j == i);
+                let indexed = self.index.find(index::hash(&n.prefix), |j| j == i);
+                if n.nh != 0 {
+                    assert_eq!(self.exact(&n.prefix), Some(i));
+                    assert!(waiting != indexed.is_some(), "{} indexed once", n.prefix);
+                } else {
+                    assert!(!waiting && indexed.is_none(), "{} is no route", n.prefix);
+                }
+                if let Some(m) = self.max_seen {
+                    assert!(n.prefix <= m);
+                }
+                if n.nh != 0 {
+                    routes += 1;
+                    hist[n.prefix.len() as usize] += 1;
+                } else {
+                    assert!(
+                        n.child[0] != NIL && n.child[1] != NIL,
+                        "a glue node joins two subtrees"
+                    );
+                }
+                for (d, &c) in n.child.iter().enumerate() {
+                    if c == NIL {
+                        continue;
+                    }
+                    let cn = self.node(c);
+                    assert_eq!(cn.parent, i, "parent of {}", cn.prefix);
+                    assert!(n.prefix.covers(&cn.prefix) && cn.prefix.len() > n.prefix.len());
+                    assert_eq!(cn.prefix.addr().bit(n.prefix.len()) as usize, d);
+                    stack.push(c);
+                }
+            }
+        }
+        assert_eq!(seen + self.free.len(), self.nodes.len(), "no node leaks");
+        assert_eq!(
+            self.index.len() + self.pending.len(),
+            routes,
+            "the index holds every route"
+        );
+        assert!(self.index.nodes().all(|i| !self.free.contains(&i)));
+        assert_eq!(routes, self.len);
+        if !self.hist.is_empty() {
+            assert_eq!(hist, self.hist);
+        }
+        if self.len >= self.jump_from.max(1) {
+            assert!(!self.jump.is_empty(), "a large table keeps a jump table");
+        }
+        if !self.jump.is_empty() {
+            let mut want = Rib {
+                jump: Vec::new(),
+                ..self.clone()
+            };
+            want.build_jump();
+            assert!(want.jump == self.jump, "the jump table is the trie's");
+        }
     }
 }
 
@@ -495,15 +890,16 @@ pub struct Iter<'a, A: Address> {
 
 impl<A: Address> Iterator for Iter<'_, A> {
     type Item = (Prefix<A>, NextHop);
+    #[inline]
     fn next(&mut self) -> Option<Self::Item> {
         while let Some(i) = self.stack.pop() {
-            let n = &self.rib.nodes[i as usize];
+            let n = self.rib.node(i);
             for c in [n.child[1], n.child[0]] {
                 if c != NIL {
                     self.stack.push(c);
                 }
             }
-            if let Some(nh) = n.nh {
+            if let Some(nh) = NextHop::new(n.nh) {
                 return Some((n.prefix, nh));
             }
         }
@@ -521,216 +917,10 @@ impl<A: Address> FromIterator<(Prefix<A>, NextHop)> for Rib<A> {
 
 impl<A: Address> Extend<(Prefix<A>, NextHop)> for Rib<A> {
     fn extend<I: IntoIterator<Item = (Prefix<A>, NextHop)>>(&mut self, iter: I) {
+        let iter = iter.into_iter();
+        self.index.reserve(iter.size_hint().0);
         for (p, nh) in iter {
             self.insert(p, nh);
         }
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-    use crate::prefix::{Ipv4, Ipv6};
-    use crate::rng::SplitMix64;
-
-    fn nh(v: u32) -> NextHop {
-        NextHop::new(v).unwrap()
-    }
-
-    /// The golden oracle: a linearly scanned list.
-    #[derive(Default)]
-    struct Golden<A: Address>(Vec<(Prefix<A>, NextHop)>);
-
-    impl<A: Address> Golden<A> {
-        fn insert(&mut self, p: Prefix<A>, h: NextHop) -> Option<NextHop> {
-            for e in &mut self.0 {
-                if e.0 == p {
-                    return Some(core::mem::replace(&mut e.1, h));
-                }
-            }
-            self.0.push((p, h));
-            None
-        }
-        fn remove(&mut self, p: &Prefix<A>) -> Option<NextHop> {
-            let i = self.0.iter().position(|e| e.0 == *p)?;
-            Some(self.0.swap_remove(i).1)
-        }
-        fn lookup(&self, a: A) -> Option<(Prefix<A>, NextHop)> {
-            self.0
-                .iter()
-                .filter(|e| e.0.contains(a))
-                .max_by_key(|e| e.0.len())
-                .copied()
-        }
-        fn sorted(&self) -> Vec<(Prefix<A>, NextHop)> {
-            let mut v = self.0.clone();
-            v.sort();
-            v
-        }
-    }
-
-    /// Random prefixes concentrated in a small region so that they nest and collide.
-    fn random_prefix<A: Address>(rng: &mut SplitMix64) -> Prefix<A> {
-        let len = (rng.next() % (A::BITS as u64 + 1)) as u8;
-        // Only the top 6 and bottom 2 bits vary much, so prefixes overlap often.
-        let hi = A::from_u128((rng.next() as u128 & 0x3f) << (A::BITS - 6));
-        let lo = A::from_u128(rng.next() as u128 & 3);
-        let mid = if rng.next() % 4 == 0 {
-            A::from_u128(rng.next() as u128)
-        } else {
-            A::ZERO
-        };
-        Prefix::new_truncating(hi.or(lo).or(mid), len)
-    }
-
-    fn check_against_golden<A: Address>(seed: u64) {
-        let mut rng = SplitMix64::new(seed);
-        let mut rib = Rib::<A>::new();
-        let mut golden = Golden::<A>::default();
-        for step in 0..3000 {
-            let p = random_prefix::<A>(&mut rng);
-            if rng.next() % 3 == 0 {
-                assert_eq!(rib.remove(&p), golden.remove(&p), "remove {p} at {step}");
-            } else {
-                let h = nh(1 + (rng.next() % 5) as u32);
-                assert_eq!(
-                    rib.insert(p, h),
-                    golden.insert(p, h),
-                    "insert {p} at {step}"
-                );
-            }
-            assert_eq!(rib.len(), golden.0.len());
-            if step % 50 == 0 {
-                assert_eq!(rib.iter().collect::<Vec<_>>(), golden.sorted());
-                for _ in 0..50 {
-                    let probe = random_prefix::<A>(&mut rng);
-                    let a = probe.addr().or(A::from_u128(rng.next() as u128 & 7));
-                    assert_eq!(rib.lookup_prefix(a), golden.lookup(a), "lookup {a:x}");
-                    assert_eq!(
-                        rib.get(&probe),
-                        golden.0.iter().find(|e| e.0 == probe).map(|e| e.1)
-                    );
-                    let cov: Vec<_> = golden
-                        .sorted()
-                        .into_iter()
-                        .filter(|e| e.0.covers(&probe))
-                        .collect();
-                    assert_eq!(rib.covering(&probe), cov);
-                    let inside: Vec<_> = golden
-                        .sorted()
-                        .into_iter()
-                        .filter(|e| probe.covers(&e.0))
-                        .collect();
-                    assert_eq!(rib.covered(&probe).collect::<Vec<_>>(), inside);
-                    // The writers' one-descent questions.
-                    let longer = inside.iter().any(|e| e.0.len() > probe.len());
-                    let best = cov.last().map(|e| e.1);
-                    assert_eq!(rib.covering_next_hop(&probe), best, "covering {probe}");
-                    assert_eq!(rib.has_longer(&probe), longer, "has_longer {probe}");
-                    let depth = probe.len() + (rng.next() % 5) as u8;
-                    let depth = depth.min(A::BITS);
-                    let (mut walked, mut below) = (Vec::new(), Vec::new());
-                    let covering = rib.walk_window(
-                        &probe,
-                        depth,
-                        |p, h| walked.push((p, h)),
-                        |p| below.push(p),
-                    );
-                    assert_eq!(covering, best, "walk_window covering {probe}");
-                    let want: Vec<_> = inside
-                        .iter()
-                        .copied()
-                        .filter(|e| e.0.len() <= depth)
-                        .collect();
-                    assert_eq!(walked, want, "walk_window routes {probe}");
-                    assert!(below.iter().all(|b| b.len() > depth && probe.covers(b)));
-                }
-                check_ranges(&rib, &mut rng);
-            }
-        }
-        // Removing everything leaves no nodes behind.
-        for (p, _) in golden.sorted() {
-            assert!(rib.remove(&p).is_some());
-        }
-        assert!(rib.is_empty());
-        assert_eq!(rib.root, NIL);
-        assert_eq!(rib.free.len(), rib.nodes.len(), "every node was released");
-    }
-
-    fn check_ranges<A: Address>(rib: &Rib<A>, rng: &mut SplitMix64) {
-        for window in [Prefix::DEFAULT, random_prefix::<A>(rng)] {
-            let mut ranges: Vec<(A, A, Option<NextHop>)> = Vec::new();
-            rib.for_each_range_in(&window, |f, l, h| ranges.push((f, l, h)));
-            assert_eq!(ranges[0].0, window.first());
-            assert_eq!(ranges.last().unwrap().1, window.last());
-            for w in ranges.windows(2) {
-                assert_eq!(w[0].1.checked_inc(), Some(w[1].0), "contiguous");
-                assert_ne!(w[0].2, w[1].2, "merged");
-            }
-            for &(f, l, h) in &ranges {
-                assert!(f <= l);
-                assert_eq!(rib.lookup(f), h);
-                assert_eq!(rib.lookup(l), h);
-            }
-        }
-    }
-
-    #[test]
-    fn golden_v4() {
-        for seed in 0..8 {
-            check_against_golden::<Ipv4>(seed);
-        }
-    }
-
-    #[test]
-    fn golden_v6() {
-        for seed in 0..4 {
-            check_against_golden::<Ipv6>(seed);
-        }
-    }
-
-    #[test]
-    fn default_and_host_routes() {
-        let mut rib = Rib::<Ipv4>::new();
-        assert_eq!(rib.lookup(0), None);
-        rib.insert(Prefix::DEFAULT, nh(1));
-        rib.insert(Prefix::host(u32::MAX), nh(2));
-        rib.insert(Prefix::host(0), nh(3));
-        assert_eq!(rib.lookup(0), Some(nh(3)));
-        assert_eq!(rib.lookup(1), Some(nh(1)));
-        assert_eq!(rib.lookup(u32::MAX), Some(nh(2)));
-        assert_eq!(rib.lookup(u32::MAX - 1), Some(nh(1)));
-        let mut r = vec![];
-        rib.for_each_range(|f, l, h| r.push((f, l, h.map(|h| h.get()))));
-        assert_eq!(
-            r,
-            vec![
-                (0, 0, Some(3)),
-                (1, u32::MAX - 1, Some(1)),
-                (u32::MAX, u32::MAX, Some(2))
-            ]
-        );
-        assert_eq!(rib.remove(&Prefix::DEFAULT), Some(nh(1)));
-        assert_eq!(rib.lookup(1), None);
-        assert_eq!(rib.len(), 2);
-    }
-
-    #[test]
-    fn replace_returns_old() {
-        let mut rib = Rib::<Ipv6>::new();
-        let p: Prefix<Ipv6> = "2001:db8::/32".parse().unwrap();
-        assert_eq!(rib.insert(p, nh(1)), None);
-        assert_eq!(rib.insert(p, nh(2)), Some(nh(1)));
-        assert_eq!(rib.len(), 1);
-        assert_eq!(rib.remove(&p), Some(nh(2)));
-        assert_eq!(rib.remove(&p), None);
-    }
-
-    #[test]
-    fn empty_ranges() {
-        let rib = Rib::<Ipv4>::new();
-        let mut r = vec![];
-        rib.for_each_range(|f, l, h| r.push((f, l, h)));
-        assert_eq!(r, vec![(0, u32::MAX, None)]);
     }
 }
