@@ -239,6 +239,47 @@ fn tiny_tables_agree_after_every_operation() {
     }
 }
 
+/// Tables loaded in (address, length) order — the path that places each route by
+/// walking up from the last one and indexes it with the next batch — with withdrawals,
+/// re-announcements and lookups mixed in, and a clone half way.
+#[test]
+fn ordered_loads_agree_with_the_oracle() {
+    fn load<A: Address>(seed: u64, jump_from: usize) {
+        let mut rng = SplitMix64::new(seed);
+        let mut prefixes: Vec<Prefix<A>> = (0..6000).map(|_| random_prefix(&mut rng)).collect();
+        prefixes.sort();
+        prefixes.dedup();
+        let mut rib = Rib::<A>::with_jump_from(jump_from);
+        let mut oracle = Oracle::<A>::new();
+        for (k, p) in prefixes.iter().enumerate() {
+            let h = nh(1 + rng.below(4) as u32);
+            assert_eq!(rib.insert(*p, h), oracle.insert(*p, h), "insert {p}");
+            same_about(&rib, &oracle, p, &mut rng);
+            // Now and then a change behind the front: the walk-up's node may go.
+            if rng.below(8) == 0 {
+                let q = prefixes[rng.below(k as u64 + 1) as usize];
+                if rng.below(2) == 0 {
+                    assert_eq!(rib.remove(&q), oracle.remove(&q), "remove {q}");
+                } else {
+                    assert_eq!(rib.insert(q, h), oracle.insert(q, h), "insert {q}");
+                }
+                same_about(&rib, &oracle, &q, &mut rng);
+            }
+            if k == prefixes.len() / 2 {
+                rib = rib.clone();
+            }
+            if k % 500 == 0 {
+                same_tables(&rib, &oracle, &mut rng);
+            }
+        }
+        same_tables(&rib, &oracle, &mut rng);
+    }
+    for (seed, jump_from) in [(1, 0), (2, 1000), (3, usize::MAX)] {
+        load::<Ipv4>(seed, jump_from);
+        load::<Ipv6>(seed, jump_from);
+    }
+}
+
 #[test]
 fn default_and_host_routes() {
     for jump_from in [0, usize::MAX] {
@@ -329,7 +370,9 @@ fn glue_jump_and_whole_table_operations() {
 #[cfg(feature = "compression")]
 #[test]
 fn real_traces_agree_with_the_oracle() {
-    let Some(dir) = data_dir() else { return };
+    let Some(dir) = crate::test_data::dir() else {
+        return;
+    };
     let files = |sub: &str| {
         let mut v: Vec<_> = std::fs::read_dir(dir.join(sub))
             .map(|rd| rd.filter_map(|e| e.ok().map(|e| e.path())).collect())
@@ -392,28 +435,4 @@ fn replay<A: Address>(table: &std::path::Path, traces: &[std::path::PathBuf]) {
             rib.len()
         );
     }
-}
-
-/// The data directory (`$LPMKIT_DATA`, else `../shared/data` beside the workspace): absent,
-/// the test says so and passes, unless `LPMKIT_REQUIRE_DATA` is set.
-#[cfg(feature = "compression")]
-fn data_dir() -> Option<std::path::PathBuf> {
-    let dir = std::env::var_os("LPMKIT_DATA")
-        .map(std::path::PathBuf::from)
-        .unwrap_or_else(|| {
-            std::path::PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../shared/data")
-        });
-    if dir.join("fib").is_dir() {
-        return Some(dir);
-    }
-    assert!(
-        std::env::var_os("LPMKIT_REQUIRE_DATA").is_none(),
-        "LPMKIT_REQUIRE_DATA is set but {} has no fib/",
-        dir.display()
-    );
-    eprintln!(
-        "note: no real data at {} (set LPMKIT_DATA); skipping",
-        dir.display()
-    );
-    None
 }
