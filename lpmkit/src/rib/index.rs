@@ -8,6 +8,7 @@
 //! compares tags first and asks the caller to compare the node's prefix only on a tag
 //! match, so a miss touches the slots alone (eight to a cache line).
 
+use crate::mem::TableBuf;
 use crate::prefix::{Address, Prefix};
 use crate::rng::mix64;
 
@@ -29,9 +30,10 @@ pub(super) fn hash<A: Address>(p: &Prefix<A>) -> u64 {
 }
 
 /// Prefix hash → node index (the prefix itself lives in the node).
-#[derive(Clone, Debug, Default)]
+#[derive(Clone, Debug)]
 pub(super) struct Index {
-    slots: Vec<u64>,
+    /// Huge-page backed once large: a probe then rarely misses the TLB.
+    slots: TableBuf<u64>,
     /// log2 of the table size (0 while empty).
     bits: u32,
     /// Occupied slots.
@@ -39,14 +41,18 @@ pub(super) struct Index {
 }
 
 impl Index {
-    /// An empty index (no allocation).
+    /// An empty index.
     pub(super) fn new() -> Self {
-        Self::default()
+        Index {
+            slots: TableBuf::zeroed(0),
+            bits: 0,
+            len: 0,
+        }
     }
 
     /// Heap bytes.
     pub(super) fn memory_bytes(&self) -> usize {
-        self.slots.capacity() * core::mem::size_of::<u64>()
+        self.slots.allocated_bytes()
     }
 
     /// The home slot of a hash or of a slot's tag.
@@ -123,13 +129,52 @@ impl Index {
         }
     }
 
+    /// Adds the entries `(hash, node)` of `extra` (none of them in the index yet) by
+    /// rebuilding the table: every entry sorted by home slot (a radix sort of the slot
+    /// values on the tag's top bits), then laid down in that order, so the table is
+    /// written front to back rather than at random.
+    pub(super) fn rebuild(&mut self, extra: impl ExactSizeIterator<Item = (u64, u32)>) {
+        let n = self.len + extra.len();
+        let mut bits = self.bits.max(MIN_BITS);
+        while n * 4 > (1usize << bits) * 3 {
+            bits += 1;
+        }
+        assert!(bits <= 32, "the Rib's index holds at most 2^32 slots");
+        let mut values = TableBuf::<u64>::zeroed(n);
+        let old = self.slots.iter().copied().filter(|&s| s != 0);
+        let new = extra.map(|(h, node)| h & TAG | (node as u64 + 1));
+        for (to, v) in values.iter_mut().zip(old.chain(new)) {
+            *to = v;
+        }
+        let values = sort_by_top_bits(values, bits);
+        self.slots = TableBuf::zeroed(1 << bits);
+        self.bits = bits;
+        self.len = n;
+        // In home order each entry goes to its home or right after the one before; those
+        // that run past the end wrap to the first free slots from the start.
+        let cap = self.slots.len();
+        let (mut next, mut wrap) = (0usize, 0usize);
+        for &v in values.iter() {
+            let at = self.home(v).max(next);
+            if at < cap {
+                self.slots[at] = v;
+                next = at + 1;
+            } else {
+                while self.slots[wrap] != 0 {
+                    wrap += 1;
+                }
+                self.slots[wrap] = v;
+            }
+        }
+    }
+
     /// Rehashes into a table of `2^bits` slots (from the tags alone).
     #[cold]
     fn grow(&mut self, bits: u32) {
         assert!(bits <= 32, "the Rib's index holds at most 2^32 slots");
-        let old = core::mem::replace(&mut self.slots, vec![0; 1 << bits]);
+        let old = core::mem::replace(&mut self.slots, TableBuf::zeroed(1 << bits));
         self.bits = bits;
-        for s in old.into_iter().filter(|&s| s != 0) {
+        for &s in old.iter().filter(|&&s| s != 0) {
             self.put(s);
         }
     }
@@ -173,10 +218,38 @@ impl Index {
     }
 
     /// Occupied slots.
-    #[cfg(test)]
     pub(super) fn len(&self) -> usize {
         self.len
     }
+}
+
+/// Sorts `values` by their top `bits` bits (least significant digit first, 11 bits a
+/// pass; the order within equal top bits is unspecified).
+fn sort_by_top_bits(mut values: TableBuf<u64>, bits: u32) -> TableBuf<u64> {
+    const DIGIT: u32 = 11;
+    let mut scratch = TableBuf::<u64>::zeroed(values.len());
+    let mut done = 0;
+    while done < bits {
+        let width = DIGIT.min(bits - done);
+        let shift = 64 - bits + done;
+        let mask = (1usize << width) - 1;
+        let digit = |v: u64| (v >> shift) as usize & mask;
+        let mut start = vec![0usize; mask + 2];
+        for &v in values.iter() {
+            start[digit(v) + 1] += 1;
+        }
+        for d in 1..start.len() {
+            start[d] += start[d - 1];
+        }
+        for &v in values.iter() {
+            let d = digit(v);
+            scratch[start[d]] = v;
+            start[d] += 1;
+        }
+        core::mem::swap(&mut values, &mut scratch);
+        done += width;
+    }
+    values
 }
 
 #[cfg(test)]
@@ -217,6 +290,27 @@ mod tests {
                 assert_eq!(index.len(), map.len());
                 assert_eq!(index.nodes().count(), map.len());
             }
+        }
+        // Rebuilding with more entries keeps every one findable.
+        let more: Vec<(u64, u32)> = (0..5000u64)
+            .map(|k| {
+                (
+                    mix64(k + 10_000) & 0xff0f_ffff_0000_0000 | (k + 10_000),
+                    next + k as u32,
+                )
+            })
+            .collect();
+        index.rebuild(more.iter().copied());
+        for &(h, node) in &more {
+            assert_eq!(index.find(h, |n| n == node), Some(node));
+        }
+        assert_eq!(index.len(), map.len() + more.len());
+        for &(h, node) in more.iter().step_by(2) {
+            index.remove(h, node);
+        }
+        for &(h, node) in &more {
+            let want = (node % 2 == (next % 2) ^ 1).then_some(node);
+            assert_eq!(index.find(h, |n| n == node), want);
         }
         index.reserve(100_000);
         for (&k, &node) in &map {

@@ -67,8 +67,6 @@ const NIL: u32 = u32::MAX;
 const JUMP_BITS: u8 = 16;
 /// Routes from which on a table keeps a jump table (smaller ones walk from the root).
 const JUMP_FROM: usize = 1 << 12;
-/// New nodes whose index entries are added together (see [`Rib::flush_index`]).
-const PENDING: usize = 1 << 10;
 
 /// A trie node: 24 bytes for IPv4.
 #[derive(Clone, Copy, Debug)]
@@ -105,12 +103,15 @@ pub struct Rib<A: Address> {
     root: u32,
     len: usize,
     index: Index,
-    /// Nodes not in the index yet, with their hashes: a prefix beyond every one the trie
-    /// has held is new without asking the index, and a table loaded in order adds its
-    /// index entries a batch at a time (their cache misses overlapped).
-    pending: Vec<(u64, u32)>,
+    /// Route nodes not in the index yet: a prefix beyond every one the trie has held is
+    /// new without asking the index, and is indexed when the index is next needed — for
+    /// a table loaded in order, all at once, the table written front to back.
+    pending: Vec<u32>,
     /// At least every prefix that has a node (`None`: no node was ever made).
     max_seen: Option<Prefix<A>>,
+    /// The node of `max_seen` while it is one (`NIL` else): a prefix beyond it is placed
+    /// by walking up from it, which for a table loaded in order is a step or two.
+    last: u32,
     /// `2^JUMP_BITS` blocks, or empty while the table is small.
     jump: Vec<Jump>,
     /// Routes from which on the jump table is kept.
@@ -123,13 +124,15 @@ impl<A: Address> Clone for Rib<A> {
     /// A copy with its index complete.
     fn clone(&self) -> Self {
         let mut copy = Rib {
-            nodes: self.nodes.clone(),
+            // Room to grow by an eighth before the array is copied again.
+            nodes: crate::mem::huge_vec(&self.nodes, self.nodes.len() + self.nodes.len() / 8),
             free: self.free.clone(),
             root: self.root,
             len: self.len,
             index: self.index.clone(),
             pending: self.pending.clone(),
             max_seen: self.max_seen,
+            last: self.last,
             jump: self.jump.clone(),
             jump_from: self.jump_from,
             hist: self.hist.clone(),
@@ -162,6 +165,7 @@ impl<A: Address> Rib<A> {
             index: Index::new(),
             pending: Vec::new(),
             max_seen: None,
+            last: NIL,
             jump: Vec::new(),
             jump_from: JUMP_FROM,
             hist: Vec::new(),
@@ -201,7 +205,7 @@ impl<A: Address> Rib<A> {
         self.nodes.capacity() * core::mem::size_of::<Node<A>>()
             + self.free.capacity() * core::mem::size_of::<u32>()
             + self.index.memory_bytes()
-            + self.pending.capacity() * core::mem::size_of::<(u64, u32)>()
+            + self.pending.capacity() * core::mem::size_of::<u32>()
             + self.jump.capacity() * core::mem::size_of::<Jump>()
             + self.hist.capacity() * core::mem::size_of::<usize>()
     }
@@ -315,20 +319,32 @@ impl<A: Address> Rib<A> {
         None
     }
 
-    /// Adds the waiting nodes to the index, prefetching each one's slot a few ahead.
-    #[inline(never)]
+    /// Adds the waiting route nodes to the index: many (against the index's size) by
+    /// rebuilding it in order of home slot, a few one by one with their slots prefetched.
+    #[inline]
     fn flush_index(&mut self) {
-        if self.pending.is_empty() {
-            return;
+        if !self.pending.is_empty() {
+            self.flush_pending();
         }
-        const AHEAD: usize = 8;
-        self.index.reserve(self.pending.len());
-        for k in 0..self.pending.len() {
-            if let Some(&(h, _)) = self.pending.get(k + AHEAD) {
-                self.index.prefetch(h);
+    }
+
+    #[inline(never)]
+    fn flush_pending(&mut self) {
+        let nodes = &self.nodes;
+        let hash = |i: u32| index::hash(&nodes[i as usize].prefix);
+        if self.pending.len() * 4 >= self.index.len() {
+            self.index
+                .rebuild(self.pending.iter().map(|&i| (hash(i), i)));
+        } else {
+            const AHEAD: usize = 8;
+            self.index.reserve(self.pending.len());
+            for k in 0..self.pending.len() {
+                if let Some(&j) = self.pending.get(k + AHEAD) {
+                    self.index.prefetch(hash(j));
+                }
+                let i = self.pending[k];
+                self.index.insert(hash(i), i);
             }
-            let (h, i) = self.pending[k];
-            self.index.insert(h, i);
         }
         self.pending.clear();
     }
@@ -347,26 +363,35 @@ impl<A: Address> Rib<A> {
         } else {
             let i = u32::try_from(self.nodes.len()).expect("Rib holds at most 2^32 - 1 nodes");
             assert!(i != NIL, "Rib holds at most 2^32 - 1 nodes");
+            if self.nodes.len() == self.nodes.capacity() {
+                self.grow_nodes();
+            }
             self.nodes.push(node);
             i
         }
     }
 
-    /// Adds route node `i` to the index, now or with the next batch if `defer`.
+    /// Adds route node `i` to the index, now or when it is next needed if `defer`.
     #[inline]
     fn index_route(&mut self, i: u32, defer: bool) {
-        let h = index::hash(&self.node(i).prefix);
         if defer {
-            self.pending.push((h, i));
-            if self.pending.len() >= PENDING {
-                self.flush_index();
-            }
+            self.pending.push(i);
         } else {
-            self.index.insert(h, i);
+            self.index.insert(index::hash(&self.node(i).prefix), i);
         }
     }
 
+    /// Doubles the node array (huge-page backed once large).
+    #[cold]
+    fn grow_nodes(&mut self) {
+        let cap = (self.nodes.capacity() * 2).max(16);
+        self.nodes = crate::mem::huge_vec(&self.nodes, cap);
+    }
+
     fn release(&mut self, i: u32) {
+        if i == self.last {
+            self.last = NIL;
+        }
         let n = &mut self.nodes[i as usize];
         n.nh = 0;
         n.child = [NIL, NIL];
@@ -396,15 +421,24 @@ impl<A: Address> Rib<A> {
     /// Inserts a route whose prefix is not a route yet (it may be a node joining two
     /// subtrees); `defer`: its index entry may wait for the next batch.
     fn insert_new(&mut self, prefix: Prefix<A>, nh: u32, defer: bool) {
-        if self.max_seen.is_none_or(|m| prefix > m) {
-            // A node made here is `prefix` or a prefix before it.
-            self.max_seen = Some(prefix);
-        }
-        let (start, _) = self.start(&prefix);
-        let mut slot = if start == NIL {
-            Slot::Root
+        let beyond = self.max_seen.is_none_or(|m| prefix > m);
+        let mut slot = if beyond && self.last != NIL {
+            // Every node is at most the last one, so the deepest node covering `prefix`
+            // covers the last one too: walk up to it.
+            let mut up = self.last;
+            while up != NIL && !self.node(up).prefix.covers(&prefix) {
+                up = self.node(up).parent;
+            }
+            if up == NIL {
+                Slot::Root
+            } else {
+                Slot::Child(up, prefix.addr().bit(self.node(up).prefix.len()) as usize)
+            }
         } else {
-            self.slot_of(start)
+            match self.start(&prefix).0 {
+                NIL => Slot::Root,
+                start => self.slot_of(start),
+            }
         };
         let n = loop {
             let cur = self.get_slot(slot);
@@ -444,6 +478,11 @@ impl<A: Address> Rib<A> {
             }
             break n;
         };
+        if beyond {
+            // A node made here is `prefix` or a prefix before it.
+            self.max_seen = Some(prefix);
+            self.last = n;
+        }
         self.index_route(n, defer);
         self.route_added(n);
     }
@@ -825,7 +864,7 @@ impl<A: Address> Rib<A> {
             while let Some(i) = stack.pop() {
                 seen += 1;
                 let n = *self.node(i);
-                let waiting = self.pending.iter().any(|&(_, j)| j == i);
+                let waiting = self.pending.contains(&i);
                 let indexed = self.index.find(index::hash(&n.prefix), |j| j == i);
                 if n.nh != 0 {
                     assert_eq!(self.exact(&n.prefix), Some(i));
@@ -835,6 +874,9 @@ impl<A: Address> Rib<A> {
                 }
                 if let Some(m) = self.max_seen {
                     assert!(n.prefix <= m);
+                    if n.prefix == m {
+                        assert!(self.last == i || self.last == NIL, "the last node");
+                    }
                 }
                 if n.nh != 0 {
                     routes += 1;
@@ -858,6 +900,10 @@ impl<A: Address> Rib<A> {
             }
         }
         assert_eq!(seen + self.free.len(), self.nodes.len(), "no node leaks");
+        if self.last != NIL {
+            assert_eq!(Some(self.node(self.last).prefix), self.max_seen);
+            assert!(!self.free.contains(&self.last));
+        }
         assert_eq!(
             self.index.len() + self.pending.len(),
             routes,
