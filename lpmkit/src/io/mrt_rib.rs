@@ -229,7 +229,8 @@ fn v6_at(v: &[u8], at: usize) -> Ipv6Addr {
     Ipv6Addr::from(a)
 }
 
-#[cfg(all(test, feature = "compression"))]
+#[cfg(test)]
+#[cfg(feature = "compression")]
 mod tests {
     use super::*;
     use crate::prefix::Family;

@@ -38,10 +38,11 @@ use std::ffi::CString;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::OnceLock;
 
-use crate::fib::{BuildError, Fib, StatValue, Stats};
+use crate::fib::{BuildError, Config, Fib, Settings, StatValue, Stats};
 use crate::nexthop::NextHop;
 use crate::prefix::{Address, Ipv4, Ipv6};
 use crate::rib::Rib;
+use crate::scheme::Scheme;
 
 /// Keys handed to one DPDK bulk call.
 pub const CHUNK: usize = 256;
@@ -341,6 +342,22 @@ impl<A: Address> core::fmt::Debug for DpdkFib<A> {
         f.debug_struct("DpdkFib")
             .field("family", &A::FAMILY)
             .finish()
+    }
+}
+
+impl Config for DpdkConfig {
+    const SETTINGS: &'static [(&'static str, &'static str)] = &[];
+
+    fn from_settings<A: Address>(_: &Settings<'_>) -> Result<Self, BuildError> {
+        Ok(DpdkConfig {})
+    }
+}
+
+impl<A: DpdkAddress> Scheme<A> for DpdkFib<A> {
+    type Config = DpdkConfig;
+
+    fn build(rib: &Rib<A>, config: &DpdkConfig) -> Result<Self, BuildError> {
+        DpdkFib::build(rib, config)
     }
 }
 
