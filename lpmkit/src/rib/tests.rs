@@ -217,6 +217,15 @@ fn million_random_operations_agree_with_the_oracle() {
     random_ops::<Ipv6>(12, 300_000, JUMP_FROM, 8000, 50_000);
 }
 
+/// 10^6 random operations on tables of about a thousand routes, the whole tables (every
+/// route, the structure's invariants, the range projection) compared after every one.
+#[test]
+#[ignore = "long tier: 10^6 operations, the whole tables compared after each"]
+fn million_random_operations_whole_tables_after_each() {
+    random_ops::<Ipv4>(21, 700_000, 0, 1000, 1);
+    random_ops::<Ipv6>(22, 300_000, 0, 1000, 1);
+}
+
 /// Small tables with few prefixes: many structural edge cases per operation, the whole
 /// tables compared after every one.
 #[test]
@@ -367,9 +376,33 @@ fn glue_jump_and_whole_table_operations() {
 /// Every update trace of the data set replayed on every table of its family, the
 /// `Rib` against the oracle after every change (each change's prefix) and in whole at the
 /// end.
+/// Every real trace of a family replayed on the smallest real table of that family with
+/// real next hops, the answers about each change's prefix compared after it and the whole
+/// tables after each trace.
 #[cfg(feature = "compression")]
 #[test]
 fn real_traces_agree_with_the_oracle() {
+    real_traces(|name| SMALL_TABLES.contains(&name));
+}
+
+/// [`real_traces_agree_with_the_oracle`] on every other real table.
+#[cfg(feature = "compression")]
+#[test]
+#[ignore = "long tier: every real trace on the large real tables"]
+fn real_traces_on_large_tables_agree_with_the_oracle() {
+    real_traces(|name| !SMALL_TABLES.contains(&name));
+}
+
+/// The tables the default tier replays the traces on.
+#[cfg(feature = "compression")]
+const SMALL_TABLES: [&str; 2] = [
+    "ipv4-ris-rrc06-2010-07-01-fib.txt.xz",
+    "ipv6-ris-rrc01-linx-2017-01-12-fib.txt.xz",
+];
+
+/// Every real trace replayed on each real table whose file name `take` accepts.
+#[cfg(feature = "compression")]
+fn real_traces(take: impl Fn(&str) -> bool) {
     let Some(dir) = crate::test_data::dir() else {
         return;
     };
@@ -393,7 +426,10 @@ fn real_traces_agree_with_the_oracle() {
                 .cloned()
                 .collect()
         };
-        for table in named(&tables) {
+        let taken = named(&tables)
+            .into_iter()
+            .filter(|p| take(&p.file_name().unwrap().to_string_lossy()));
+        for table in taken {
             if family == "ipv4-" {
                 replay::<Ipv4>(&table, &named(&traces));
             } else {
