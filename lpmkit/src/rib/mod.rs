@@ -319,6 +319,13 @@ impl<A: Address> Rib<A> {
         None
     }
 
+    /// Completes the exact-match index now (routes inserted in order wait for it), so
+    /// that neither the next change nor a clone pays for it: loaders call it once the
+    /// whole table is in.
+    pub(crate) fn complete_index(&mut self) {
+        self.flush_index();
+    }
+
     /// Adds the waiting route nodes to the index: many (against the index's size) by
     /// rebuilding it in order of home slot, a few one by one with their slots prefetched.
     #[inline]
@@ -968,5 +975,6 @@ impl<A: Address> Extend<(Prefix<A>, NextHop)> for Rib<A> {
         for (p, nh) in iter {
             self.insert(p, nh);
         }
+        self.flush_index();
     }
 }
