@@ -80,6 +80,8 @@ pub mod simd;
 pub mod sync;
 pub mod synth;
 pub mod table;
+#[cfg(test)]
+mod test_data;
 pub mod traffic;
 
 pub use fib::{

@@ -70,6 +70,8 @@ pub use multipeer::{best_path, PathAttrs};
 
 #[cfg(feature = "mrt")]
 mod mrt;
+#[cfg(feature = "mrt")]
+mod mrt_rib;
 
 mod format;
 pub use format::Update;

@@ -199,7 +199,7 @@ fn next_hop(attrs: &Attributes, f: Family) -> Option<IpAddr> {
     }
 }
 
-fn path_attrs(attrs: &Attributes, peer: IpAddr, f: Family) -> PathAttrs {
+pub(super) fn path_attrs(attrs: &Attributes, peer: IpAddr, f: Family) -> PathAttrs {
     PathAttrs {
         peer,
         local_pref: attrs.local_preference().unwrap_or(0),
@@ -211,18 +211,66 @@ fn path_attrs(attrs: &Attributes, peer: IpAddr, f: Family) -> PathAttrs {
 
 /// Adds one RIB entry (prefix as address and length) to the accumulator.
 fn add_entry(rib: &mut MultiPeer, addr: IpAddr, len: u8, attrs: &Attributes, peer: IpAddr) {
+    let family = match addr {
+        IpAddr::V4(_) => Family::V4,
+        IpAddr::V6(_) => Family::V6,
+    };
+    add_path(rib, addr, len, path_attrs(attrs, peer, family));
+}
+
+/// Adds one path (prefix as address and length) to the accumulator.
+fn add_path(rib: &mut MultiPeer, addr: IpAddr, len: u8, path: PathAttrs) {
     match addr {
         IpAddr::V4(_) => {
             if let Some(p) = prefix_of::<Ipv4>(addr, len, &mut rib.stats) {
-                rib.add_v4(p, path_attrs(attrs, peer, Family::V4));
+                rib.add_v4(p, path);
             }
         }
         IpAddr::V6(_) => {
             if let Some(p) = prefix_of::<Ipv6>(addr, len, &mut rib.stats) {
-                rib.add_v6(p, path_attrs(attrs, peer, Family::V6));
+                rib.add_v6(p, path);
             }
         }
     }
+}
+
+/// The fast path of a TABLE_DUMP_V2 unicast RIB record (subtype `st`): its entries
+/// added to the accumulator, `Ok(false)` if the record is not in the common encoding
+/// (see `mrt_rib`; the caller then parses it with bgpkit-parser).
+fn fast_rib_record(
+    rib: &mut MultiPeer,
+    body: &[u8],
+    st: u16,
+    peers: &HashMap<u16, Peer>,
+    entries: &mut Vec<super::mrt_rib::Entry>,
+) -> Result<bool, String> {
+    let v6 = matches!(st, 4 | 10);
+    let Some((addr, len)) = super::mrt_rib::rib_record(body, v6, st >= 8, entries) else {
+        return Ok(false);
+    };
+    for e in entries.iter() {
+        let Some(peer) = peers.get(&e.peer_index) else {
+            return Err(format!(
+                "RIB entry for {addr}/{len} names peer index {}, which the PEER_INDEX_TABLE ({} peers) does not list",
+                e.peer_index,
+                peers.len()
+            ));
+        };
+        let next_hop = if v6 {
+            e.mp_next_hop.or(e.next_hop)
+        } else {
+            e.next_hop.or(e.mp_next_hop)
+        };
+        let path = PathAttrs {
+            peer: peer.peer_ip,
+            local_pref: e.local_pref,
+            as_path_len: e.as_path_len,
+            origin: e.origin,
+            next_hop,
+        };
+        add_path(rib, addr, len, path);
+    }
+    Ok(true)
 }
 
 fn add_table_dump(rib: &mut MultiPeer, m: &TableDumpMessage) {
@@ -245,6 +293,7 @@ pub(crate) fn read_mrt_rib(
     let mut rib = MultiPeer::new(opts, want);
     let mut records = Records::new(source, r);
     let mut peers: Option<HashMap<u16, Peer>> = None;
+    let mut entries = Vec::new();
     while let Some((offset, raw)) = records.next()? {
         let t = raw.common_header.entry_type as u16;
         let st = raw.common_header.entry_subtype;
@@ -257,6 +306,13 @@ pub(crate) fn read_mrt_rib(
         if !wanted {
             rib.stats.skip(&record_kind(&raw));
             continue;
+        }
+        if let (TABLE_DUMP_V2, 2 | 4 | 8 | 10, Some(peers)) = (t, st, &peers) {
+            match fast_rib_record(&mut rib, &raw.message_bytes, st, peers, &mut entries) {
+                Ok(true) => continue,
+                Ok(false) => {}
+                Err(e) => return Err(ReadError::at_offset(source, offset, e)),
+            }
         }
         // bgpkit-parser stops at the first bad RIB entry of a record without an error;
         // compare with the declared count so that no entry is lost silently.

@@ -172,6 +172,7 @@ impl MultiPeer {
                 .or_insert_with(|| table.next_hops.intern(nh.to_string()));
             table.rib.insert(p, id);
         }
+        table.rib.complete_index();
         Ok(table)
     }
 

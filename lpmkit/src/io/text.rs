@@ -307,6 +307,9 @@ pub(crate) fn parse_text_inner<A: Address>(
     let mut names: HashMap<&str, NextHop> = HashMap::new();
     // Assigned next hops by number: a map, so memory follows the routes, not N.
     let mut assigned: HashMap<u32, NextHop> = HashMap::new();
+    // The last line's next hop (neighbouring routes mostly share one): no map probe then.
+    let mut last: Option<(&str, NextHop)> = None;
+    let mut last_assigned: Option<(u32, NextHop)> = None;
     for (i, line) in text.split('\n').enumerate() {
         let mut toks = strip_comment(line).split_ascii_whitespace();
         let Some(ptok) = toks.next() else { continue };
@@ -327,19 +330,33 @@ pub(crate) fn parse_text_inner<A: Address>(
         })?;
         let (with_nh, first_line) = *form.get_or_insert((nhtok.is_some(), lineno));
         let nh = match (with_nh, nhtok) {
-            (true, Some(t)) => match names.get(t) {
-                Some(&id) => id,
-                None => {
-                    let id = table.next_hops.intern(t.to_string());
-                    names.insert(t, id);
+            (true, Some(t)) => match last {
+                Some((l, id)) if l == t => id,
+                _ => {
+                    let id = match names.get(t) {
+                        Some(&id) => id,
+                        None => {
+                            let id = table.next_hops.intern(t.to_string());
+                            names.insert(t, id);
+                            id
+                        }
+                    };
+                    last = Some((t, id));
                     id
                 }
             },
             (false, None) => {
                 let k = assigned_next_hop(prefix, opts.assign_next_hops);
-                *assigned
-                    .entry(k)
-                    .or_insert_with(|| table.next_hops.intern(format!("nh{k}")))
+                match last_assigned {
+                    Some((l, id)) if l == k => id,
+                    _ => {
+                        let id = *assigned
+                            .entry(k)
+                            .or_insert_with(|| table.next_hops.intern(format!("nh{k}")));
+                        last_assigned = Some((k, id));
+                        id
+                    }
+                }
             }
             (true, None) => {
                 return Err(ReadError::at_line(
@@ -370,6 +387,7 @@ pub(crate) fn parse_text_inner<A: Address>(
     if table.rib.is_empty() {
         return Err(ReadError::whole(source, "no routes"));
     }
+    table.rib.complete_index();
     Ok(table)
 }
 

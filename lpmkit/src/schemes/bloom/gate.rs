@@ -15,8 +15,7 @@ use super::cpe::top_key;
 use super::table::Exhausted;
 use crate::nexthop::NextHop;
 use crate::prefix::{Address, Prefix};
-use crate::rib::Rib;
-use crate::schemes::common::ranges::project_routes;
+use crate::rib::{project_routes, Rib};
 use crate::schemes::common::{Arena, FreeSpace};
 
 /// The long routes' ranges under the /64 whose key is `key` (empty if none).

@@ -6,7 +6,7 @@ use crate::mem::TableBuf;
 use crate::prefix::Ipv4;
 use crate::rib::Rib;
 use crate::schemes::common::{
-    check_capacity, check_next_hop, ms_since, narrowest, project, ByWidth, Width, Word,
+    check_capacity, check_next_hop, ms_since, narrowest, ByWidth, Width, Word,
 };
 use crate::simd::Avx2;
 
@@ -21,7 +21,7 @@ const WIDE_MAX_GROUPS: u64 = 1 << 23;
 #[inline(never)]
 pub(super) fn build(rib: &Rib<Ipv4>, config: &Dir24_8Config) -> Result<Dir24_8, BuildError> {
     let t0 = std::time::Instant::now();
-    let proj = project(rib, |_, _| {});
+    let proj = rib.project(|_, _| {});
     let ranges = proj.ranges;
     let groups = count_groups(&ranges);
     let max_nh = proj.max_next_hop as u64;

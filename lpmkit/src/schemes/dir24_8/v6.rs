@@ -33,8 +33,8 @@ use crate::prefix::Ipv6;
 use crate::rib::Rib;
 use crate::scheme::Scheme;
 use crate::schemes::common::{
-    check_capacity, check_next_hop, check_next_hops, ms_since, narrowest, range_starts, with_width,
-    ByWidth, Width, Word,
+    check_capacity, check_next_hop, check_next_hops, ms_since, narrowest, with_width, ByWidth,
+    Width, Word,
 };
 use crate::simd::prefetch;
 
@@ -223,7 +223,7 @@ impl Dir24_8V6 {
         let width = config.entry_width;
         let t0 = std::time::Instant::now();
         let max_nh = check_next_hops(rib, NAME, MAX_NH)? as u64;
-        let starts = range_starts(rib);
+        let starts = rib.project(|_, _| {}).ranges;
         let mut b = Builder {
             tbl24: TableBuf::zeroed(TBL24_LEN),
             tbl8: Vec::new(),

@@ -16,7 +16,7 @@ use super::{
 use crate::fib::BuildError;
 use crate::prefix::Ipv4;
 use crate::rib::Rib;
-use crate::schemes::common::{ms_since, project, Arena, FreeSpace};
+use crate::schemes::common::{ms_since, Arena, FreeSpace};
 
 /// A chunk that uses the range table: its index, its ranges `first..first + ranges` and
 /// its format.
@@ -50,7 +50,7 @@ pub(super) fn build_with(
     let nchunks = 1usize << k;
 
     // §3.1: the table as merged ranges (first address, next hop).
-    let mut ranges = project(rib, |_, _| {}).ranges;
+    let mut ranges = rib.project(|_, _| {}).ranges;
     let (codec, descriptors) = choose_next_hops(&ranges, config)?;
     if codec.mode() == NextHopMode::Remapped {
         for r in &mut ranges {

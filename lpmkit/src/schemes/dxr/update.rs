@@ -35,7 +35,6 @@ use super::{Dxr, DxrConfig, DxrTable, PAD_WORDS};
 use crate::fib::{BuildError, Change, InPlaceWriter, IncrementalFib, Patched, Stats, UpdateStats};
 use crate::prefix::{Ipv4, Prefix};
 use crate::rib::Rib;
-use crate::schemes::common::project_window;
 
 /// The layout cannot hold a rebuilt chunk: rebuild everything.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -396,7 +395,7 @@ impl Patch<'_> {
                 let window =
                     Prefix::new_truncating((c << sh) as u32, (k - size.trailing_zeros()) as u8);
                 ranges.clear();
-                project_window(rib, &window, &mut ranges);
+                rib.project_window(&window, &mut ranges);
                 let codec = &self.ctl.codec;
                 let mut unknown = false;
                 for r in ranges.iter_mut() {

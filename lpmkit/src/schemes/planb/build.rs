@@ -27,7 +27,7 @@ use super::PlanbConfig;
 use crate::fib::BuildError;
 use crate::prefix::Address;
 use crate::rib::Rib;
-use crate::schemes::common::{check_next_hop, project};
+use crate::schemes::common::check_next_hop;
 
 pub(super) const NAME: &str = "planb";
 
@@ -283,7 +283,7 @@ pub(super) fn build<A: Address, L: Layout>(
     rib: &Rib<A>,
     config: &PlanbConfig,
 ) -> Result<Parts<L>, BuildError> {
-    let proj = project(rib, |_, _| {});
+    let proj = rib.project(|_, _| {});
     check_next_hop(NAME, MAX_NEXT_HOP as u64, proj.max_next_hop as u64)?;
     let lines = config.front == super::HASHED_FRONT;
     if lines && <L::K as Key>::BITS != 32 {

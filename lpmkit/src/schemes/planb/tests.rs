@@ -338,9 +338,7 @@ fn stats_and_profile() {
         }
         assert_eq!(
             s.get("intervals"),
-            Some(&StatValue::Count(
-                crate::schemes::common::range_starts(&r).len() as u64
-            ))
+            Some(&StatValue::Count(r.project(|_, _| {}).ranges.len() as u64))
         );
         let p = fib.profile(&keys(&r, 1000, 3));
         assert!(

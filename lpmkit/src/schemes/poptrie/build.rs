@@ -21,8 +21,7 @@ use crate::fib::BuildError;
 use crate::prefix::{Address, Prefix};
 use crate::rib::Rib;
 use crate::schemes::common::{
-    check_capacity, check_next_hop, ms_since, narrowest, project, project_window, Arena, ByWidth,
-    FreeSpace, Width, Word,
+    check_capacity, check_next_hop, ms_since, narrowest, Arena, ByWidth, FreeSpace, Width, Word,
 };
 
 /// Largest node or leaf index: indices must stay below [`LEAF_FLAG`].
@@ -75,7 +74,7 @@ pub(super) fn build<A: Address>(
         });
     }
     // Every route counts, even one hidden by more-specifics: a withdrawal can expose it.
-    let proj = project(rib, |_, _| {});
+    let proj = rib.project(|_, _| {});
     let max = proj.max_next_hop as u64;
     let width = narrowest(config.leaf_width, &Width::ALL, |w| {
         check_next_hop(name, leaf_limit(w), max)
@@ -341,7 +340,7 @@ impl<L: Word> Trie<L> {
         window: &Prefix<A>,
     ) -> Result<Built, Exhausted> {
         let mut starts: Vec<(A, u32)> = Vec::new();
-        project_window(rib, window, &mut starts);
+        rib.project_window(window, &mut starts);
         debug_assert_eq!(starts[0].0, window.first());
         if starts.len() == 1 {
             return Ok(Built::Leaf(starts[0].1));

@@ -31,8 +31,8 @@ use super::{
 };
 use crate::fib::BuildError;
 use crate::prefix::Address;
-use crate::rib::Rib;
-use crate::schemes::common::{ms_since, project, split_blocks_per_level, LevelBlocks};
+use crate::rib::{split_blocks_per_level, LevelBlocks, Rib};
+use crate::schemes::common::ms_since;
 use crate::simd::Avx2;
 
 const NAME: &str = "spider";
@@ -76,7 +76,7 @@ pub(super) fn build<A: Address>(
     }
     let lens = level_lens::<A>();
     let mut trie_nodes = LevelBlocks::<A>::new(&lens);
-    let proj = project(rib, |p, _| trie_nodes.route(p));
+    let proj = rib.project(|p, _| trie_nodes.route(p));
     let (ranges, max_nh) = (proj.ranges, proj.max_next_hop);
     let trie_nodes_per_level = trie_nodes.into_counts();
     // Surviving trie nodes (= stride rows) per level.

@@ -1,31 +1,6 @@
-//! The reference route set: a path-compressed binary trie.
-//!
-//! [`Rib`] is the authoritative set of routes (prefix → [`NextHop`]). Every scheme is built
-//! from a `Rib` and differentially tested against it, so it is written for obvious
-//! correctness first: a binary trie with path compression (a Patricia trie), where each
-//! node holds a prefix, an optional next hop and two children, and nodes without a next hop
-//! exist only to join two subtrees (so there are fewer than `2 × routes` nodes).
-//!
-//! Besides insert/remove/exact get/longest-prefix lookup it offers what builders need:
-//! ordered iteration (by address, then length — covering prefixes first), the routes
-//! covering or covered by a prefix, and [`Rib::for_each_range`], the projection of the
-//! table onto disjoint address ranges that range-based schemes (DXR) build from.
-//!
-//! ```
-//! use lpmkit::{NextHop, Rib, Ipv4};
-//!
-//! let mut rib = Rib::<Ipv4>::new();
-//! let a = NextHop::new(1).unwrap();
-//! let b = NextHop::new(2).unwrap();
-//! rib.insert("10.0.0.0/8".parse()?, a);
-//! rib.insert("10.1.0.0/16".parse()?, b);
-//! assert_eq!(rib.lookup(0x0a01_0203), Some(b));
-//! assert_eq!(rib.lookup(0x0a02_0000), Some(a));
-//! assert_eq!(rib.lookup(0x0b00_0000), None);
-//! assert_eq!(rib.remove(&"10.1.0.0/16".parse()?), Some(b));
-//! assert_eq!(rib.lookup(0x0a01_0203), Some(a));
-//! # Ok::<(), lpmkit::PrefixError>(())
-//! ```
+//! The test oracle: the `Rib` as it was before its index and jump table — a plain
+//! path-compressed binary trie walked from the root for every question — checked here
+//! against a linearly scanned list, and in `tests` against the `Rib`.
 
 use crate::nexthop::NextHop;
 use crate::prefix::{Address, Prefix};
@@ -46,25 +21,19 @@ enum Slot {
     Child(u32, usize),
 }
 
-/// The reference routing table: prefix → next hop, with longest-prefix lookup.
+/// The previous `Rib`: the same trie without index, parent pointers or jump table.
 #[derive(Clone, Debug)]
-pub struct Rib<A: Address> {
+pub(super) struct Oracle<A: Address> {
     nodes: Vec<Node<A>>,
     free: Vec<u32>,
     root: u32,
     len: usize,
 }
 
-impl<A: Address> Default for Rib<A> {
-    fn default() -> Self {
-        Self::new()
-    }
-}
-
-impl<A: Address> Rib<A> {
+impl<A: Address> Oracle<A> {
     /// An empty table.
-    pub fn new() -> Self {
-        Rib {
+    pub(super) fn new() -> Self {
+        Oracle {
             nodes: Vec::new(),
             free: Vec::new(),
             root: NIL,
@@ -73,24 +42,13 @@ impl<A: Address> Rib<A> {
     }
 
     /// Number of routes.
-    pub fn len(&self) -> usize {
+    pub(super) fn len(&self) -> usize {
         self.len
     }
 
     /// True if there are no routes.
-    pub fn is_empty(&self) -> bool {
+    pub(super) fn is_empty(&self) -> bool {
         self.len == 0
-    }
-
-    /// Removes every route.
-    pub fn clear(&mut self) {
-        *self = Self::new();
-    }
-
-    /// Heap bytes used by the trie.
-    pub fn memory_bytes(&self) -> usize {
-        self.nodes.capacity() * core::mem::size_of::<Node<A>>()
-            + self.free.capacity() * core::mem::size_of::<u32>()
     }
 
     fn get_slot(&self, slot: Slot) -> u32 {
@@ -131,7 +89,7 @@ impl<A: Address> Rib<A> {
     }
 
     /// Inserts or replaces a route; returns the next hop it replaced.
-    pub fn insert(&mut self, prefix: Prefix<A>, nh: NextHop) -> Option<NextHop> {
+    pub(super) fn insert(&mut self, prefix: Prefix<A>, nh: NextHop) -> Option<NextHop> {
         let mut slot = Slot::Root;
         loop {
             let cur = self.get_slot(slot);
@@ -176,7 +134,7 @@ impl<A: Address> Rib<A> {
     }
 
     /// Removes a route; returns its next hop, or `None` if it was absent.
-    pub fn remove(&mut self, prefix: &Prefix<A>) -> Option<NextHop> {
+    pub(super) fn remove(&mut self, prefix: &Prefix<A>) -> Option<NextHop> {
         let mut parent_slot: Option<Slot> = None;
         let mut slot = Slot::Root;
         loop {
@@ -227,7 +185,7 @@ impl<A: Address> Rib<A> {
     }
 
     /// The next hop of exactly `prefix`.
-    pub fn get(&self, prefix: &Prefix<A>) -> Option<NextHop> {
+    pub(super) fn get(&self, prefix: &Prefix<A>) -> Option<NextHop> {
         let mut cur = self.root;
         while cur != NIL {
             let n = &self.nodes[cur as usize];
@@ -243,18 +201,18 @@ impl<A: Address> Rib<A> {
     }
 
     /// True if `prefix` has a route.
-    pub fn contains(&self, prefix: &Prefix<A>) -> bool {
+    pub(super) fn contains(&self, prefix: &Prefix<A>) -> bool {
         self.get(prefix).is_some()
     }
 
     /// Longest-prefix match: the next hop for `addr`.
     #[inline]
-    pub fn lookup(&self, addr: A) -> Option<NextHop> {
+    pub(super) fn lookup(&self, addr: A) -> Option<NextHop> {
         self.lookup_prefix(addr).map(|(_, nh)| nh)
     }
 
     /// Longest-prefix match: the matching prefix and its next hop.
-    pub fn lookup_prefix(&self, addr: A) -> Option<(Prefix<A>, NextHop)> {
+    pub(super) fn lookup_prefix(&self, addr: A) -> Option<(Prefix<A>, NextHop)> {
         let mut best = None;
         let mut cur = self.root;
         while cur != NIL {
@@ -274,7 +232,7 @@ impl<A: Address> Rib<A> {
     }
 
     /// The routes covering `prefix` (including `prefix` itself), shortest first.
-    pub fn covering(&self, prefix: &Prefix<A>) -> Vec<(Prefix<A>, NextHop)> {
+    pub(super) fn covering(&self, prefix: &Prefix<A>) -> Vec<(Prefix<A>, NextHop)> {
         let mut out = Vec::new();
         let mut cur = self.root;
         while cur != NIL {
@@ -294,13 +252,13 @@ impl<A: Address> Rib<A> {
     }
 
     /// The longest route covering `prefix` (possibly `prefix` itself).
-    pub fn covering_route(&self, prefix: &Prefix<A>) -> Option<(Prefix<A>, NextHop)> {
+    pub(super) fn covering_route(&self, prefix: &Prefix<A>) -> Option<(Prefix<A>, NextHop)> {
         self.covering(prefix).pop()
     }
 
     /// The next hop of the longest route covering `prefix` (possibly `prefix` itself):
     /// [`covering_route`](Self::covering_route) without the list.
-    pub(crate) fn covering_next_hop(&self, prefix: &Prefix<A>) -> Option<NextHop> {
+    pub(super) fn covering_next_hop(&self, prefix: &Prefix<A>) -> Option<NextHop> {
         let mut best = None;
         let mut cur = self.root;
         while cur != NIL {
@@ -317,37 +275,6 @@ impl<A: Address> Rib<A> {
             cur = n.child[prefix.addr().bit(n.prefix.len()) as usize];
         }
         best
-    }
-
-    /// A random `fraction` (0..=1) of the routes, `round(len × fraction)` of them, chosen
-    /// with `seed` (the same seed, the same routes): smaller tables cut from a real one,
-    /// as the Bloomfwd paper's Fig. 5 ("randomly removed prefixes").
-    ///
-    /// ```
-    /// use lpmkit::{NextHop, Rib};
-    /// let mut rib = Rib::<u32>::new();
-    /// for i in 0..100u32 {
-    ///     rib.insert(lpmkit::Prefix::new_truncating(i << 8, 24), NextHop::new(1).unwrap());
-    /// }
-    /// let quarter = rib.sample(0.25, 7);
-    /// assert_eq!(quarter.len(), 25);
-    /// assert!(quarter.iter().all(|(p, h)| rib.get(&p) == Some(h)));
-    /// assert_eq!(quarter.iter().collect::<Vec<_>>(), rib.sample(0.25, 7).iter().collect::<Vec<_>>());
-    /// ```
-    pub fn sample(&self, fraction: f64, seed: u64) -> Rib<A> {
-        let mut routes: Vec<(Prefix<A>, NextHop)> = self.iter().collect();
-        let keep = ((routes.len() as f64) * fraction.clamp(0.0, 1.0)).round() as usize;
-        // A partial Fisher–Yates shuffle: the first `keep` are a uniform sample.
-        let mut rng = crate::rng::SplitMix64::new(crate::rng::mix64(seed ^ 0x7361_6d70_6c65));
-        for i in 0..keep.min(routes.len().saturating_sub(1)) {
-            let j = i + rng.below((routes.len() - i) as u64) as usize;
-            routes.swap(i, j);
-        }
-        let mut out = Rib::new();
-        for &(p, h) in &routes[..keep] {
-            out.insert(p, h);
-        }
-        out
     }
 
     /// The root of the subtree of nodes inside `prefix`, or `NIL`.
@@ -367,7 +294,7 @@ impl<A: Address> Rib<A> {
     }
 
     /// True if a route strictly longer than `prefix` lies inside it.
-    pub(crate) fn has_longer(&self, prefix: &Prefix<A>) -> bool {
+    pub(super) fn has_longer(&self, prefix: &Prefix<A>) -> bool {
         let r = self.subtree(prefix);
         if r == NIL {
             return false;
@@ -386,7 +313,7 @@ impl<A: Address> Rib<A> {
     /// one. The level traversal of bitmap schemes (OBMA) is built on it.
     ///
     /// [`covering_next_hop`]: Self::covering_next_hop
-    pub(crate) fn walk_window(
+    pub(super) fn walk_window(
         &self,
         window: &Prefix<A>,
         depth: u8,
@@ -441,7 +368,7 @@ impl<A: Address> Rib<A> {
     }
 
     /// The routes inside `prefix` (including `prefix` itself), in order.
-    pub fn covered(&self, prefix: &Prefix<A>) -> Iter<'_, A> {
+    pub(super) fn covered(&self, prefix: &Prefix<A>) -> Iter<'_, A> {
         let mut cur = self.root;
         while cur != NIL {
             let n = &self.nodes[cur as usize];
@@ -461,7 +388,7 @@ impl<A: Address> Rib<A> {
     }
 
     /// All routes in order of (address, length): covering prefixes before covered ones.
-    pub fn iter(&self) -> Iter<'_, A> {
+    pub(super) fn iter(&self) -> Iter<'_, A> {
         Iter {
             rib: self,
             stack: if self.root == NIL {
@@ -471,55 +398,11 @@ impl<A: Address> Rib<A> {
             },
         }
     }
-
-    /// Number of routes of each length (index = length, `BITS + 1` entries).
-    pub fn length_histogram(&self) -> Vec<usize> {
-        let mut h = vec![0; A::BITS as usize + 1];
-        for (p, _) in self.iter() {
-            h[p.len() as usize] += 1;
-        }
-        h
-    }
-
-    /// The table projected onto disjoint address ranges.
-    ///
-    /// Calls `f(first, last, next_hop)` for consecutive ranges that together cover the whole
-    /// address space in ascending order; within a range every address has the same
-    /// longest-prefix match, and neighbouring ranges always differ (equal ones are merged).
-    pub fn for_each_range(&self, f: impl FnMut(A, A, Option<NextHop>)) {
-        self.for_each_range_in(&Prefix::DEFAULT, f)
-    }
-
-    /// [`for_each_range`](Self::for_each_range) restricted to the addresses of `window`:
-    /// the ranges cover exactly `window.first()..=window.last()`, the first starting at
-    /// `window.first()` (routes shorter than the window supply the answer where nothing
-    /// inside it matches).
-    pub fn for_each_range_in(&self, window: &Prefix<A>, mut f: impl FnMut(A, A, Option<NextHop>)) {
-        let base = self.covering_route(window).map_or(0, |(_, nh)| nh.get());
-        let routes = self.covered(window).filter(|(p, _)| p != window);
-        // The projection emits range starts; hold one back to learn where it ends.
-        let mut pending: Option<(A, u32)> = None;
-        crate::schemes::common::ranges::project_routes(
-            window,
-            base,
-            routes,
-            |_, _| {},
-            |first, nh| {
-                if let Some((pf, pn)) = pending.replace((first, nh)) {
-                    let last = first.checked_dec().expect("a later range starts above 0");
-                    f(pf, last, NextHop::new(pn));
-                }
-            },
-        );
-        if let Some((pf, pn)) = pending {
-            f(pf, window.last(), NextHop::new(pn));
-        }
-    }
 }
 
-/// Iterator over routes in (address, length) order; see [`Rib::iter`].
-pub struct Iter<'a, A: Address> {
-    rib: &'a Rib<A>,
+/// Iterator over routes in (address, length) order.
+pub(super) struct Iter<'a, A: Address> {
+    rib: &'a Oracle<A>,
     stack: Vec<u32>,
 }
 
@@ -538,22 +421,6 @@ impl<A: Address> Iterator for Iter<'_, A> {
             }
         }
         None
-    }
-}
-
-impl<A: Address> FromIterator<(Prefix<A>, NextHop)> for Rib<A> {
-    fn from_iter<I: IntoIterator<Item = (Prefix<A>, NextHop)>>(iter: I) -> Self {
-        let mut rib = Rib::new();
-        rib.extend(iter);
-        rib
-    }
-}
-
-impl<A: Address> Extend<(Prefix<A>, NextHop)> for Rib<A> {
-    fn extend<I: IntoIterator<Item = (Prefix<A>, NextHop)>>(&mut self, iter: I) {
-        for (p, nh) in iter {
-            self.insert(p, nh);
-        }
     }
 }
 
@@ -615,7 +482,7 @@ mod tests {
 
     fn check_against_golden<A: Address>(seed: u64) {
         let mut rng = SplitMix64::new(seed);
-        let mut rib = Rib::<A>::new();
+        let mut rib = Oracle::<A>::new();
         let mut golden = Golden::<A>::default();
         for step in 0..3000 {
             let p = random_prefix::<A>(&mut rng);
@@ -675,7 +542,6 @@ mod tests {
                     assert_eq!(walked, want, "walk_window routes {probe}");
                     assert!(below.iter().all(|b| b.len() > depth && probe.covers(b)));
                 }
-                check_ranges(&rib, &mut rng);
             }
         }
         // Removing everything leaves no nodes behind.
@@ -685,24 +551,6 @@ mod tests {
         assert!(rib.is_empty());
         assert_eq!(rib.root, NIL);
         assert_eq!(rib.free.len(), rib.nodes.len(), "every node was released");
-    }
-
-    fn check_ranges<A: Address>(rib: &Rib<A>, rng: &mut SplitMix64) {
-        for window in [Prefix::DEFAULT, random_prefix::<A>(rng)] {
-            let mut ranges: Vec<(A, A, Option<NextHop>)> = Vec::new();
-            rib.for_each_range_in(&window, |f, l, h| ranges.push((f, l, h)));
-            assert_eq!(ranges[0].0, window.first());
-            assert_eq!(ranges.last().unwrap().1, window.last());
-            for w in ranges.windows(2) {
-                assert_eq!(w[0].1.checked_inc(), Some(w[1].0), "contiguous");
-                assert_ne!(w[0].2, w[1].2, "merged");
-            }
-            for &(f, l, h) in &ranges {
-                assert!(f <= l);
-                assert_eq!(rib.lookup(f), h);
-                assert_eq!(rib.lookup(l), h);
-            }
-        }
     }
 
     #[test]
@@ -717,50 +565,5 @@ mod tests {
         for seed in 0..4 {
             check_against_golden::<Ipv6>(seed);
         }
-    }
-
-    #[test]
-    fn default_and_host_routes() {
-        let mut rib = Rib::<Ipv4>::new();
-        assert_eq!(rib.lookup(0), None);
-        rib.insert(Prefix::DEFAULT, nh(1));
-        rib.insert(Prefix::host(u32::MAX), nh(2));
-        rib.insert(Prefix::host(0), nh(3));
-        assert_eq!(rib.lookup(0), Some(nh(3)));
-        assert_eq!(rib.lookup(1), Some(nh(1)));
-        assert_eq!(rib.lookup(u32::MAX), Some(nh(2)));
-        assert_eq!(rib.lookup(u32::MAX - 1), Some(nh(1)));
-        let mut r = vec![];
-        rib.for_each_range(|f, l, h| r.push((f, l, h.map(|h| h.get()))));
-        assert_eq!(
-            r,
-            vec![
-                (0, 0, Some(3)),
-                (1, u32::MAX - 1, Some(1)),
-                (u32::MAX, u32::MAX, Some(2))
-            ]
-        );
-        assert_eq!(rib.remove(&Prefix::DEFAULT), Some(nh(1)));
-        assert_eq!(rib.lookup(1), None);
-        assert_eq!(rib.len(), 2);
-    }
-
-    #[test]
-    fn replace_returns_old() {
-        let mut rib = Rib::<Ipv6>::new();
-        let p: Prefix<Ipv6> = "2001:db8::/32".parse().unwrap();
-        assert_eq!(rib.insert(p, nh(1)), None);
-        assert_eq!(rib.insert(p, nh(2)), Some(nh(1)));
-        assert_eq!(rib.len(), 1);
-        assert_eq!(rib.remove(&p), Some(nh(2)));
-        assert_eq!(rib.remove(&p), None);
-    }
-
-    #[test]
-    fn empty_ranges() {
-        let rib = Rib::<Ipv4>::new();
-        let mut r = vec![];
-        rib.for_each_range(|f, l, h| r.push((f, l, h)));
-        assert_eq!(r, vec![(0, u32::MAX, None)]);
     }
 }
