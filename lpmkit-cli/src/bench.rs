@@ -20,7 +20,7 @@ use std::time::Instant;
 use anyhow::Context;
 use clap::Args;
 use lpmkit::traffic::{self, Lcg, Pattern};
-use lpmkit::{Address, AnyTable, BuildOptions, Family, Fib, NextHop, Table};
+use lpmkit::{Address, AnyTable, Family, Fib, NextHop, Table};
 use serde::Serialize;
 
 use crate::input::{self, FamilyArg, TableArgs};
@@ -90,9 +90,8 @@ pub struct BenchArgs {
     #[arg(long)]
     jit: bool,
 
-    /// Use scalar lookup code even where the CPU has SIMD support.
-    #[arg(long)]
-    force_scalar: bool,
+    #[command(flatten)]
+    isa: input::IsaArgs,
 
     /// Seed of the keys.
     #[arg(long, default_value_t = 1)]
@@ -165,7 +164,7 @@ pub fn default_run() -> anyhow::Result<ExitCode> {
             ways: None,
             cycles: false,
             jit: false,
-            force_scalar: false,
+            isa: input::IsaArgs::default(),
             seed: 1,
             json: None,
         };
@@ -329,7 +328,7 @@ fn bench<A: Address>(table: &Table<A>, args: &BenchArgs) -> anyhow::Result<Vec<R
     };
 
     println!(
-        "# {} ({family}, {} routes), pattern {pattern}{}, {} keys, batch {}, median of {} runs; cpu: {}, avx2: {}",
+        "# {} ({family}, {} routes), pattern {pattern}{}, {} keys, batch {}, median of {} runs; cpu: {}, isa: {}",
         table.name,
         table.rib.len(),
         if args.jit { " (just-in-time LCG)" } else { "" },
@@ -337,7 +336,7 @@ fn bench<A: Address>(table: &Table<A>, args: &BenchArgs) -> anyhow::Result<Vec<R
         args.batch,
         args.runs,
         cpu_model(),
-        if lpmkit::simd::Avx2::new().is_some() { "yes" } else { "no" },
+        args.isa.describe(),
     );
     println!(
         "{:<16} {:>6} {:>3} {:>9} {:>17} {:>11} {:>10} {:>8} {:>9}  check",
@@ -370,9 +369,7 @@ fn bench<A: Address>(table: &Table<A>, args: &BenchArgs) -> anyhow::Result<Vec<R
             None => vec![None],
         };
         for way in sweep {
-            let mut opts = args
-                .settings
-                .apply(info, BuildOptions::scalar(args.force_scalar));
+            let mut opts = args.settings.apply(info, args.isa.options());
             opts.ways = way;
             let pb = progress::spinner(format!("building {}", info.name));
             let t0 = Instant::now();

@@ -11,7 +11,7 @@ use std::process::ExitCode;
 use std::time::Instant;
 
 use clap::Args;
-use lpmkit::{Address, AnyTable, BuildOptions, Table};
+use lpmkit::{Address, AnyTable, Table};
 use serde_json::{Map, Value};
 
 use crate::input::{self, TableArgs};
@@ -29,9 +29,8 @@ pub struct InfoArgs {
     #[arg(long, short = 's', default_value = "all")]
     schemes: String,
 
-    /// Use scalar lookup code even where the CPU has SIMD support.
-    #[arg(long)]
-    force_scalar: bool,
+    #[command(flatten)]
+    isa: input::IsaArgs,
 
     /// For DXR schemes: the share of lookups needing n binary-search steps (the DXR
     /// paper's Table 3) over this many uniform random keys; 0 turns it off.
@@ -118,9 +117,7 @@ fn info<A: Address>(table: &Table<A>, args: &InfoArgs) -> anyhow::Result<Vec<Rec
     );
     let mut records = Vec::new();
     for info in &schemes {
-        let opts = args
-            .settings
-            .apply(info, BuildOptions::scalar(args.force_scalar));
+        let opts = args.settings.apply(info, args.isa.options());
         let pb = progress::spinner(format!("building {}", info.name));
         let t0 = Instant::now();
         let built = info.build(rib, &opts);

@@ -23,6 +23,8 @@ pub enum Implementation {
     Scalar,
     /// AVX2 kernels (x86-64, detected at run time).
     Avx2,
+    /// AVX-512 kernels (x86-64 with AVX-512 F/BW/DQ/VL, detected at run time).
+    Avx512,
     /// Scalar code compiled for the hardware `popcnt` instruction (x86-64, detected at
     /// run time).
     Popcnt,
@@ -33,6 +35,7 @@ impl fmt::Display for Implementation {
         f.write_str(match self {
             Implementation::Scalar => "scalar",
             Implementation::Avx2 => "avx2",
+            Implementation::Avx512 => "avx512",
             Implementation::Popcnt => "popcnt",
         })
     }
@@ -277,8 +280,14 @@ pub(crate) fn apply_alone<A: Address, W: InPlaceWriter<A>>(
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 #[non_exhaustive]
 pub struct BuildOptions {
-    /// Use the scalar code path even if the CPU has SIMD support.
+    /// Use the scalar code path even if the CPU has SIMD support (the same as
+    /// `isa: Some(Isa::Scalar)`).
     pub force_scalar: bool,
+    /// The highest instruction set the lookups may use
+    /// ([`Isa`](crate::simd::Isa)): a table takes the best path the CPU has at or below
+    /// it (AVX-512 → AVX2 → scalar). `None`: no cap. The environment can lower it further
+    /// (`LPMKIT_FORCE_ISA`, `LPMKIT_FORCE_SCALAR`; see [`crate::simd`]).
+    pub isa: Option<crate::simd::Isa>,
     /// Degree of SIMD parallelism (lanes looked up together) for schemes that have one,
     /// such as Spider's 1…16 ways; `None` takes the scheme's own default.
     pub ways: Option<usize>,

@@ -67,28 +67,33 @@ where
     );
     // Registry rows, all keys.
     for info in registry::schemes_for(A::FAMILY).filter(|s| s.name.starts_with("spider")) {
-        for force_scalar in [false, true] {
-            let fib = info
-                .build(rib, &BuildOptions::scalar(force_scalar))
-                .unwrap();
+        for isa in common::isa_levels() {
+            let fib = info.build(rib, &common::isa_options(isa)).unwrap();
             let what = format!("{name} {} {:?}", info.name, fib.implementation());
             assert_eq!(fib.name(), info.name);
             common::assert_lookups(fib.as_ref(), &boundary, &want_b, &what);
             common::assert_lookups(fib.as_ref(), &random, &want_r, &what);
         }
     }
-    // Every degree of parallelism, scalar and AVX2, pipelined or not, on a sample.
+    // Every degree of parallelism, every ISA path, pipelined or not, on a sample.
     let (keys, want) = (&random[..20_011], &want_r[..20_011]);
+    let mut shapes = Vec::new();
+    for isa in common::isa_levels() {
+        if isa == lpmkit::simd::Isa::Scalar {
+            shapes.push((isa, true, None));
+        } else {
+            shapes.extend([
+                (isa, true, Some(false)),
+                (isa, true, Some(true)),
+                (isa, false, Some(false)),
+            ]);
+        }
+    }
     for ways in 1..=16 {
-        for (force_scalar, pipeline, refill) in [
-            (false, true, Some(false)),
-            (false, true, Some(true)),
-            (false, false, Some(false)),
-            (true, true, None),
-        ] {
+        for &(isa, pipeline, refill) in &shapes {
             let cfg = SpiderConfig {
                 ways,
-                force_scalar,
+                isa: Some(isa),
                 pipeline,
                 refill,
                 ..SpiderConfig::w16()

@@ -124,6 +124,7 @@ fn bloom_config(o: &BuildOptions) -> Result<schemes::bloom::BloomConfig, BuildEr
     c.summary = s.get("summary")?;
     c.summary_max = s.get("summary_max")?.unwrap_or(c.summary_max);
     c.force_scalar = o.force_scalar;
+    c.isa = o.isa;
     Ok(c)
 }
 

@@ -32,6 +32,7 @@ fn build_dir24_8_v4(rib: &Rib<Ipv4>, o: &BuildOptions) -> Result<Box<dyn Fib<Ipv
     let config = schemes::dir24_8::Dir24_8Config {
         entry_width: s.width("width")?,
         force_scalar: o.force_scalar,
+        isa: o.isa,
     };
     Ok(Box::new(schemes::dir24_8::Dir24_8::build(rib, &config)?))
 }
@@ -41,6 +42,7 @@ fn build_dir24_8_v6(rib: &Rib<Ipv6>, o: &BuildOptions) -> Result<Box<dyn Fib<Ipv
     let config = schemes::dir24_8::Dir24_8Config {
         entry_width: s.width("width")?,
         force_scalar: o.force_scalar,
+        isa: o.isa,
     };
     Ok(Box::new(schemes::dir24_8::Dir24_8V6::build(rib, &config)?))
 }
@@ -59,6 +61,7 @@ fn poptrie_config(o: &BuildOptions) -> Result<schemes::poptrie::PoptrieConfig, B
         direct_bits: s.get("s")?.unwrap_or(18),
         leaf_width: s.width("leaf_width")?,
         force_scalar: o.force_scalar,
+        isa: o.isa,
     })
 }
 
@@ -122,6 +125,7 @@ fn dxr_config(o: &BuildOptions) -> Result<schemes::dxr::DxrConfig, BuildError> {
         compact_threshold: s.get("compact_threshold")?.unwrap_or(d.compact_threshold),
         full_rebuild_share: s.get("full_rebuild_share")?.unwrap_or(d.full_rebuild_share),
         force_scalar: o.force_scalar,
+        isa: o.isa,
         ..d
     })
 }
@@ -217,6 +221,7 @@ fn sail_l_config<A: Address>(
     }
     cfg.entry_width = s.width("width")?;
     cfg.force_scalar = o.force_scalar;
+    cfg.isa = o.isa;
     Ok(cfg)
 }
 
@@ -320,6 +325,7 @@ where
     let config = schemes::spider::SpiderConfig {
         ways: o.ways.or(s.get("ways")?).unwrap_or(16),
         force_scalar: o.force_scalar || s.get("scalar")?.unwrap_or(false),
+        isa: o.isa,
         pipeline: s.get("pipeline")?.unwrap_or(true),
         ..Default::default()
     };
@@ -327,15 +333,47 @@ where
 }
 
 #[cfg(all(feature = "dpdk", target_os = "linux"))]
+const DPDK_SETTINGS: &[(&str, &str)] = &[(
+    "simd",
+    "DPDK's lookup: scalar (default) or avx512 (its vector lookups, with the EAL's SIMD width raised to 512 bits)",
+)];
+
+#[cfg(all(feature = "dpdk", target_os = "linux"))]
 fn build_dpdk<A: schemes::dpdk::DpdkAddress>(
     rib: &Rib<A>,
     o: &BuildOptions,
 ) -> Result<Box<dyn Fib<A>>, BuildError> {
-    Settings::new("dpdk-fib", o, NO_SETTINGS)?;
+    use schemes::dpdk::{DpdkConfig, DpdkLookup};
+    let s = Settings::new("dpdk-fib", o, DPDK_SETTINGS)?;
+    let lookup = match s.get::<String>("simd")?.as_deref().unwrap_or("scalar") {
+        "scalar" => DpdkLookup::Scalar,
+        "avx512" => DpdkLookup::Avx512,
+        v => {
+            return Err(BuildError::InvalidConfig {
+                scheme: "dpdk-fib".into(),
+                reason: format!("simd={v:?} is not scalar or avx512"),
+            })
+        }
+    };
+    let isa = if o.force_scalar {
+        Some(crate::simd::Isa::Scalar)
+    } else {
+        o.isa
+    };
     Ok(Box::new(schemes::dpdk::DpdkFib::<A>::build(
         rib,
-        &Default::default(),
+        &DpdkConfig::new(lookup, isa),
     )?))
+}
+
+/// Whether a preset runs on this machine: one that fixes `simd=avx512` needs a CPU with
+/// AVX-512 (F, BW, DQ, VL), and is not registered elsewhere.
+pub(super) fn preset_runs_here(preset: &Preset) -> bool {
+    let avx512 = preset
+        .settings
+        .split(',')
+        .any(|kv| kv.trim().replace(' ', "") == "simd=avx512");
+    !avx512 || crate::simd::Avx512::detect().is_some()
 }
 
 /// A family that only builds lookup structures.
@@ -659,12 +697,19 @@ pub(super) static FAMILIES: &[SchemeFamily] = &[
     SchemeFamily {
         name: "dpdk-fib",
         reference: "DPDK 22.11 librte_fib; Gupta, Lin, McKeown, INFOCOM 1998",
-        settings: NO_SETTINGS,
-        presets: &[Preset {
-            name: "dpdk-fib",
-            summary: "DPDK rte_fib DIR24_8 (IPv4) and rte_fib6 trie (IPv6), bulk lookup, linked (feature `dpdk`)",
-            settings: "",
-        }],
+        settings: DPDK_SETTINGS,
+        presets: &[
+            Preset {
+                name: "dpdk-fib",
+                summary: "DPDK rte_fib DIR24_8 (IPv4) and rte_fib6 trie (IPv6), scalar bulk lookup, linked (feature `dpdk`)",
+                settings: "simd=scalar",
+            },
+            Preset {
+                name: "dpdk-fib-avx512",
+                summary: "dpdk-fib with DPDK's AVX-512 vector lookups (registered where the CPU has AVX-512)",
+                settings: "simd=avx512",
+            },
+        ],
         v4: static_only(build_dpdk::<Ipv4>),
         v6: static_only(build_dpdk::<Ipv6>),
     },

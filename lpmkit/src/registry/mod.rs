@@ -168,6 +168,7 @@ impl SchemeInfo {
             .with_settings(self.preset.settings)
             .expect("preset settings are key=value");
         o.force_scalar = options.force_scalar;
+        o.isa = options.isa;
         o.ways = options.ways;
         o.settings.extend(options.settings.iter().cloned());
         o
@@ -307,14 +308,17 @@ pub fn schemes() -> &'static [SchemeInfo] {
             .flat_map(|family| {
                 let incremental = family.v4.as_ref().is_some_and(|b| b.incremental.is_some())
                     || family.v6.as_ref().is_some_and(|b| b.incremental.is_some());
-                family.presets.iter().map(move |preset| SchemeInfo {
-                    name: preset.name,
-                    summary: preset.summary,
-                    reference: family.reference,
-                    incremental,
-                    family,
-                    preset,
-                })
+                let presets = family.presets.iter();
+                presets
+                    .filter(|p| families::preset_runs_here(p))
+                    .map(move |preset| SchemeInfo {
+                        name: preset.name,
+                        summary: preset.summary,
+                        reference: family.reference,
+                        incremental,
+                        family,
+                        preset,
+                    })
             })
             .collect()
     })

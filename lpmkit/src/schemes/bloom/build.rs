@@ -214,7 +214,7 @@ pub(crate) fn build<A: Address>(
         hint,
         summary,
         avx2: if vector {
-            Avx2::unless(config.force_scalar)
+            Avx2::within(crate::simd::Isa::ceiling(config.force_scalar, config.isa))
         } else {
             None
         },

@@ -45,7 +45,7 @@ pub(super) fn build(rib: &Rib<Ipv4>, config: &Dir24_8Config) -> Result<Dir24_8, 
     };
     let mut fib = Dir24_8 {
         layout,
-        avx2: Avx2::unless(config.force_scalar),
+        avx2: Avx2::within(crate::simd::Isa::ceiling(config.force_scalar, config.isa)),
         groups,
         direct_entries,
         build_ms: 0.0,

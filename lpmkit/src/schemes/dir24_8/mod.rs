@@ -63,6 +63,9 @@ pub struct Dir24_8Config {
     pub entry_width: Option<Width>,
     /// Use the scalar lookup path even if the CPU has AVX2.
     pub force_scalar: bool,
+    /// The highest instruction set the lookups may use (`None`: the best the CPU has);
+    /// see [`crate::simd::Isa`].
+    pub isa: Option<crate::simd::Isa>,
 }
 
 /// Number of first-table entries.
@@ -272,13 +275,14 @@ mod tests {
             ("0.0.0.0/32", 7),
             ("192.168.0.0/16", 1),
         ]);
-        for force_scalar in [false, true] {
+        for isa in crate::simd::test_levels() {
             for w in [None, Some(Width::U16), Some(Width::U32)] {
                 let t = check(
                     &r,
                     &Dir24_8Config {
                         entry_width: w,
-                        force_scalar,
+                        force_scalar: false,
+                        isa: Some(isa),
                     },
                 );
                 assert_eq!(t.groups(), 3);

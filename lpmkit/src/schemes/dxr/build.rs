@@ -197,8 +197,8 @@ pub(super) fn build_with(
         name: config.name(),
         #[cfg(target_arch = "x86_64")]
         avx2: super::avx2::Token::new(
-            crate::simd::Avx2::unless(config.force_scalar),
-            crate::simd::Popcnt::unless(config.force_scalar),
+            crate::simd::Avx2::within(crate::simd::Isa::ceiling(config.force_scalar, config.isa)),
+            crate::simd::Popcnt::within(crate::simd::Isa::ceiling(config.force_scalar, config.isa)),
         ),
     };
     let mut ctl = Control::new(config.clone(), codec, FreeSpace::new(end), counts);

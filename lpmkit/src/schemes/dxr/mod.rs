@@ -226,6 +226,9 @@ pub struct DxrConfig {
     /// Use the scalar lookup path even if the CPU has AVX2 (the AVX2 path finishes each
     /// search with one 64-byte window compare; see `avx2.rs`).
     pub force_scalar: bool,
+    /// The highest instruction set the lookups may use (`None`: the best the CPU has);
+    /// see [`crate::simd::Isa`].
+    pub isa: Option<crate::simd::Isa>,
 }
 
 impl Default for DxrConfig {
@@ -249,6 +252,7 @@ impl DxrConfig {
             compact_threshold: 0.25,
             full_rebuild_share: 0.25,
             force_scalar: false,
+            isa: None,
         }
     }
 
@@ -319,6 +323,12 @@ impl DxrConfig {
     /// ```
     pub fn full_rebuild_share(mut self, share: f64) -> Self {
         self.full_rebuild_share = share;
+        self
+    }
+
+    /// Sets [`isa`](Self::isa), the instruction-set ceiling.
+    pub fn isa(mut self, isa: crate::simd::Isa) -> Self {
+        self.isa = Some(isa);
         self
     }
 

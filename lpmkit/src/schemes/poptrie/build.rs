@@ -94,7 +94,10 @@ pub(super) fn build<A: Address>(
     };
     let table = PoptrieTable {
         layout,
-        popcnt: crate::simd::Popcnt::unless(config.force_scalar),
+        popcnt: crate::simd::Popcnt::within(crate::simd::Isa::ceiling(
+            config.force_scalar,
+            config.isa,
+        )),
         name,
         _family: PhantomData,
     };

@@ -262,6 +262,9 @@ pub struct PoptrieConfig {
     pub leaf_width: Option<Width>,
     /// Use the portable lookup (software population count) even if the CPU has `popcnt`.
     pub force_scalar: bool,
+    /// The highest instruction set the lookups may use (`None`: the best the CPU has);
+    /// see [`crate::simd::Isa`].
+    pub isa: Option<crate::simd::Isa>,
 }
 
 impl PoptrieConfig {
@@ -275,6 +278,7 @@ impl PoptrieConfig {
             direct_bits: 16,
             leaf_width: None,
             force_scalar: false,
+            isa: None,
         }
     }
 
@@ -651,12 +655,13 @@ mod tests {
     /// the SIMD and the scalar path.
     fn check_configs(r: &Rib<Ipv4>, direct_bits: &[u8]) {
         for &s in direct_bits {
-            for force_scalar in [false, true] {
+            for isa in crate::simd::test_levels() {
                 for leaf_width in [None, Some(Width::U32)] {
                     let cfg = PoptrieConfig {
                         direct_bits: s,
                         leaf_width,
-                        force_scalar,
+                        force_scalar: false,
+                        isa: Some(isa),
                     };
                     check(r, &Poptrie::build(r, &cfg).unwrap(), &[]);
                 }

@@ -56,6 +56,9 @@ pub struct SailLConfig {
     pub entry_width: Option<Width>,
     /// Run the scalar batch kernel even where AVX2 is available.
     pub force_scalar: bool,
+    /// The highest instruction set the lookups may use (`None`: the best the CPU has);
+    /// see [`crate::simd::Isa`].
+    pub isa: Option<crate::simd::Isa>,
 }
 
 impl SailLConfig {
@@ -65,6 +68,7 @@ impl SailLConfig {
             pivots: vec![16, 24, 32],
             entry_width: None,
             force_scalar: false,
+            isa: None,
         }
     }
 
@@ -74,6 +78,7 @@ impl SailLConfig {
             pivots: (2..=16).map(|i| i * 8).collect(),
             entry_width: None,
             force_scalar: false,
+            isa: None,
         }
     }
 
@@ -263,7 +268,8 @@ fn build_l<A: Address>(
                     layout,
                     name,
                     v4_fast,
-                    avx2: Avx2::unless(config.force_scalar).filter(|_| v4_fast),
+                    avx2: Avx2::within(crate::simd::Isa::ceiling(config.force_scalar, config.isa))
+                        .filter(|_| v4_fast),
                     _a: PhantomData,
                 };
                 let writer = SailLWriter {

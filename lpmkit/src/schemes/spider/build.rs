@@ -100,7 +100,7 @@ pub(super) fn build<A: Address>(
             split: 0,
         },
     };
-    let avx2 = Avx2::unless(config.force_scalar);
+    let avx2 = Avx2::within(crate::simd::Isa::ceiling(config.force_scalar, config.isa));
     let mut spider = Spider {
         table,
         avx2,

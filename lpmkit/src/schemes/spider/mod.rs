@@ -241,6 +241,9 @@ pub struct SpiderConfig {
     pub ways: usize,
     /// Use the scalar code even if the CPU has AVX2.
     pub force_scalar: bool,
+    /// The highest instruction set the lookups may use (`None`: the best the CPU has);
+    /// see [`crate::simd::Isa`].
+    pub isa: Option<crate::simd::Isa>,
     /// Force an element layout instead of the smallest that holds the table.
     pub layout: Option<ElementLayout>,
     /// Keep [`IN_FLIGHT`] blocks of `ways` addresses in flight and prefetch the element each
@@ -267,6 +270,7 @@ impl SpiderConfig {
         SpiderConfig {
             ways: 16,
             force_scalar: false,
+            isa: None,
             layout: None,
             pipeline: true,
             refill: None,

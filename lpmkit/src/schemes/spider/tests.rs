@@ -35,27 +35,34 @@ fn boundary_keys<A: Address>(rib: &Rib<A>) -> Vec<A> {
     keys
 }
 
-/// Every layout that holds `rib`, scalar and AVX2 (lane-refilling, pipelined, the paper's
-/// loop), and the given ways.
+/// Every layout that holds `rib`, every ISA path the CPU has (AVX-512 and AVX2:
+/// lane-refilling, pipelined, the paper's loop; scalar), and the given ways.
 fn configs<A: Address>(rib: &Rib<A>, ways: &[usize]) -> Vec<SpiderConfig> {
     let mut v = vec![];
     for layout in ElementLayout::ALL {
         for &w in ways {
-            for (force_scalar, pipeline, refill) in [
-                (false, true, Some(true)),
-                (false, true, Some(false)),
-                (false, false, Some(false)),
-                (true, true, None),
-            ] {
-                let cfg = SpiderConfig {
-                    ways: w,
-                    force_scalar,
-                    layout: Some(layout),
-                    pipeline,
-                    refill,
+            for isa in crate::simd::test_levels() {
+                let shapes: &[(bool, Option<bool>)] = if isa == crate::simd::Isa::Scalar {
+                    &[(true, None)]
+                } else {
+                    &[
+                        (true, Some(true)),
+                        (true, Some(false)),
+                        (false, Some(false)),
+                    ]
                 };
-                if Spider::build(rib, &cfg).is_ok() {
-                    v.push(cfg);
+                for &(pipeline, refill) in shapes {
+                    let cfg = SpiderConfig {
+                        ways: w,
+                        force_scalar: false,
+                        isa: Some(isa),
+                        layout: Some(layout),
+                        pipeline,
+                        refill,
+                    };
+                    if Spider::build(rib, &cfg).is_ok() {
+                        v.push(cfg);
+                    }
                 }
             }
         }
