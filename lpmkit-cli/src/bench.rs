@@ -93,6 +93,13 @@ pub struct BenchArgs {
     #[command(flatten)]
     isa: input::IsaArgs,
 
+    /// Measure each scheme under each of these instruction-set ceilings (comma-separated:
+    /// avx512, avx2, scalar) in the same run, alternated with the others: a scheme appears
+    /// once per distinct code path it takes (the `code` column), so its AVX-512 and AVX2
+    /// kernels are compared on the same keys.
+    #[arg(long, value_name = "ISAS", value_delimiter = ',')]
+    isa_sweep: Vec<lpmkit::simd::Isa>,
+
     /// Seed of the keys.
     #[arg(long, default_value_t = 1)]
     seed: u64,
@@ -165,6 +172,7 @@ pub fn default_run() -> anyhow::Result<ExitCode> {
             cycles: false,
             jit: false,
             isa: input::IsaArgs::default(),
+            isa_sweep: Vec::new(),
             seed: 1,
             json: None,
         };
@@ -368,9 +376,25 @@ fn bench<A: Address>(table: &Table<A>, args: &BenchArgs) -> anyhow::Result<Vec<R
             Some(w) => w.iter().map(|&w| Some(w)).collect(),
             None => vec![None],
         };
-        for way in sweep {
+        let isas: Vec<Option<lpmkit::simd::Isa>> = if args.isa_sweep.is_empty() {
+            vec![args.isa.force_isa]
+        } else {
+            args.isa_sweep
+                .iter()
+                .map(|&i| Some(i.min(args.isa.ceiling())))
+                .collect()
+        };
+        let mut refused = false;
+        for (way, isa) in sweep
+            .iter()
+            .flat_map(|&w| isas.iter().map(move |&i| (w, i)))
+        {
+            if refused {
+                break;
+            }
             let mut opts = args.settings.apply(info, args.isa.options());
             opts.ways = way;
+            opts.isa = isa;
             let pb = progress::spinner(format!("building {}", info.name));
             let t0 = Instant::now();
             let fib = info.build(&table.rib, &opts);
@@ -380,9 +404,18 @@ fn bench<A: Address>(table: &Table<A>, args: &BenchArgs) -> anyhow::Result<Vec<R
                 Ok(fib) => fib,
                 Err(e) => {
                     input::refused(info.name, &e);
-                    break;
+                    refused = true;
+                    continue;
                 }
             };
+            // A ceiling that gives a path already built for this scheme adds nothing.
+            if built.iter().any(|b| {
+                b.name == info.name
+                    && b.way == way
+                    && b.fib.implementation() == fib.implementation()
+            }) {
+                continue;
+            }
             // Schemes without a degree of parallelism are measured once in a sweep.
             let honours_ways = fib.stats().get("ways").is_some();
             if way.is_some() && !honours_ways && way != ways.as_ref().map(|w| w[0]) {

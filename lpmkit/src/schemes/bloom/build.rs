@@ -23,7 +23,7 @@ use crate::nexthop::NextHop;
 use crate::prefix::{Address, Prefix};
 use crate::rib::Rib;
 use crate::schemes::common::{check_capacity, ms_since, Arena, FreeSpace};
-use crate::simd::Avx2;
+use crate::simd::{Avx2, Avx512};
 
 /// A level to build: key length `len`, band `lo..=len`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -215,6 +215,11 @@ pub(crate) fn build<A: Address>(
         summary,
         avx2: if vector {
             Avx2::within(crate::simd::Isa::ceiling(config.force_scalar, config.isa))
+        } else {
+            None
+        },
+        avx512: if vector {
+            Avx512::within(crate::simd::Isa::ceiling(config.force_scalar, config.isa))
         } else {
             None
         },

@@ -136,6 +136,8 @@
 
 #[cfg(target_arch = "x86_64")]
 mod avx2;
+#[cfg(target_arch = "x86_64")]
+mod avx512;
 mod build;
 mod config;
 mod cpe;
@@ -165,7 +167,7 @@ use crate::nexthop::NextHop;
 use crate::prefix::Address;
 use crate::rib::Rib;
 use crate::schemes::common::{Arena, FreeSpace};
-use crate::simd::Avx2;
+use crate::simd::{Avx2, Avx512};
 use crate::sync::IntoInPlace;
 
 use filter::{Counters, Filter};
@@ -209,6 +211,8 @@ pub struct BloomTable<A: Address> {
     /// The IPv6 /32 summary (`summary.rs`; replaces the hint when on).
     pub(crate) summary: Option<summary::Summary>,
     pub(crate) avx2: Option<Avx2>,
+    /// AVX-512 hashing and filter probes (16 lanes), where the CPU and the ceiling allow.
+    pub(crate) avx512: Option<Avx512>,
     /// Threads of [`Bloom::lookup_bulk`] for large `lookup_batch` calls (1: none).
     pub(crate) threads: usize,
     /// Block-arena tops per level and of the ranges (the last), for figures: set by the
@@ -329,7 +333,8 @@ impl<A: Address> Bloom<A> {
     #[doc(hidden)]
     pub fn lookup_batch_scalar(&self, addrs: &[A], out: &mut [u32]) {
         assert!(out.len() >= addrs.len(), "output shorter than input");
-        self.table.batch(addrs, &mut out[..addrs.len()], None);
+        self.table
+            .batch(addrs, &mut out[..addrs.len()], dispatch::Kernels::default());
     }
 
     /// Checks that every level holds exactly the keys the `Rib` expands to, that every
@@ -395,6 +400,14 @@ impl<A: Address> IncrementalFib<A> for Bloom<A> {
 }
 
 impl<A: Address> BloomTable<A> {
+    /// The SIMD kernels the lookups run.
+    pub(crate) fn kernels(&self) -> dispatch::Kernels {
+        dispatch::Kernels {
+            avx2: self.avx2,
+            avx512: self.avx512,
+        }
+    }
+
     /// A lookup of `key` that stalls after reading the head of the first table bucket it
     /// probes (`stall` runs in between), then reads the block it named: what a reader
     /// descheduled inside a lookup does. For the concurrency tests: the block must still
@@ -469,7 +482,7 @@ impl<A: Address> Fib<A> for BloomTable<A> {
         if self.threads > 1 && addrs.len() >= lookup::PARALLEL_MIN {
             self.lookup_bulk(addrs, out, self.threads);
         } else {
-            self.batch(addrs, out, self.avx2);
+            self.batch(addrs, out, self.kernels());
         }
     }
 
@@ -482,7 +495,9 @@ impl<A: Address> Fib<A> for BloomTable<A> {
     }
 
     fn implementation(&self) -> Implementation {
-        if self.avx2.is_some() {
+        if self.avx512.is_some() {
+            Implementation::Avx512
+        } else if self.avx2.is_some() {
             Implementation::Avx2
         } else {
             Implementation::Scalar

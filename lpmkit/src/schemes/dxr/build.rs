@@ -200,6 +200,11 @@ pub(super) fn build_with(
             crate::simd::Avx2::within(crate::simd::Isa::ceiling(config.force_scalar, config.isa)),
             crate::simd::Popcnt::within(crate::simd::Isa::ceiling(config.force_scalar, config.isa)),
         ),
+        #[cfg(target_arch = "x86_64")]
+        avx512: crate::simd::Avx512::within(crate::simd::Isa::ceiling(
+            config.force_scalar,
+            config.isa,
+        )),
     };
     let mut ctl = Control::new(config.clone(), codec, FreeSpace::new(end), counts);
     ctl.build_ms = ms_since(t0);

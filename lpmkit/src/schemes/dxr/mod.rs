@@ -100,6 +100,8 @@
 
 #[cfg(target_arch = "x86_64")]
 mod avx2;
+#[cfg(target_arch = "x86_64")]
+mod avx512;
 mod build;
 mod codec;
 mod layout;
@@ -410,6 +412,9 @@ pub struct DxrTable {
     /// The AVX2 stage 3 of `lookup_batch`, when the CPU has it and it is not disabled.
     #[cfg(target_arch = "x86_64")]
     avx2: Option<avx2::Token>,
+    /// The AVX-512 stages, when the CPU has them and the ceiling allows them.
+    #[cfg(target_arch = "x86_64")]
+    avx512: Option<crate::simd::Avx512>,
 }
 
 /// See [`DxrTable::fill`].
@@ -676,6 +681,15 @@ impl Fib<Ipv4> for DxrTable {
         assert!(out.len() >= addrs.len(), "output shorter than input");
         let out = &mut out[..addrs.len()];
         #[cfg(target_arch = "x86_64")]
+        if let Some(token) = self.avx512 {
+            if self.remap {
+                avx512::lookup_batch::<true>(token, self, addrs, out);
+            } else {
+                avx512::lookup_batch::<false>(token, self, addrs, out);
+            }
+            return;
+        }
+        #[cfg(target_arch = "x86_64")]
         if let Some(token) = self.avx2 {
             if self.remap {
                 avx2::lookup_batch::<true>(token, self, addrs, out);
@@ -696,6 +710,10 @@ impl Fib<Ipv4> for DxrTable {
     }
 
     fn implementation(&self) -> Implementation {
+        #[cfg(target_arch = "x86_64")]
+        if self.avx512.is_some() {
+            return Implementation::Avx512;
+        }
         #[cfg(target_arch = "x86_64")]
         if self.avx2.is_some() {
             return Implementation::Avx2;

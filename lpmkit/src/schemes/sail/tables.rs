@@ -15,7 +15,7 @@ use crate::nexthop::NextHop;
 use crate::prefix::{Address, Ipv4, Prefix};
 use crate::rib::Rib;
 use crate::schemes::common::{ms_since, with_width, ByWidth, FreeSpace, Width};
-use crate::simd::Avx2;
+use crate::simd::{Avx2, Avx512};
 use crate::sync::IntoInPlace;
 
 /// Widths to try: the forced one, else 16 then 32 bits.
@@ -121,6 +121,8 @@ pub struct SailLTable<A: Address> {
     v4_fast: bool,
     /// The pipelined kernel on AVX2 (`v4_fast` only).
     avx2: Option<Avx2>,
+    /// The pipelined kernel on AVX-512 (`v4_fast` only).
+    avx512: Option<Avx512>,
     _a: PhantomData<fn(A)>,
 }
 
@@ -165,6 +167,10 @@ impl<A: Address> Fib<A> for SailLTable<A> {
                 // slice reinterpretation is a no-op cast.
                 let keys = unsafe { core::slice::from_raw_parts(addrs.as_ptr() as *const u32, addrs.len()) };
                 #[cfg(target_arch = "x86_64")]
+                if let Some(token) = self.avx512 {
+                    return super::avx512::lookup_batch_v4(token, t, keys, out);
+                }
+                #[cfg(target_arch = "x86_64")]
                 if let Some(token) = self.avx2 {
                     return super::avx2::lookup_batch_v4(token, t, keys, out);
                 }
@@ -178,7 +184,9 @@ impl<A: Address> Fib<A> for SailLTable<A> {
         with_width!(&self.layout, t => t.bytes())
     }
     fn implementation(&self) -> Implementation {
-        if self.avx2.is_some() {
+        if self.avx512.is_some() {
+            Implementation::Avx512
+        } else if self.avx2.is_some() {
             Implementation::Avx2
         } else {
             Implementation::Scalar
@@ -270,6 +278,11 @@ fn build_l<A: Address>(
                     v4_fast,
                     avx2: Avx2::within(crate::simd::Isa::ceiling(config.force_scalar, config.isa))
                         .filter(|_| v4_fast),
+                    avx512: Avx512::within(crate::simd::Isa::ceiling(
+                        config.force_scalar,
+                        config.isa,
+                    ))
+                    .filter(|_| v4_fast),
                     _a: PhantomData,
                 };
                 let writer = SailLWriter {
