@@ -21,7 +21,9 @@ pub(super) fn lookup_batch<E: Word>(_token: Avx512, t: &Tables<E>, addrs: &[u32]
 /// (itself a multiple of 16) and at most `out.len()`.
 #[target_feature(enable = "avx512f,avx512bw,avx512dq,avx512vl")]
 unsafe fn lookup_blocks<E: Word>(t: &Tables<E>, addrs: &[u32], out: &mut [u32]) {
-    debug_assert!(addrs.len() % BATCH == 0 && BATCH % 16 == 0 && out.len() >= addrs.len());
+    debug_assert!(
+        addrs.len().is_multiple_of(BATCH) && BATCH.is_multiple_of(16) && out.len() >= addrs.len()
+    );
     let narrow = E::WIDTH == crate::schemes::common::Width::U16;
     let tbl24 = t.tbl24.as_ptr() as *const i32;
     let tbl8 = t.tbl8.as_ptr() as *const i32;

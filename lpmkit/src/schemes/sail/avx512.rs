@@ -89,7 +89,7 @@ unsafe fn prefetch16<E>(arr: *const E, idx: __m512i) {
 /// AVX-512F/BW/DQ/VL; `keys.len() == out.len()`, a multiple of [`PIPE`].
 #[target_feature(enable = "avx512f,avx512bw,avx512dq,avx512vl")]
 unsafe fn blocks<E: Entry>(t: &Pivots<E>, keys: &[u32], out: &mut [u32]) {
-    debug_assert!(keys.len() % PIPE == 0 && out.len() == keys.len());
+    debug_assert!(keys.len().is_multiple_of(PIPE) && out.len() == keys.len());
     debug_assert!(t.arrays.iter().all(|a| a.committed() % 2 == 0));
     let (t16, t24, t32) = (
         t.arrays[0].as_ptr(),
