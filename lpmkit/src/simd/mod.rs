@@ -415,7 +415,10 @@ mod tests {
         let err = "sse".parse::<Isa>().unwrap_err();
         assert!(err.contains("scalar, avx2, avx512"), "{err}");
         assert_eq!(Isa::ceiling(true, None), Isa::Scalar);
-        assert_eq!(Isa::ceiling(false, Some(Isa::Avx2)), Isa::Avx2.min(Isa::env_ceiling()));
+        assert_eq!(
+            Isa::ceiling(false, Some(Isa::Avx2)),
+            Isa::Avx2.min(Isa::env_ceiling())
+        );
         assert_eq!(Isa::ceiling(false, None), Isa::env_ceiling());
         assert_eq!(Isa::supported_levels().last(), Some(&Isa::Scalar));
         assert!(Isa::supported_levels().contains(&Isa::best_supported()));
@@ -427,7 +430,10 @@ mod tests {
         assert!(Avx512::within(Isa::Avx2).is_none());
         assert!(Popcnt::within(Isa::Scalar).is_none());
         if Isa::env_ceiling() == Isa::Avx512 {
-            assert_eq!(Avx512::within(Isa::Avx512).is_some(), Isa::Avx512.supported());
+            assert_eq!(
+                Avx512::within(Isa::Avx512).is_some(),
+                Isa::Avx512.supported()
+            );
             assert_eq!(Avx2::within(Isa::Avx2).is_some(), Isa::Avx2.supported());
             assert_eq!(Popcnt::within(Isa::Avx2), Popcnt::detect());
         }
@@ -435,7 +441,10 @@ mod tests {
         if let Some(t) = Avx512::detect() {
             assert!(Avx2::detect().is_some());
             assert_eq!(t.avx2(), Avx2::detect().unwrap());
-            for ext in [t.vpopcntdq().map(|e| e.avx512()), t.bitalg().map(|e| e.avx512())] {
+            for ext in [
+                t.vpopcntdq().map(|e| e.avx512()),
+                t.bitalg().map(|e| e.avx512()),
+            ] {
                 assert!(ext.is_none_or(|e| e == t));
             }
         }

@@ -103,6 +103,8 @@
 //! assert_eq!(fib.lookup(a + 1), NextHop::new(7));
 //! # Ok::<(), Box<dyn std::error::Error>>(())
 //! ```
+#[cfg(target_arch = "x86_64")]
+mod avx512;
 mod build;
 mod lookup;
 mod update;
@@ -316,6 +318,8 @@ pub struct PoptrieTable<A: Address> {
     layout: ByWidth<Trie<u16>, Trie<u32>>,
     /// The hardware population count, when the CPU has it and scalar code is not forced.
     popcnt: Option<Popcnt>,
+    /// The AVX-512 (VPOPCNTDQ) batch lookup, IPv4 only.
+    avx512: Option<crate::simd::Vpopcntdq>,
     name: &'static str,
     _family: PhantomData<fn() -> A>,
 }
@@ -424,6 +428,16 @@ impl<A: Address> Fib<A> for PoptrieTable<A> {
         let out = &mut out[..addrs.len()];
         with_width!(&self.layout, t => {
             #[cfg(target_arch = "x86_64")]
+            if let Some(token) = self.avx512.filter(|_| A::BITS == 32) {
+                // SAFETY: `A` is a 32-bit address (`u32`, the only one), so the slice
+                // reinterpretation is a no-op cast.
+                let keys = unsafe {
+                    core::slice::from_raw_parts(addrs.as_ptr() as *const u32, addrs.len())
+                };
+                avx512::batch_v4(token, t, keys, out);
+                return;
+            }
+            #[cfg(target_arch = "x86_64")]
             if let Some(token) = self.popcnt {
                 lookup::batch_popcnt(token, t, addrs, out);
                 return;
@@ -454,7 +468,9 @@ impl<A: Address> Fib<A> for PoptrieTable<A> {
     }
 
     fn implementation(&self) -> Implementation {
-        if self.popcnt.is_some() {
+        if self.avx512.is_some() && A::BITS == 32 {
+            Implementation::Avx512
+        } else if self.popcnt.is_some() {
             Implementation::Popcnt
         } else {
             Implementation::Scalar

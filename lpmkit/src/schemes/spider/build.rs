@@ -33,7 +33,7 @@ use crate::fib::BuildError;
 use crate::prefix::Address;
 use crate::rib::Rib;
 use crate::schemes::common::{ms_since, project, split_blocks_per_level, LevelBlocks};
-use crate::simd::Avx2;
+use crate::simd::{Avx2, Avx512, Isa};
 
 const NAME: &str = "spider";
 
@@ -100,10 +100,16 @@ pub(super) fn build<A: Address>(
             split: 0,
         },
     };
-    let avx2 = Avx2::within(crate::simd::Isa::ceiling(config.force_scalar, config.isa));
+    let ceiling = Isa::ceiling(config.force_scalar, config.isa);
+    let avx2 = Avx2::within(ceiling);
+    #[cfg(target_arch = "x86_64")]
+    let avx512 = Avx512::within(ceiling).filter(|_| config.ways == super::avx512::WAYS);
+    #[cfg(not(target_arch = "x86_64"))]
+    let avx512 = None;
     let mut spider = Spider {
         table,
         avx2,
+        avx512,
         params: LookupParams {
             ways: config.ways,
             pipeline: config.pipeline,
