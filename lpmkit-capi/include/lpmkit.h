@@ -32,7 +32,7 @@
 // lpmkit panicked (a bug): the call did nothing, the message says where.
 #define LPMKIT_EPANIC -7
 
-// A routing table (opaque).
+// A routing table (opaque): a handle, checked on entry, and its contents.
 typedef struct lpmkit_table lpmkit_table;
 
 // A route for `lpmkit_create_from_routes`.
@@ -86,43 +86,47 @@ int lpmkit_create_from_file(const char *path,
                             uint64_t default_value,
                             struct lpmkit_table **out);
 
-// Frees a table (NULL is ignored). No other call on it may run or follow.
+// Frees a table's contents (NULL is ignored). No other call on it may run at the same
+// time; calls after it (a second `lpmkit_free` included) are refused as on a table that
+// is not live, and `lpmkit_last_error()` says so for a second `lpmkit_free`.
 //
 // # Safety
-// `table` is NULL or a table from an `lpmkit_create…` function, not yet freed.
+// `table` is NULL or a table from an `lpmkit_create…` function.
 void lpmkit_free(struct lpmkit_table *table);
 
-// The table's family: 4 or 6 (0 for NULL).
+// The table's family: 4 or 6 (0 for NULL or a table that is not live).
 //
 // # Safety
-// `table` is NULL or a live table.
+// `table` is NULL or a table from an `lpmkit_create…` function.
 int lpmkit_family(const struct lpmkit_table *table);
 
-// The number of routes (0 for NULL).
+// The number of routes: 0 for NULL; `SIZE_MAX` for a table that is not live, or if
+// lpmkit failed (`lpmkit_last_error()` says why) — never a count that looks valid.
 //
 // # Safety
-// `table` is NULL or a live table.
+// `table` is NULL or a table from an `lpmkit_create…` function.
 size_t lpmkit_count(const struct lpmkit_table *table);
 
 // The scheme the table looks up with (`auto` resolved), valid while the table lives
-// (NULL for NULL).
+// (NULL for NULL or a table that is not live).
 //
 // # Safety
-// `table` is NULL or a live table.
+// `table` is NULL or a table from an `lpmkit_create…` function.
 const char *lpmkit_scheme(const struct lpmkit_table *table);
 
 // The next-hop name of `value` in a table made by `lpmkit_create_from_file`, valid while
 // the table lives; NULL if the value has no name.
 //
 // # Safety
-// `table` is NULL or a live table.
+// `table` is NULL or a table from an `lpmkit_create…` function.
 const char *lpmkit_value_name(const struct lpmkit_table *table, uint64_t value);
 
 // Adds (or replaces) the route `addr/len` → `value`. `addr` holds 4 (IPv4) or 16 (IPv6)
 // bytes in network order with the host bits zero.
 //
 // # Safety
-// `table` is a live table; `addr` points to 4 or 16 bytes (the table's family).
+// `table` is a table from an `lpmkit_create…` function (a freed one is refused); `addr`
+// points to 4 or 16 bytes (the table's family).
 int lpmkit_add(struct lpmkit_table *table, const uint8_t *addr, uint8_t len, uint64_t value);
 
 // Deletes the route `addr/len` (`LPMKIT_ENOENT` if there is none).
@@ -132,21 +136,25 @@ int lpmkit_add(struct lpmkit_table *table, const uint8_t *addr, uint8_t len, uin
 int lpmkit_delete(struct lpmkit_table *table, const uint8_t *addr, uint8_t len);
 
 // Looks up `n` IPv4 addresses (`uint32_t`, host byte order) and writes each one's value
-// (the table's default value where no route matches) to `next_hops`.
+// (the table's default value where no route matches) to `next_hops`. The two arrays may
+// overlap (`next_hops` may even start at `ips`): every key is read before any value is
+// written over it.
 //
 // # Safety
-// `table` is a live table; `ips` and `next_hops` point to `n` elements each.
+// `table` is a table from an `lpmkit_create…` function (a freed one is refused); `ips`
+// and `next_hops` point to `n` elements each.
 int lpmkit_lookup_bulk(const struct lpmkit_table *table,
                        const uint32_t *ips,
                        uint64_t *next_hops,
                        size_t n);
 
 // Looks up `n` IPv6 addresses (16 bytes each, network order, as `rte_fib6_lookup_bulk`)
-// and writes each one's value (or the default value) to `next_hops`.
+// and writes each one's value (or the default value) to `next_hops`. The two arrays may
+// overlap, as for `lpmkit_lookup_bulk`.
 //
 // # Safety
-// `table` is a live table; `ips` points to `n` 16-byte addresses, `next_hops` to `n`
-// values.
+// `table` is a table from an `lpmkit_create…` function (a freed one is refused); `ips`
+// points to `n` 16-byte addresses, `next_hops` to `n` values.
 int lpmkit_lookup6_bulk(const struct lpmkit_table *table,
                         const uint8_t (*ips)[16],
                         uint64_t *next_hops,

@@ -12,6 +12,12 @@
 //!   of threads at once (adds and deletes are serialised inside; lookups never wait for
 //!   them and see each route before or after a change). `lpmkit_free` must not race with
 //!   anything on the same table.
+//! * Handles are checked on entry: a table freed already (a use after free, a second
+//!   `lpmkit_free`) is refused with `LPMKIT_EINVAL` ("not a live table") instead of being
+//!   read. To make that check sound, `lpmkit_free` frees the table's contents at once but
+//!   keeps its 16-byte handle in a quarantine of the last 1,024 freed handles (as a
+//!   memory checker does); a handle older than that, or a pointer that never was a
+//!   table, is not detected.
 //! * Addresses: IPv4 keys of `lpmkit_lookup_bulk` are `uint32_t` in host byte order (as
 //!   `rte_fib_lookup_bulk`); every other address (IPv6 keys, prefixes in `lpmkit_route`,
 //!   `lpmkit_add`, `lpmkit_delete`) is bytes in network order, 4 (IPv4) or 16 (IPv6).
@@ -65,9 +71,21 @@ enum Inner {
     V6(RouteTable<u128, u64>),
 }
 
-/// A routing table (opaque).
+/// `lpmkit_table::magic` of a live table.
+const LIVE: u64 = u64::from_be_bytes(*b"lpmkit:T");
+/// `lpmkit_table::magic` of a freed one.
+const FREED: u64 = u64::from_be_bytes(*b"lpmkit:-");
+
+/// A routing table (opaque): a handle, checked on entry, and its contents.
 #[allow(non_camel_case_types)]
 pub struct lpmkit_table {
+    magic: u64,
+    /// `None` once freed.
+    body: Option<Box<Body>>,
+}
+
+/// What a table holds.
+struct Body {
     inner: Inner,
     /// `lpmkit_create_from_file`: next-hop name of value `i + 1`.
     names: Vec<CString>,
@@ -154,10 +172,13 @@ fn finish(
         Inner::V6(t) => t.scheme(),
     };
     let table = Box::new(lpmkit_table {
-        inner,
-        names,
-        scheme: CString::new(scheme).unwrap_or_default(),
-        default_value,
+        magic: LIVE,
+        body: Some(Box::new(Body {
+            inner,
+            names,
+            scheme: CString::new(scheme).unwrap_or_default(),
+            default_value,
+        })),
     });
     // SAFETY: checked non-null by the callers; the caller provides a writable pointer.
     unsafe { *out = Box::into_raw(table) };
@@ -274,84 +295,132 @@ pub unsafe extern "C" fn lpmkit_create_from_file(
     })
 }
 
-/// Frees a table (NULL is ignored). No other call on it may run or follow.
+/// Frees a table's contents (NULL is ignored). No other call on it may run at the same
+/// time; calls after it (a second `lpmkit_free` included) are refused as on a table that
+/// is not live, and `lpmkit_last_error()` says so for a second `lpmkit_free`.
 ///
 /// # Safety
-/// `table` is NULL or a table from an `lpmkit_create…` function, not yet freed.
+/// `table` is NULL or a table from an `lpmkit_create…` function.
 #[no_mangle]
 pub unsafe extern "C" fn lpmkit_free(table: *mut lpmkit_table) {
-    if !table.is_null() {
-        let _ = catch_unwind(AssertUnwindSafe(|| {
-            // SAFETY: the table came from `Box::into_raw` and is freed once.
-            drop(unsafe { Box::from_raw(table) })
-        }));
+    // SAFETY: a handle from `lpmkit_create…`, live or quarantined (see the crate docs):
+    // valid to read and write; nothing else runs on it now.
+    let Some(t) = (unsafe { table.as_mut() }) else {
+        return;
+    };
+    if t.magic != LIVE {
+        set_error("lpmkit_free: not a live table (freed already?)");
+        return;
+    }
+    t.magic = FREED;
+    let body = t.body.take();
+    let _ = catch_unwind(AssertUnwindSafe(|| drop(body)));
+    quarantine(table);
+}
+
+/// Freed handles kept readable (see the crate docs), oldest first, as addresses.
+static QUARANTINE: std::sync::Mutex<std::collections::VecDeque<usize>> =
+    std::sync::Mutex::new(std::collections::VecDeque::new());
+
+/// How many freed handles stay readable.
+const QUARANTINED: usize = 1024;
+
+/// Keeps the freed handle `table`; deallocates the oldest one past [`QUARANTINED`].
+fn quarantine(table: *mut lpmkit_table) {
+    let oldest = {
+        let mut q = QUARANTINE.lock().unwrap_or_else(|e| e.into_inner());
+        q.push_back(table as usize);
+        (q.len() > QUARANTINED).then(|| q.pop_front()).flatten()
+    };
+    if let Some(old) = oldest {
+        // SAFETY: a handle from `Box::into_raw` in `finish`, freed (its body dropped) and
+        // quarantined once; it leaves the quarantine once, here.
+        drop(unsafe { Box::from_raw(old as *mut lpmkit_table) });
     }
 }
 
-/// # Safety
-/// `table` is NULL or a live table.
-unsafe fn table_ref<'a>(table: *const lpmkit_table) -> Result<&'a lpmkit_table, Failure> {
-    // SAFETY: as documented.
-    unsafe { table.as_ref() }.ok_or_else(|| invalid("null table"))
-}
-
-/// The table's family: 4 or 6 (0 for NULL).
+/// The contents of a live table, or why not.
 ///
 /// # Safety
-/// `table` is NULL or a live table.
+/// `table` is NULL or a handle from an `lpmkit_create…` function (live or quarantined).
+unsafe fn table_ref<'a>(table: *const lpmkit_table) -> Result<&'a Body, Failure> {
+    // SAFETY: as documented: a freed handle stays allocated while quarantined.
+    let t = unsafe { table.as_ref() }.ok_or_else(|| invalid("null table"))?;
+    match (t.magic, &t.body) {
+        (LIVE, Some(body)) => Ok(body),
+        _ => Err(invalid(
+            "not a live table (used after lpmkit_free, or not a table)",
+        )),
+    }
+}
+
+/// The table's family: 4 or 6 (0 for NULL or a table that is not live).
+///
+/// # Safety
+/// `table` is NULL or a table from an `lpmkit_create…` function.
 #[no_mangle]
 pub unsafe extern "C" fn lpmkit_family(table: *const lpmkit_table) -> c_int {
     // SAFETY: as documented.
-    match unsafe { table.as_ref() } {
-        Some(lpmkit_table {
+    match unsafe { table_ref(table) } {
+        Ok(Body {
             inner: Inner::V4(_),
             ..
         }) => 4,
-        Some(_) => 6,
-        None => 0,
+        Ok(_) => 6,
+        Err(_) => 0,
     }
 }
 
-/// The number of routes (0 for NULL).
+/// The number of routes: 0 for NULL; `SIZE_MAX` for a table that is not live, or if
+/// lpmkit failed (`lpmkit_last_error()` says why) — never a count that looks valid.
 ///
 /// # Safety
-/// `table` is NULL or a live table.
+/// `table` is NULL or a table from an `lpmkit_create…` function.
 #[no_mangle]
 pub unsafe extern "C" fn lpmkit_count(table: *const lpmkit_table) -> usize {
-    // SAFETY: as documented.
-    let Some(t) = (unsafe { table.as_ref() }) else {
+    if table.is_null() {
         return 0;
-    };
-    catch_unwind(AssertUnwindSafe(|| match &t.inner {
-        Inner::V4(t) => t.len(),
-        Inner::V6(t) => t.len(),
-    }))
-    .unwrap_or(0)
+    }
+    let mut n = usize::MAX;
+    let status = guard(|| {
+        // SAFETY: as documented.
+        let t = unsafe { table_ref(table) }?;
+        n = match &t.inner {
+            Inner::V4(t) => t.len(),
+            Inner::V6(t) => t.len(),
+        };
+        Ok(())
+    });
+    if status == LPMKIT_OK {
+        n
+    } else {
+        usize::MAX
+    }
 }
 
 /// The scheme the table looks up with (`auto` resolved), valid while the table lives
-/// (NULL for NULL).
+/// (NULL for NULL or a table that is not live).
 ///
 /// # Safety
-/// `table` is NULL or a live table.
+/// `table` is NULL or a table from an `lpmkit_create…` function.
 #[no_mangle]
 pub unsafe extern "C" fn lpmkit_scheme(table: *const lpmkit_table) -> *const c_char {
     // SAFETY: as documented.
-    unsafe { table.as_ref() }.map_or(std::ptr::null(), |t| t.scheme.as_ptr())
+    unsafe { table_ref(table) }.map_or(std::ptr::null(), |t| t.scheme.as_ptr())
 }
 
 /// The next-hop name of `value` in a table made by `lpmkit_create_from_file`, valid while
 /// the table lives; NULL if the value has no name.
 ///
 /// # Safety
-/// `table` is NULL or a live table.
+/// `table` is NULL or a table from an `lpmkit_create…` function.
 #[no_mangle]
 pub unsafe extern "C" fn lpmkit_value_name(
     table: *const lpmkit_table,
     value: u64,
 ) -> *const c_char {
     // SAFETY: as documented.
-    let Some(t) = (unsafe { table.as_ref() }) else {
+    let Ok(t) = (unsafe { table_ref(table) }) else {
         return std::ptr::null();
     };
     (value as usize)
@@ -364,7 +433,8 @@ pub unsafe extern "C" fn lpmkit_value_name(
 /// bytes in network order with the host bits zero.
 ///
 /// # Safety
-/// `table` is a live table; `addr` points to 4 or 16 bytes (the table's family).
+/// `table` is a table from an `lpmkit_create…` function (a freed one is refused); `addr`
+/// points to 4 or 16 bytes (the table's family).
 #[no_mangle]
 pub unsafe extern "C" fn lpmkit_add(
     table: *mut lpmkit_table,
@@ -454,11 +524,61 @@ fn bulk<A: lpmkit::Address>(
     }
 }
 
-/// Looks up `n` IPv4 addresses (`uint32_t`, host byte order) and writes each one's value
-/// (the table's default value where no route matches) to `next_hops`.
+/// True if the `a_bytes` bytes at `a` and the `b_bytes` bytes at `b` share a byte.
+fn overlap(a: *const u8, a_bytes: usize, b: *const u8, b_bytes: usize) -> bool {
+    let (a, b) = (a as usize, b as usize);
+    a < b.saturating_add(b_bytes) && b < a.saturating_add(a_bytes)
+}
+
+/// Looks up `n` keys of type `K` at `ips`, converted by `key`, and writes the values to
+/// `next_hops`. The two arrays may overlap: the keys are then copied out first.
 ///
 /// # Safety
-/// `table` is a live table; `ips` and `next_hops` point to `n` elements each.
+/// `ips` points to `n` readable `K`s, `next_hops` to `n` writable `u64`s; both non-null.
+unsafe fn bulk_raw<K: Copy, A: lpmkit::Address>(
+    rt: &RouteTable<A, u64>,
+    default: u64,
+    ips: *const K,
+    next_hops: *mut u64,
+    n: usize,
+    key: impl Fn(K) -> A,
+) {
+    let key_bytes = n.saturating_mul(core::mem::size_of::<K>());
+    let out_bytes = n.saturating_mul(8);
+    if overlap(
+        ips.cast(),
+        key_bytes,
+        next_hops.cast_const().cast(),
+        out_bytes,
+    ) {
+        // SAFETY: `n` readable keys; the slice is dropped before `next_hops` is written.
+        let keys: Vec<A> = unsafe { std::slice::from_raw_parts(ips, n) }
+            .iter()
+            .map(|&k| key(k))
+            .collect();
+        // SAFETY: `n` writable values; no other reference to them is live now.
+        let out = unsafe { std::slice::from_raw_parts_mut(next_hops, n) };
+        bulk(rt, default, keys.into_iter(), out);
+    } else {
+        // SAFETY: `n` elements each, disjoint (checked above).
+        let (ips, out) = unsafe {
+            (
+                std::slice::from_raw_parts(ips, n),
+                std::slice::from_raw_parts_mut(next_hops, n),
+            )
+        };
+        bulk(rt, default, ips.iter().map(|&k| key(k)), out);
+    }
+}
+
+/// Looks up `n` IPv4 addresses (`uint32_t`, host byte order) and writes each one's value
+/// (the table's default value where no route matches) to `next_hops`. The two arrays may
+/// overlap (`next_hops` may even start at `ips`): every key is read before any value is
+/// written over it.
+///
+/// # Safety
+/// `table` is a table from an `lpmkit_create…` function (a freed one is refused); `ips`
+/// and `next_hops` point to `n` elements each.
 #[no_mangle]
 pub unsafe extern "C" fn lpmkit_lookup_bulk(
     table: *const lpmkit_table,
@@ -481,24 +601,19 @@ pub unsafe extern "C" fn lpmkit_lookup_bulk(
                 "lpmkit_lookup_bulk on an IPv6 table (use lpmkit_lookup6_bulk)".into(),
             ));
         };
-        // SAFETY: `n` elements each, as documented.
-        let (ips, out) = unsafe {
-            (
-                std::slice::from_raw_parts(ips, n),
-                std::slice::from_raw_parts_mut(next_hops, n),
-            )
-        };
-        bulk(rt, t.default_value, ips.iter().copied(), out);
+        // SAFETY: `n` elements each, as documented; non-null (checked).
+        unsafe { bulk_raw(rt, t.default_value, ips, next_hops, n, |k| k) };
         Ok(())
     })
 }
 
 /// Looks up `n` IPv6 addresses (16 bytes each, network order, as `rte_fib6_lookup_bulk`)
-/// and writes each one's value (or the default value) to `next_hops`.
+/// and writes each one's value (or the default value) to `next_hops`. The two arrays may
+/// overlap, as for `lpmkit_lookup_bulk`.
 ///
 /// # Safety
-/// `table` is a live table; `ips` points to `n` 16-byte addresses, `next_hops` to `n`
-/// values.
+/// `table` is a table from an `lpmkit_create…` function (a freed one is refused); `ips`
+/// points to `n` 16-byte addresses, `next_hops` to `n` values.
 #[no_mangle]
 pub unsafe extern "C" fn lpmkit_lookup6_bulk(
     table: *const lpmkit_table,
@@ -521,19 +636,10 @@ pub unsafe extern "C" fn lpmkit_lookup6_bulk(
                 "lpmkit_lookup6_bulk on an IPv4 table (use lpmkit_lookup_bulk)".into(),
             ));
         };
-        // SAFETY: `n` elements each, as documented.
-        let (ips, out) = unsafe {
-            (
-                std::slice::from_raw_parts(ips, n),
-                std::slice::from_raw_parts_mut(next_hops, n),
-            )
-        };
-        bulk(
-            rt,
-            t.default_value,
-            ips.iter().map(|a| u128::from_be_bytes(*a)),
-            out,
-        );
+        // SAFETY: `n` elements each, as documented; non-null (checked).
+        unsafe {
+            bulk_raw(rt, t.default_value, ips, next_hops, n, u128::from_be_bytes);
+        }
         Ok(())
     })
 }
@@ -560,4 +666,122 @@ pub extern "C" fn lpmkit_strerror(code: c_int) -> *const c_char {
         _ => c"unknown status code",
     };
     s.as_ptr()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn v4_table() -> *mut lpmkit_table {
+        let routes = [
+            lpmkit_route {
+                addr: [10, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0],
+                len: 8,
+                value: 7,
+            },
+            lpmkit_route {
+                addr: [10, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0],
+                len: 16,
+                value: 9,
+            },
+        ];
+        let mut t = std::ptr::null_mut();
+        // SAFETY: two routes, a valid out pointer.
+        let rc = unsafe {
+            lpmkit_create_from_routes(4, routes.as_ptr(), 2, c"dir24-8".as_ptr(), 99, &mut t)
+        };
+        assert_eq!(rc, LPMKIT_OK);
+        t
+    }
+
+    fn last_error() -> String {
+        // SAFETY: a NUL-terminated string of this thread.
+        unsafe { CStr::from_ptr(lpmkit_last_error()) }
+            .to_string_lossy()
+            .into_owned()
+    }
+
+    #[test]
+    fn freed_tables_are_refused_not_read() {
+        let t = v4_table();
+        // SAFETY: a live table, then the same handle freed and quarantined (still
+        // allocated, so every call below reads valid memory).
+        unsafe {
+            assert_eq!(lpmkit_count(t), 2);
+            lpmkit_free(t);
+            assert_eq!(lpmkit_count(t), usize::MAX);
+            assert!(
+                last_error().contains("not a live table"),
+                "{}",
+                last_error()
+            );
+            let ips = [0x0a01_0203u32];
+            let mut out = [0u64];
+            assert_eq!(
+                lpmkit_lookup_bulk(t, ips.as_ptr(), out.as_mut_ptr(), 1),
+                LPMKIT_EINVAL
+            );
+            assert_eq!(lpmkit_add(t, [10, 2, 0, 0].as_ptr(), 16, 1), LPMKIT_EINVAL);
+            assert_eq!(lpmkit_family(t), 0);
+            assert!(lpmkit_scheme(t).is_null());
+            // A second free is refused, and says so.
+            lpmkit_free(t);
+            assert!(last_error().starts_with("lpmkit_free: not a live table"));
+            lpmkit_free(std::ptr::null_mut());
+            assert_eq!(lpmkit_count(std::ptr::null()), 0);
+        }
+    }
+
+    #[test]
+    fn the_quarantine_keeps_the_last_freed_handles_and_no_more() {
+        let tables: Vec<*mut lpmkit_table> = (0..QUARANTINED + 8)
+            .map(|_| {
+                let mut t = std::ptr::null_mut();
+                // SAFETY: no routes, a valid out pointer.
+                let rc = unsafe { lpmkit_create(6, c"trie".as_ptr(), 0, &mut t) };
+                assert_eq!(rc, LPMKIT_OK);
+                t
+            })
+            .collect();
+        for &t in &tables {
+            // SAFETY: live tables, each freed once.
+            unsafe { lpmkit_free(t) };
+        }
+        let q = QUARANTINE.lock().unwrap();
+        assert_eq!(q.len(), QUARANTINED);
+        // The oldest left (deallocated), the newest stay.
+        assert!(!q.contains(&(tables[0] as usize)));
+        assert!(q.contains(&(*tables.last().unwrap() as usize)));
+    }
+
+    #[test]
+    fn overlapping_keys_and_values_are_looked_up_as_if_apart() {
+        let t = v4_table();
+        let keys: Vec<u32> = (0..5000u32)
+            .map(|i| 0x0a00_0000 | (i.wrapping_mul(2_654_435_761) & 0x01ff_ffff))
+            .collect();
+        let mut want = vec![0u64; keys.len()];
+        // SAFETY: `n` keys and `n` values, apart.
+        unsafe {
+            assert_eq!(
+                lpmkit_lookup_bulk(t, keys.as_ptr(), want.as_mut_ptr(), keys.len()),
+                LPMKIT_OK
+            );
+        }
+        assert!(want.contains(&7) && want.contains(&9) && want.contains(&99));
+        // The keys in the first half of the values' buffer, and shifted into its middle.
+        for shift in [0usize, 1, 2500] {
+            let mut buf = vec![0u64; keys.len() + shift];
+            let base = buf.as_mut_ptr();
+            // SAFETY: the u32 keys fit in the buffer's first half (from `shift` u64s on).
+            unsafe {
+                let ips = base.cast::<u32>().add(shift * 2);
+                std::ptr::copy_nonoverlapping(keys.as_ptr(), ips, keys.len());
+                assert_eq!(lpmkit_lookup_bulk(t, ips, base, keys.len()), LPMKIT_OK);
+            }
+            assert_eq!(&buf[..keys.len()], &want[..], "keys at u64 {shift}");
+        }
+        // SAFETY: a live table, freed once.
+        unsafe { lpmkit_free(t) };
+    }
 }

@@ -6,17 +6,19 @@
 //! scheme's batch lookup answers the route, which gives both the matched prefix and the
 //! table's value — so the matched prefix costs nothing extra.
 
-use std::io::{BufRead, Write};
+use std::io::Write;
 use std::path::PathBuf;
 use std::process::ExitCode;
 
 use anyhow::Context;
 use clap::Args;
 use lpmkit::facade::RouteTable;
+use lpmkit::io::LineReader;
 use lpmkit::prefix::parse_addr;
 use lpmkit::{Address, AnyTable, BuildOptions, Prefix, Table};
 
 use crate::input::{self, TableArgs};
+use crate::output::OutputFile;
 
 /// Lines looked up together.
 const BATCH: usize = 4096;
@@ -70,9 +72,10 @@ pub fn run(args: AnnotateArgs) -> anyhow::Result<ExitCode> {
     if args.column.is_none() && args.header {
         anyhow::bail!("--header needs --column (plain address lists have no header)");
     }
+    let output = OutputFile::create_opt("--output", args.output.as_deref())?;
     match input::load(&args.table)? {
-        AnyTable::V4(t) => annotate(t, &args),
-        AnyTable::V6(t) => annotate(t, &args),
+        AnyTable::V4(t) => annotate(t, &args, output),
+        AnyTable::V6(t) => annotate(t, &args, output),
     }
 }
 
@@ -95,7 +98,11 @@ fn field<'a>(line: &'a str, col: &Column, delim: char) -> Option<&'a str> {
     }
 }
 
-fn annotate<A: Address>(table: Table<A>, args: &AnnotateArgs) -> anyhow::Result<ExitCode> {
+fn annotate<A: Address>(
+    table: Table<A>,
+    args: &AnnotateArgs,
+    output: Option<OutputFile>,
+) -> anyhow::Result<ExitCode> {
     // Route index i + 1 is the value id of route i (values interned in route order).
     let routes: Vec<(Prefix<A>, String)> = table
         .rib
@@ -138,16 +145,19 @@ fn annotate<A: Address>(table: Table<A>, args: &AnnotateArgs) -> anyhow::Result<
     } else {
         path.display().to_string()
     };
-    let mut reader = lpmkit::io::open_input(&path)?;
-    let out: Box<dyn Write> = match &args.output {
-        Some(p) => Box::new(
-            std::fs::File::create(p).with_context(|| format!("cannot create {}", p.display()))?,
+    let mut reader = LineReader::new(lpmkit::io::open_input(&path)?, &source);
+    let (out, dest): (Box<dyn Write>, String) = match output {
+        Some(f) => {
+            let dest = f.context();
+            (Box::new(f.into_writer()), dest)
+        }
+        None => (
+            Box::new(std::io::stdout().lock()),
+            "cannot write to standard output".to_string(),
         ),
-        None => Box::new(std::io::stdout().lock()),
     };
     let mut out = std::io::BufWriter::with_capacity(1 << 16, out);
     let delim = args.delimiter;
-    let mut line_no = 0usize;
     let mut col = match &args.column {
         None => Column::Whole,
         Some(c) => match c.parse::<usize>() {
@@ -157,13 +167,10 @@ fn annotate<A: Address>(table: Table<A>, args: &AnnotateArgs) -> anyhow::Result<
             Err(_) => anyhow::bail!("--column {c:?} is a name: it needs --header"),
         },
     };
-    let mut buf = String::new();
     if args.header {
-        line_no += 1;
-        if read_line(&mut reader, &mut buf, &source, line_no)? {
+        if let Some(head) = reader.next_line()? {
             if let (Some(name), Column::Whole) = (&args.column, &col) {
-                let names: Vec<&str> = buf
-                    .trim_end_matches(['\r', '\n'])
+                let names: Vec<&str> = head
                     .split(delim)
                     .map(|f| f.trim().trim_matches('"'))
                     .collect();
@@ -177,7 +184,7 @@ fn annotate<A: Address>(table: Table<A>, args: &AnnotateArgs) -> anyhow::Result<
             }
         }
     }
-    writeln!(out, "address,prefix,value")?;
+    writeln!(out, "address,prefix,value").context(dest.clone())?;
 
     let mut lines: Vec<String> = Vec::with_capacity(BATCH);
     let mut keys: Vec<A> = Vec::with_capacity(BATCH);
@@ -190,12 +197,11 @@ fn annotate<A: Address>(table: Table<A>, args: &AnnotateArgs) -> anyhow::Result<
         keys.clear();
         valid.clear();
         while lines.len() < BATCH {
-            line_no += 1;
-            if !read_line(&mut reader, &mut buf, &source, line_no)? {
+            let line_no = reader.line() + 1;
+            let Some(line) = reader.next_line()? else {
                 done = true;
                 break;
-            }
-            let line = buf.trim_end_matches(['\r', '\n']);
+            };
             let Some(text) = field(line, &col, delim) else {
                 if args.skip_invalid {
                     invalid += 1;
@@ -234,25 +240,29 @@ fn annotate<A: Address>(table: Table<A>, args: &AnnotateArgs) -> anyhow::Result<
             lines.push(text.to_string());
         }
         index.lookup_ids(&keys, &mut ids[..keys.len()]);
-        for i in 0..lines.len() {
-            total += 1;
-            csv_field(&mut out, &lines[i])?;
-            let route = match (valid[i], ids[i]) {
-                (true, id) if id > 0 => index.value(id).map(|&r| &routes[r as usize]),
-                _ => None,
-            };
-            match route {
-                Some((p, v)) => {
-                    matched += 1;
-                    write!(out, ",{p},")?;
-                    csv_field(&mut out, v)?;
-                    out.write_all(b"\n")?;
+        let mut write_batch = || -> std::io::Result<()> {
+            for i in 0..lines.len() {
+                total += 1;
+                csv_field(&mut out, &lines[i])?;
+                let route = match (valid[i], ids[i]) {
+                    (true, id) if id > 0 => index.value(id).map(|&r| &routes[r as usize]),
+                    _ => None,
+                };
+                match route {
+                    Some((p, v)) => {
+                        matched += 1;
+                        write!(out, ",{p},")?;
+                        csv_field(&mut out, v)?;
+                        out.write_all(b"\n")?;
+                    }
+                    None => out.write_all(b",,\n")?,
                 }
-                None => out.write_all(b",,\n")?,
             }
-        }
+            Ok(())
+        };
+        write_batch().context(dest.clone())?;
     }
-    out.flush()?;
+    out.flush().context(dest.clone())?;
     eprintln!(
         "annotated {total} addresses: {matched} matched a route, {} did not{}",
         total - matched - invalid,
@@ -273,23 +283,6 @@ fn col_no(col: &Column) -> usize {
 }
 
 /// Reads one line into `buf` (cleared first); false at the end of the input.
-fn read_line(
-    r: &mut dyn BufRead,
-    buf: &mut String,
-    source: &str,
-    line_no: usize,
-) -> anyhow::Result<bool> {
-    buf.clear();
-    match r.read_line(buf) {
-        Ok(n) => Ok(n > 0),
-        Err(e) if e.kind() == std::io::ErrorKind::InvalidData => {
-            anyhow::bail!("{source}:{line_no}: the line is not UTF-8 text")
-        }
-        Err(e) => Err(anyhow::Error::new(e).context(format!("{source}:{line_no}: cannot read"))),
-    }
-}
-
-/// Writes a CSV field, quoted when it holds a comma, a quote or a line break.
 fn csv_field(out: &mut impl Write, s: &str) -> std::io::Result<()> {
     if s.contains([',', '"', '\n', '\r']) {
         write!(out, "\"{}\"", s.replace('"', "\"\""))

@@ -23,8 +23,22 @@ use lpmkit::traffic::{self, Lcg, Pattern};
 use lpmkit::{Address, AnyTable, Family, Fib, NextHop, Table};
 use serde::Serialize;
 
+use crate::bounds;
 use crate::input::{self, FamilyArg, TableArgs};
+use crate::output::outln;
+use crate::output::OutputFile;
 use crate::progress;
+
+/// The most keys `--keys` asks for.
+pub const MAX_KEYS: u64 = 1 << 32;
+/// The most threads a thread count may ask for.
+pub const MAX_THREADS: u64 = 1024;
+/// The largest `--batch`.
+pub const MAX_BATCH: u64 = 1 << 16;
+/// The largest degree of SIMD parallelism `--ways` sweeps.
+const MAX_WAYS: usize = 64;
+/// Bytes a measuring thread takes besides its buffers (its stack).
+pub const THREAD_BYTES: u128 = 2 << 20;
 
 #[derive(Args, Debug)]
 pub struct BenchArgs {
@@ -54,30 +68,32 @@ pub struct BenchArgs {
     #[arg(long, short = 'p')]
     pattern: Option<Pattern>,
 
-    /// Thread counts to measure, comma-separated (e.g. 1,2).
-    #[arg(long, value_delimiter = ',', default_value = "1")]
+    /// Thread counts to measure, comma-separated (e.g. 1,2). Range: 1 to 1024.
+    #[arg(long, value_delimiter = ',', default_value = "1",
+          value_parser = bounds::int::<usize>(1, MAX_THREADS))]
     threads: Vec<usize>,
 
-    /// Keys per run (split among the threads).
-    #[arg(long, short = 'k', default_value_t = 1 << 24, value_parser = clap::builder::RangedU64ValueParser::<usize>::new().range(1..))]
+    /// Keys per run (split among the threads). Range: 1 to 4294967296.
+    #[arg(long, short = 'k', default_value_t = 1 << 24,
+          value_parser = bounds::int::<usize>(1, MAX_KEYS))]
     keys: usize,
 
-    /// Runs per figure; the median is reported.
-    #[arg(long, short = 'r', default_value_t = 5)]
+    /// Runs per figure; the median is reported. Range: 1 to 1000.
+    #[arg(long, short = 'r', default_value_t = 5, value_parser = bounds::int::<usize>(1, 1000))]
     runs: usize,
 
     /// Untimed runs of each scheme before the timed ones (per thread count), so the first
     /// scheme measured does not pay for cold caches, page faults and clock ramp-up that the
-    /// later ones do not.
-    #[arg(long, default_value_t = 1)]
+    /// later ones do not. Range: 0 to 1000.
+    #[arg(long, default_value_t = 1, value_parser = bounds::int::<usize>(0, 1000))]
     warmup: usize,
 
-    /// Keys per `lookup_batch` call (the burst size of a data plane).
-    #[arg(long, default_value_t = 256, value_parser = clap::builder::RangedU64ValueParser::<usize>::new().range(1..))]
+    /// Keys per `lookup_batch` call (the burst size of a data plane). Range: 1 to 65536.
+    #[arg(long, default_value_t = 256, value_parser = bounds::int::<usize>(1, MAX_BATCH))]
     batch: usize,
 
     /// Degrees of SIMD parallelism to sweep for schemes that have one (Spider's Fig. 6):
-    /// a range `1..16` or a list `1,8,16`.
+    /// a range `1..16` or a list `1,8,16`, each 1 to 64.
     #[arg(long, value_name = "WAYS")]
     ways: Option<String>,
 
@@ -100,7 +116,7 @@ pub struct BenchArgs {
     #[arg(long, value_name = "ISAS", value_delimiter = ',')]
     isa_sweep: Vec<lpmkit::simd::Isa>,
 
-    /// Seed of the keys.
+    /// Seed of the keys (any 64-bit value).
     #[arg(long, default_value_t = 1)]
     seed: u64,
 
@@ -141,12 +157,13 @@ pub struct Record {
 }
 
 pub fn run(args: BenchArgs) -> anyhow::Result<ExitCode> {
+    let json = OutputFile::create_opt("--json", args.json.as_deref())?;
     let table = input::load(&args.table)?;
     let records = match &table {
         AnyTable::V4(t) => bench(t, &args)?,
         AnyTable::V6(t) => bench(t, &args)?,
     };
-    finish(&args, &records)
+    finish(json, &records)
 }
 
 /// `lpmkit` with no arguments: every scheme on the synthetic IPv4 and IPv6 tables.
@@ -181,7 +198,7 @@ pub fn default_run() -> anyhow::Result<ExitCode> {
             AnyTable::V4(t) => bench(t, &args)?,
             AnyTable::V6(t) => bench(t, &args)?,
         });
-        println!();
+        outln!();
     }
     Ok(exit_code(&all))
 }
@@ -211,12 +228,15 @@ impl Record {
     }
 }
 
-fn finish(args: &BenchArgs, records: &[Record]) -> anyhow::Result<ExitCode> {
-    if let Some(path) = &args.json {
+fn finish(json: Option<OutputFile>, records: &[Record]) -> anyhow::Result<ExitCode> {
+    if let Some(mut file) = json {
         let text = serde_json::to_string_pretty(records)?;
-        std::fs::write(path, text + "\n")
-            .with_context(|| format!("cannot write {}", path.display()))?;
-        eprintln!("wrote {} records to {}", records.len(), path.display());
+        file.write_all((text + "\n").as_bytes())?;
+        eprintln!(
+            "wrote {} records to {}",
+            records.len(),
+            file.path().display()
+        );
     }
     Ok(exit_code(records))
 }
@@ -243,6 +263,10 @@ enum Mode {
 
 fn parse_ways(s: &str) -> anyhow::Result<Vec<usize>> {
     let v: Vec<usize> = if let Some((a, b)) = s.split_once("..") {
+        let bound = |t: &str| t.trim().trim_start_matches('=').parse::<usize>().ok();
+        if bound(a).unwrap_or(0) > MAX_WAYS || bound(b).unwrap_or(0) > MAX_WAYS {
+            anyhow::bail!("--ways: degrees of parallelism are 1 to {MAX_WAYS}");
+        }
         let a: usize = a.trim().parse().context("--ways: bad range start")?;
         let b: usize = b
             .trim()
@@ -256,8 +280,8 @@ fn parse_ways(s: &str) -> anyhow::Result<Vec<usize>> {
             .collect::<Result<_, _>>()
             .context("--ways: expected a range like 1..16 or a list like 1,8,16")?
     };
-    if v.is_empty() || v.contains(&0) {
-        anyhow::bail!("--ways: degrees of parallelism start at 1");
+    if v.is_empty() || v.iter().any(|&w| w == 0 || w > MAX_WAYS) {
+        anyhow::bail!("--ways: degrees of parallelism are 1 to {MAX_WAYS}");
     }
     Ok(v)
 }
@@ -294,12 +318,22 @@ fn bench<A: Address>(table: &Table<A>, args: &BenchArgs) -> anyhow::Result<Vec<R
         Family::V4 => Pattern::Rnd,
         Family::V6 => Pattern::V6Match,
     });
-    if args.keys == 0 || args.runs == 0 || args.batch == 0 {
-        anyhow::bail!("--keys, --runs and --batch must be at least 1");
-    }
-    if args.threads.contains(&0) {
-        anyhow::bail!("--threads: thread counts start at 1");
-    }
+    let threads = args.threads.iter().copied().max().unwrap_or(1) as u128;
+    bounds::check_memory(&[
+        bounds::Need::items(
+            "--keys",
+            args.keys as u128,
+            // The keys, their reference answers.
+            (core::mem::size_of::<A>() + 4) as u128,
+            "keys",
+        ),
+        bounds::Need::items(
+            "--threads",
+            threads,
+            THREAD_BYTES + args.batch as u128 * 4,
+            "threads (stack and batch buffer)",
+        ),
+    ])?;
     if args.jit && !matches!(pattern, Pattern::Rnd | Pattern::V6Match) {
         anyhow::bail!("--jit applies to the rnd and v6match patterns");
     }
@@ -335,7 +369,7 @@ fn bench<A: Address>(table: &Table<A>, args: &BenchArgs) -> anyhow::Result<Vec<R
         seed: args.seed,
     };
 
-    println!(
+    outln!(
         "# {} ({family}, {} routes), pattern {pattern}{}, {} keys, batch {}, median of {} runs; cpu: {}, isa: {}",
         table.name,
         table.rib.len(),
@@ -346,7 +380,7 @@ fn bench<A: Address>(table: &Table<A>, args: &BenchArgs) -> anyhow::Result<Vec<R
         cpu_model(),
         args.isa.describe(),
     );
-    println!(
+    outln!(
         "{:<16} {:>6} {:>3} {:>9} {:>17} {:>11} {:>10} {:>8} {:>9}  check",
         "scheme",
         "code",
@@ -475,7 +509,7 @@ fn bench<A: Address>(table: &Table<A>, args: &BenchArgs) -> anyhow::Result<Vec<R
             let (lo, hi) = runs[i]
                 .iter()
                 .fold((f64::MAX, 0f64), |(l, h), &v| (l.min(v), h.max(v)));
-            println!(
+            outln!(
                 "{:<16} {:>6} {:>3} {:>9.1} {:>8.1}..{:<8.1} {:>10.2}x {:>10} {:>8.2} {:>9.1}  {}",
                 b.label,
                 b.fib.implementation().to_string(),
@@ -494,9 +528,14 @@ fn bench<A: Address>(table: &Table<A>, args: &BenchArgs) -> anyhow::Result<Vec<R
                 }
             );
             if let (Some(c), true) = (&b.cycles, threads == args.threads[0]) {
-                println!(
+                outln!(
                     "{:<16} TSC ticks per 16-key call: mean {:.1}, p50 {}, p75 {}, p90 {}, p99 {}",
-                    "", c.mean, c.p50, c.p75, c.p90, c.p99
+                    "",
+                    c.mean,
+                    c.p50,
+                    c.p75,
+                    c.p90,
+                    c.p99
                 );
             }
             records.push(Record {

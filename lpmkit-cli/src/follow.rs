@@ -16,9 +16,12 @@ use lpmkit::netlink::{
     compare, ifindex, Follower, KernelSync, Origin, RouteEdit, RouteQuery, RouteTarget,
     RouteWriter, SyncOptions, Verdict, Visible,
 };
+use lpmkit::sync::UpdateModel;
 use lpmkit::{traffic, Address, BuildOptions, Change, Family, Ipv4, Ipv6, NextHop, NextHopTable};
 
+use crate::bounds;
 use crate::input::{self, FamilyArg};
+use crate::output::outln;
 
 #[derive(Args, Debug)]
 pub struct FollowArgs {
@@ -27,8 +30,8 @@ pub struct FollowArgs {
     #[arg(long)]
     netns: Option<String>,
 
-    /// The routing table id (254 = main).
-    #[arg(long = "table-id", default_value_t = 254)]
+    /// The routing table id (254 = main). Range: 1 to 4294967295.
+    #[arg(long = "table-id", default_value_t = 254, value_parser = bounds::int::<u32>(1, u32::MAX as u64))]
     table_id: u32,
 
     /// The address family to follow.
@@ -41,17 +44,32 @@ pub struct FollowArgs {
     schemes: String,
 
     /// Hold time of rebuilt schemes, in milliseconds: changes within it cost one rebuild.
-    #[arg(long, default_value_t = 10)]
+    /// Range: 0 to 3600000.
+    #[arg(long, default_value_t = 10, value_parser = bounds::int::<u64>(0, 3_600_000))]
     hold_ms: u64,
 
-    /// After each burst (once quiet), look up this many random addresses and compare
-    /// with the kernel's answer (RTM_GETROUTE, as `ip route get`).
-    #[arg(long, default_value_t = 0, value_name = "N")]
+    /// Once the table is quiet (no notification for --quiet-ms, nothing pending), look
+    /// up this many random addresses and compare with the kernel's answer (RTM_GETROUTE,
+    /// as `ip route get`); an answer that differs is looked up again after the table has
+    /// been quiet once more, and reported only if it still differs. Once at the start,
+    /// then after each burst. Range: 0 to 1000000.
+    #[arg(long, default_value_t = 0, value_name = "N", value_parser = bounds::int::<usize>(0, 1_000_000))]
     check: usize,
 
-    /// Stop after this many seconds (0: run until interrupted; with --churn: until the
-    /// churn ends).
-    #[arg(long, default_value_t = 0.0)]
+    /// How long the table must be free of notifications before --check looks (ms).
+    /// Range: 0 to 60000.
+    #[arg(long, default_value_t = 200, value_name = "MS", value_parser = bounds::int::<u64>(0, 60_000))]
+    quiet_ms: u64,
+
+    /// Every this many seconds, dump the table again and compare it with what was
+    /// followed (the safety net of a daemon); the differences found are counted and
+    /// repaired. Range: 0.1 to 86400.
+    #[arg(long, value_name = "SECS", value_parser = bounds::float(0.1, 86_400.0, false))]
+    reconcile: Option<f64>,
+
+    /// Stop after this many seconds (0: run until interrupted — Ctrl-C prints the
+    /// summary; with --churn: until the churn ends). Range: 0 to 1000000000.
+    #[arg(long, default_value_t = 0.0, value_name = "SECS", value_parser = bounds::float(0.0, 1e9, false))]
     duration: f64,
 
     /// Drive the table: replay this update trace into the kernel (`replace` via the
@@ -59,12 +77,12 @@ pub struct FollowArgs {
     #[arg(long, value_name = "TRACE")]
     churn: Option<PathBuf>,
 
-    /// Changes per second of --churn.
-    #[arg(long, default_value_t = 1000.0)]
+    /// Changes per second of --churn. Range: 0.01 to 10000000.
+    #[arg(long, default_value_t = 1000.0, value_parser = bounds::float(0.01, 1e7, false))]
     rate: f64,
 
-    /// At most this many churn changes (0: the whole trace).
-    #[arg(long, default_value_t = 0)]
+    /// At most this many churn changes (0: the whole trace). Range: 0 to 100000000.
+    #[arg(long, default_value_t = 0, value_parser = bounds::int::<usize>(0, MAX_CHURN))]
     changes: usize,
 
     /// The interface the churn routes point to (`via NH dev DEV onlink`).
@@ -75,6 +93,15 @@ pub struct FollowArgs {
     #[arg(long)]
     verbose: bool,
 }
+
+/// The most churn changes (sequence numbers are 32 bits).
+const MAX_CHURN: u64 = 100_000_000;
+
+/// Latency samples kept per scheme; beyond, a uniform sample of them (reservoir).
+const LATENCY_SAMPLES: usize = 1 << 20;
+
+/// Rounds of looking again at answers that differed before one counts.
+const CHECK_ROUNDS: u32 = 3;
 
 pub fn run(args: FollowArgs) -> anyhow::Result<ExitCode> {
     match Family::from(args.family) {
@@ -88,9 +115,48 @@ struct Followed<A: Address> {
     f: Follower<A>,
     /// Changes applied but not yet visible: (received, origin).
     waiting: Vec<(Instant, Origin)>,
-    latencies_ms: Vec<f64>,
+    latencies: Reservoir,
     publications: usize,
-    work_ms: Vec<f64>,
+    work_ms_sum: f64,
+    /// Times the scheme refused changes or failed a rebuild.
+    failures: usize,
+}
+
+/// Latency samples: all of them up to [`LATENCY_SAMPLES`], then a uniform sample.
+struct Reservoir {
+    samples: Vec<f64>,
+    seen: u64,
+    rng: u64,
+}
+
+impl Reservoir {
+    fn new() -> Self {
+        Reservoir {
+            samples: Vec::new(),
+            seen: 0,
+            rng: 0x9e37_79b9_7f4a_7c15,
+        }
+    }
+
+    fn push(&mut self, v: f64) {
+        self.seen += 1;
+        if self.samples.len() < LATENCY_SAMPLES {
+            self.samples.push(v);
+            return;
+        }
+        self.rng = self
+            .rng
+            .wrapping_mul(6364136223846793005)
+            .wrapping_add(1442695040888963407);
+        let j = (self.rng >> 11) % self.seen;
+        if (j as usize) < LATENCY_SAMPLES {
+            self.samples[j as usize] = v;
+        }
+    }
+
+    fn percentile(&self, q: f64) -> f64 {
+        percentile(&self.samples, q)
+    }
 }
 
 /// Send times of the churn generator's requests (ns since `t0`), by sequence number.
@@ -101,16 +167,67 @@ struct Churn {
     sent: AtomicU64,
 }
 
+/// Set by SIGINT/SIGTERM: stop and print the summary.
+static STOP: AtomicBool = AtomicBool::new(false);
+
+extern "C" fn on_stop_signal(_: libc::c_int) {
+    STOP.store(true, Ordering::Relaxed);
+}
+
+/// Ctrl-C (and SIGTERM) end the run with its summary; a second one ends it at once.
+fn catch_stop_signals() {
+    for sig in [libc::SIGINT, libc::SIGTERM] {
+        // SAFETY: a zeroed sigaction is valid; the handler only stores to an atomic
+        // (async-signal-safe); SA_RESETHAND restores the default action after the first
+        // signal, so a second one ends the program.
+        unsafe {
+            let mut sa: libc::sigaction = core::mem::zeroed();
+            sa.sa_sigaction = on_stop_signal as extern "C" fn(libc::c_int) as usize;
+            sa.sa_flags = libc::SA_RESETHAND;
+            libc::sigemptyset(&mut sa.sa_mask);
+            libc::sigaction(sig, &sa, core::ptr::null_mut());
+        }
+    }
+}
+
+/// Where `--check` stands.
+enum CheckState<A> {
+    /// Nothing to check until the table changes.
+    Idle,
+    /// A check is due once the table is quiet.
+    Due,
+    /// Answers that differed, looked at again once the table is quiet.
+    Suspects {
+        keys: Vec<A>,
+        round: u32,
+        since: Instant,
+    },
+}
+
 fn follow<A: Address>(args: &FollowArgs) -> anyhow::Result<ExitCode> {
     let opts = SyncOptions {
         netns: args.netns.clone(),
         table: args.table_id,
         ..Default::default()
     };
+    if args.churn.is_some() {
+        bounds::check_memory(&[bounds::Need::items(
+            "--changes",
+            if args.changes > 0 {
+                args.changes as u128
+            } else {
+                MAX_CHURN as u128
+            }
+            .min(MAX_CHURN as u128),
+            // The edit, its send time.
+            (core::mem::size_of::<RouteEdit<A>>() + 8) as u128,
+            "churn changes",
+        )])?;
+    }
     let t0 = Instant::now();
     let mut sync = KernelSync::<A>::open(&opts).context("cannot follow the kernel table")?;
-    println!(
-        "dumped table {} ({}{}): {} prefixes, {} kernel routes, {} distinct next hops in {:.0} ms",
+    outln!(
+        "dumped table {} ({}{}): {} prefixes, {} kernel routes, {} distinct next hops, {} nexthop objects in {:.0} ms",
         args.table_id,
         A::FAMILY,
         args.netns
@@ -120,6 +237,7 @@ fn follow<A: Address>(args: &FollowArgs) -> anyhow::Result<ExitCode> {
         sync.rib().len(),
         sync.routes().route_count(),
         sync.next_hops().len(),
+        sync.routes().nexthops().count(),
         t0.elapsed().as_secs_f64() * 1e3
     );
     report_unrepresentable(&sync);
@@ -128,11 +246,11 @@ fn follow<A: Address>(args: &FollowArgs) -> anyhow::Result<ExitCode> {
     for info in input::schemes(&args.schemes, A::FAMILY)? {
         let t = Instant::now();
         let f = Follower::new(info, sync.rib().clone(), &BuildOptions::default(), hold)?;
-        println!(
+        outln!(
             "{:<10} {} ({}), built in {:.0} ms, {:.2} MiB",
             info.name,
-            f.model(),
-            if f.model() == "rebuild" {
+            model_name(f.model()),
+            if matches!(f.model(), UpdateModel::Rebuild { .. }) {
                 format!("hold {} ms", args.hold_ms)
             } else {
                 "every batch visible on apply".to_string()
@@ -143,9 +261,10 @@ fn follow<A: Address>(args: &FollowArgs) -> anyhow::Result<ExitCode> {
         followed.push(Followed {
             f,
             waiting: Vec::new(),
-            latencies_ms: Vec::new(),
+            latencies: Reservoir::new(),
             publications: 0,
-            work_ms: Vec::new(),
+            work_ms_sum: 0.0,
+            failures: 0,
         });
     }
     let mut query = if args.check > 0 {
@@ -157,15 +276,28 @@ fn follow<A: Address>(args: &FollowArgs) -> anyhow::Result<ExitCode> {
         Some(trace) => Some(start_churn::<A>(args, trace)?),
         None => None,
     };
+    catch_stop_signals();
     let start = Instant::now();
     let end = (args.duration > 0.0).then(|| start + Duration::from_secs_f64(args.duration));
+    let quiet = Duration::from_millis(args.quiet_ms);
+    let reconcile_every = args.reconcile.map(Duration::from_secs_f64);
+    let mut next_reconcile = reconcile_every.map(|r| start + r);
     let mut next_report = start + Duration::from_secs(1);
     let mut since_report = 0usize;
-    let mut last_change: Option<Instant> = None;
-    let mut checked_after = true;
+    let mut last_change = start;
+    // Checks run while no churn drives the table (after it, once).
+    let checking = query.is_some() && churn.is_none();
+    let mut check_state: CheckState<A> = CheckState::Idle;
+    arm(&mut check_state, checking);
     let mut mismatches = 0usize;
+    let mut checks = 0usize;
     let mut key_seed = 1u64;
+    let mut interrupted = false;
     loop {
+        if STOP.load(Ordering::Relaxed) {
+            interrupted = true;
+            break;
+        }
         let now = Instant::now();
         if end.is_some_and(|e| now >= e) {
             break;
@@ -173,7 +305,7 @@ fn follow<A: Address>(args: &FollowArgs) -> anyhow::Result<ExitCode> {
         let churn_over = churn
             .as_ref()
             .is_some_and(|c| c.0.done.load(Ordering::Acquire));
-        if churn_over && followed.iter().all(|x| x.f.pending() == 0) {
+        if churn_over && followed.iter().all(|x| x.f.deadline().is_none()) {
             // Let the last notifications arrive.
             let late = sync.poll(Some(Duration::from_millis(200)))?;
             if late.is_empty() {
@@ -184,7 +316,7 @@ fn follow<A: Address>(args: &FollowArgs) -> anyhow::Result<ExitCode> {
                 &late,
                 churn.as_ref().map(|c| &*c.0),
                 args.verbose,
-            )?;
+            );
             continue;
         }
         let mut wake = next_report;
@@ -193,44 +325,123 @@ fn follow<A: Address>(args: &FollowArgs) -> anyhow::Result<ExitCode> {
                 wake = wake.min(d);
             }
         }
-        if !checked_after && query.is_some() {
-            wake = wake.min(last_change.unwrap() + hold + Duration::from_millis(50));
+        match &check_state {
+            CheckState::Idle => {}
+            CheckState::Due => wake = wake.min(last_change + quiet),
+            CheckState::Suspects { since, .. } => {
+                wake = wake.min((last_change + quiet).max(*since + quiet))
+            }
+        }
+        if let Some(r) = next_reconcile {
+            wake = wake.min(r);
         }
         if let Some(e) = end {
             wake = wake.min(e);
         }
+        let seen = notifications(&sync);
         let received = sync.poll(Some(wake.saturating_duration_since(Instant::now())))?;
-        if !received.is_empty() {
-            since_report += received.len();
-            last_change = Some(Instant::now());
-            checked_after = false;
+        since_report += received.len();
+        // Any notification (a link event that changed nothing followed included) starts
+        // a burst: the table is checked once it is quiet again.
+        if notifications(&sync) != seen || !received.is_empty() {
+            last_change = Instant::now();
+            arm(&mut check_state, checking);
         }
         apply_all(
             &mut followed,
             &received,
             churn.as_ref().map(|c| &*c.0),
             args.verbose,
-        )?;
+        );
         for x in &mut followed {
-            if let Some(v) = x.f.poll()? {
-                publish(x, v, churn.as_ref().map(|c| &*c.0), args.verbose);
+            match x.f.poll() {
+                Ok(Some(v)) => publish(x, v, churn.as_ref().map(|c| &*c.0), args.verbose),
+                Ok(None) => {}
+                Err(e) => refused(x, &e),
             }
         }
         let now = Instant::now();
-        if let (Some(q), false) = (query.as_mut(), checked_after) {
-            let quiet = last_change.is_some_and(|t| now >= t + hold + Duration::from_millis(50));
-            if quiet && followed.iter().all(|x| x.f.pending() == 0) && churn.is_none() {
-                mismatches += check(&sync, &followed, q, args.check, key_seed)?;
-                key_seed += 1;
-                checked_after = true;
+        if next_reconcile.is_some_and(|r| now >= r) {
+            let t = Instant::now();
+            let drift_before = sync.stats().reconcile_differences;
+            let found = sync.reconcile()?;
+            outln!(
+                "reconciled: table dumped again in {:.0} ms, {} prefixes differed from what was followed",
+                t.elapsed().as_secs_f64() * 1e3,
+                sync.stats().reconcile_differences - drift_before
+            );
+            if !found.is_empty() {
+                last_change = Instant::now();
+                arm(&mut check_state, checking);
             }
+            apply_all(
+                &mut followed,
+                &found,
+                churn.as_ref().map(|c| &*c.0),
+                args.verbose,
+            );
+            next_reconcile = reconcile_every.map(|r| Instant::now() + r);
+        }
+        // Compare with the kernel once the table is quiet: nothing arrived for the quiet
+        // time and nothing waits for a hold time.
+        let settled = now >= last_change + quiet
+            && churn.is_none()
+            && followed
+                .iter()
+                .all(|x| x.f.pending() == 0 || x.f.last_error().is_some());
+        if let (Some(q), true) = (query.as_mut(), settled) {
+            check_state = match std::mem::replace(&mut check_state, CheckState::Idle) {
+                CheckState::Idle => CheckState::Idle,
+                CheckState::Due => {
+                    let keys = check_keys(&sync, args.check, key_seed)?;
+                    key_seed += 1;
+                    checks += 1;
+                    let (diff, _) = check(&sync, &followed, q, &keys, true)?;
+                    if diff.is_empty() {
+                        CheckState::Idle
+                    } else {
+                        outln!(
+                            "  {} answers differ; looking again once the table is quiet",
+                            diff.len()
+                        );
+                        CheckState::Suspects {
+                            keys: diff,
+                            round: 1,
+                            since: now,
+                        }
+                    }
+                }
+                CheckState::Suspects { keys, round, since } if now >= since + quiet => {
+                    let last = round >= CHECK_ROUNDS;
+                    let (diff, n) = check(&sync, &followed, q, &keys, last)?;
+                    if diff.is_empty() {
+                        outln!("  recheck: every answer that differed now agrees");
+                        CheckState::Idle
+                    } else if last {
+                        outln!(
+                            "  {} answers still differ after {round} looks with the table quiet",
+                            diff.len()
+                        );
+                        mismatches += n;
+                        CheckState::Idle
+                    } else {
+                        CheckState::Suspects {
+                            keys: diff,
+                            round: round + 1,
+                            since: now,
+                        }
+                    }
+                }
+                waiting @ CheckState::Suspects { .. } => waiting,
+            };
         }
         if now >= next_report {
             let s = sync.stats();
             let mut line = format!(
-                "{:>6.1} s  +{since_report} changes ({} msgs, {} resyncs), {} prefixes",
+                "{:>6.1} s  +{since_report} changes ({} msgs, {} link events, {} resyncs), {} prefixes",
                 (now - start).as_secs_f64(),
                 s.table_messages,
+                s.link_events,
                 s.resyncs,
                 sync.rib().len()
             );
@@ -239,45 +450,68 @@ fn follow<A: Address>(args: &FollowArgs) -> anyhow::Result<ExitCode> {
                     " | {} gen {} p50 {:.2} ms",
                     x.f.name(),
                     x.publications,
-                    percentile(&x.latencies_ms, 0.5)
+                    x.latencies.percentile(0.5)
                 ));
+                if x.f.pending() > 0 && x.f.last_error().is_some() {
+                    line.push_str(&format!(" ({} refused, retrying)", x.f.pending()));
+                }
             }
-            println!("{line}");
+            outln!("{line}");
             since_report = 0;
             next_report = now + Duration::from_secs(1);
         }
     }
     for x in &mut followed {
-        if let Some(v) = x.f.flush()? {
-            publish(x, v, churn.as_ref().map(|c| &*c.0), args.verbose);
+        match x.f.flush() {
+            Ok(Some(v)) => publish(x, v, churn.as_ref().map(|c| &*c.0), args.verbose),
+            Ok(None) => {}
+            Err(e) => refused(x, &e),
         }
     }
     if let Some((c, handle)) = churn {
         c.done.store(true, Ordering::Release);
-        let writer = handle.join().expect("churn thread")?;
-        println!(
+        let writer = handle
+            .join()
+            .map_err(|_| anyhow::anyhow!("the churn thread panicked"))??;
+        outln!(
             "churn: {} changes sent at {:.0}/s target ({} acknowledged, {} refused by the kernel)",
             c.sent.load(Ordering::Relaxed),
             args.rate,
             writer.acked,
             writer.refused
         );
-        if let Some(q) = query.as_mut() {
-            mismatches += check(&sync, &followed, q, args.check, key_seed)?;
+        if let (Some(q), false) = (query.as_mut(), interrupted) {
+            // The churn is over: wait for the table to be quiet, then check with rechecks.
+            mismatches += settle_and_check(&mut sync, &mut followed, q, args, key_seed)?;
+            checks += 1;
         }
     }
+    if interrupted {
+        outln!("interrupted: summary so far");
+    }
     let s = sync.stats();
-    println!(
-        "followed {:.1} s: {} notifications of table {}, {} changes to best routes, {} re-dumps after lost notifications; {} prefixes",
+    outln!(
+        "followed {:.1} s: {} notifications of table {}, {} link and {} nexthop-object notifications ({} link events), {} changes to best routes, {} re-dumps after lost notifications; {} prefixes, {} kernel routes",
         start.elapsed().as_secs_f64(),
         s.table_messages,
         args.table_id,
+        s.link_messages,
+        s.nexthop_messages,
+        s.link_events,
         s.changes,
         s.resyncs,
-        sync.rib().len()
+        sync.rib().len(),
+        sync.routes().route_count()
     );
+    if args.reconcile.is_some() {
+        outln!(
+            "reconciliations: {}, prefixes found different from what was followed: {}",
+            s.reconciliations,
+            s.reconcile_differences
+        );
+    }
     report_unrepresentable(&sync);
-    println!(
+    outln!(
         "{:<10} {:>8} {:>7} {:>9} {:>9} {:>9} {:>9} {:>10}   (latency: {})",
         "scheme",
         "model",
@@ -293,30 +527,58 @@ fn follow<A: Address>(args: &FollowArgs) -> anyhow::Result<ExitCode> {
             "notification read → visible to lookups"
         }
     );
+    let mut left_refused = 0;
     for x in &followed {
-        let mean_work = x.work_ms.iter().sum::<f64>() / x.work_ms.len().max(1) as f64;
-        println!(
-            "{:<10} {:>8} {:>7} {:>9.3} {:>9.3} {:>9.3} {:>9.3} {:>10.3}   ({} publications, {:.2} MiB)",
+        let mean_work = x.work_ms_sum / x.publications.max(1) as f64;
+        outln!(
+            "{:<10} {:>8} {:>7} {:>9.3} {:>9.3} {:>9.3} {:>9.3} {:>10.3}   ({} publications, {:.2} MiB{})",
             x.f.name(),
-            x.f.model(),
-            x.latencies_ms.len(),
-            percentile(&x.latencies_ms, 0.5),
-            percentile(&x.latencies_ms, 0.9),
-            percentile(&x.latencies_ms, 0.99),
-            percentile(&x.latencies_ms, 1.0),
+            model_name(x.f.model()),
+            x.latencies.seen,
+            x.latencies.percentile(0.5),
+            x.latencies.percentile(0.9),
+            x.latencies.percentile(0.99),
+            x.latencies.percentile(1.0),
             mean_work,
             x.publications,
-            x.f.memory_bytes() as f64 / 1048576.0
+            x.f.memory_bytes() as f64 / 1048576.0,
+            if x.latencies.seen as usize > x.latencies.samples.len() {
+                format!(", percentiles of {} sampled latencies", x.latencies.samples.len())
+            } else {
+                String::new()
+            }
         );
+        if let Some(e) = x.f.last_error() {
+            outln!(
+                "{:<10} {} changes refused and not visible ({} failures; last: {e})",
+                x.f.name(),
+                x.f.pending(),
+                x.failures
+            );
+            left_refused += x.f.pending();
+        }
     }
     if args.check > 0 {
-        println!("checks against the kernel: {mismatches} mismatching answers");
+        outln!("checks against the kernel: {checks} checks, {mismatches} mismatching answers");
     }
-    Ok(if mismatches > 0 {
+    Ok(if mismatches > 0 || left_refused > 0 {
         ExitCode::from(1)
     } else {
         ExitCode::SUCCESS
     })
+}
+
+/// A burst began: a check is due once the table is quiet (unless one is under way).
+fn arm<A>(state: &mut CheckState<A>, checking: bool) {
+    if checking && matches!(state, CheckState::Idle) {
+        *state = CheckState::Due;
+    }
+}
+
+/// Notifications read so far (routes of every table, links, nexthop objects).
+fn notifications<A: Address>(sync: &KernelSync<A>) -> u64 {
+    let s = sync.stats();
+    s.messages + s.link_messages + s.nexthop_messages + s.resyncs
 }
 
 fn churn_used(args: &FollowArgs) -> bool {
@@ -327,9 +589,20 @@ fn report_unrepresentable<A: Address>(sync: &KernelSync<A>) {
     let u = sync.unrepresentable();
     if !u.is_empty() {
         let parts: Vec<String> = u.iter().map(|(r, n)| format!("{n} {r}")).collect();
-        println!(
+        outln!(
             "routes lpmkit cannot represent (not followed): {}",
             parts.join(", ")
+        );
+    }
+}
+
+/// Reports a refusal or a failed rebuild: the first of each scheme in full, then counts.
+fn refused<A: Address>(x: &mut Followed<A>, e: &lpmkit::BuildError) {
+    x.failures += 1;
+    if x.failures == 1 {
+        eprintln!(
+            "lpmkit: {} refused changes ({e}); they are kept and retried",
+            x.f.name()
         );
     }
 }
@@ -339,24 +612,25 @@ fn apply_all<A: Address>(
     received: &[lpmkit::netlink::Received<A>],
     churn: Option<&Churn>,
     verbose: bool,
-) -> anyhow::Result<()> {
+) {
     if received.is_empty() {
-        return Ok(());
+        return;
     }
     let changes: Vec<Change<A>> = received.iter().map(|r| r.change).collect();
     for x in followed.iter_mut() {
         x.waiting.extend(received.iter().map(|r| (r.at, r.origin)));
-        if let Some(v) = x.f.apply(&changes)? {
-            publish(x, v, churn, verbose);
+        match x.f.apply(&changes) {
+            Ok(Some(v)) => publish(x, v, churn, verbose),
+            Ok(None) => {}
+            Err(e) => refused(x, &e),
         }
     }
-    Ok(())
 }
 
 /// Records a publication: every waiting change is visible now.
 fn publish<A: Address>(x: &mut Followed<A>, v: Visible, churn: Option<&Churn>, verbose: bool) {
     x.publications += 1;
-    x.work_ms.push(v.work_ms);
+    x.work_ms_sum += v.work_ms;
     let mut worst = 0f64;
     for (at, origin) in x.waiting.drain(..) {
         let from = churn
@@ -372,10 +646,10 @@ fn publish<A: Address>(x: &mut Followed<A>, v: Visible, churn: Option<&Churn>, v
             _ => v.at.saturating_duration_since(at).as_secs_f64() * 1e3,
         };
         worst = worst.max(ms);
-        x.latencies_ms.push(ms);
+        x.latencies.push(ms);
     }
     if verbose {
-        println!(
+        outln!(
             "{:<10} generation {}: {} changes visible, work {:.2} ms, oldest waited {:.2} ms",
             x.f.name(),
             v.generation,
@@ -427,8 +701,8 @@ fn start_churn<A: Address>(
         sent: AtomicU64::new(0),
     });
     let t0 = *CHURN_T0.get_or_init(Instant::now);
-    let rate = args.rate.max(1.0);
-    println!("churn: {n} changes from {} at {rate:.0}/s", trace.display());
+    let rate = args.rate;
+    outln!("churn: {n} changes from {} at {rate:.0}/s", trace.display());
     let shared = Arc::clone(&c);
     let handle = std::thread::spawn(move || -> anyhow::Result<RouteWriter> {
         let start = Instant::now();
@@ -458,40 +732,47 @@ fn start_churn<A: Address>(
     Ok((c, handle))
 }
 
-/// Compares every follower with the kernel on `n` random addresses; returns the number
-/// of mismatching answers (and prints the first ones).
-fn check<A: Address>(
-    sync: &KernelSync<A>,
-    followed: &[Followed<A>],
-    query: &mut RouteQuery,
-    n: usize,
-    seed: u64,
-) -> anyhow::Result<usize> {
+/// `n` random addresses of the followed table's family (its prefixes' for IPv6).
+fn check_keys<A: Address>(sync: &KernelSync<A>, n: usize, seed: u64) -> anyhow::Result<Vec<A>> {
     let pattern = match A::FAMILY {
         Family::V4 => traffic::Pattern::Rnd,
         Family::V6 => traffic::Pattern::V6Match,
     };
-    let keys = if sync.rib().is_empty() {
+    Ok(if sync.rib().is_empty() {
         traffic::uniform::<A>(n, seed)
     } else {
         traffic::keys::<A>(&pattern, sync.rib(), n, seed)?
-    };
-    let answers = query.get_many(&keys)?;
+    })
+}
+
+/// Compares every follower with the kernel on `keys`; returns the addresses where some
+/// scheme differs and the number of differing answers (all schemes). With `report`,
+/// prints each scheme's counts and its first differing answers.
+fn check<A: Address>(
+    sync: &KernelSync<A>,
+    followed: &[Followed<A>],
+    query: &mut RouteQuery,
+    keys: &[A],
+    report: bool,
+) -> anyhow::Result<(Vec<A>, usize)> {
+    let answers = query.get_many(keys)?;
     let table = sync.options().table;
     let mut out = vec![0u32; keys.len()];
+    let mut differs = vec![false; keys.len()];
     let mut total = 0;
     for x in followed {
-        x.f.reader().lookup_batch(&keys, &mut out);
+        x.f.reader().lookup_batch(keys, &mut out);
         let (mut agree, mut skip, mut differ) = (0, 0, 0);
-        for ((&k, &o), a) in keys.iter().zip(&out).zip(&answers) {
+        for (i, ((&k, &o), a)) in keys.iter().zip(&out).zip(&answers).enumerate() {
             let ours = NextHop::new(o).and_then(|nh| sync.target(nh));
             match compare(a, ours, table) {
                 Verdict::Agree => agree += 1,
                 Verdict::Skip => skip += 1,
                 Verdict::Differ => {
                     differ += 1;
-                    if differ <= 3 {
-                        println!(
+                    differs[i] = true;
+                    if report && differ <= 3 {
+                        outln!(
                             "  MISMATCH {} {}: kernel {a:?}, lpmkit {}",
                             x.f.name(),
                             lpmkit::prefix::format_addr(k),
@@ -501,14 +782,88 @@ fn check<A: Address>(
                 }
             }
         }
-        println!(
-            "check {}: {agree} of {} addresses equal the kernel's answer, {skip} answered by another table, {differ} differ",
-            x.f.name(),
-            keys.len()
-        );
+        if report {
+            outln!(
+                "check {}: {agree} of {} addresses equal the kernel's answer, {skip} answered by another table, {differ} differ",
+                x.f.name(),
+                keys.len()
+            );
+        }
         total += differ;
     }
-    Ok(total)
+    let keys = keys
+        .iter()
+        .zip(&differs)
+        .filter(|(_, &d)| d)
+        .map(|(&k, _)| k)
+        .collect();
+    Ok((keys, total))
+}
+
+/// Reads notifications until none came for `quiet`, then publishes what waits.
+fn wait_quiet<A: Address>(
+    sync: &mut KernelSync<A>,
+    followed: &mut [Followed<A>],
+    quiet: Duration,
+) -> anyhow::Result<()> {
+    loop {
+        let r = sync.poll(Some(quiet))?;
+        if r.is_empty() && !STOP.load(Ordering::Relaxed) {
+            break;
+        }
+        if STOP.load(Ordering::Relaxed) {
+            return Ok(());
+        }
+        apply_all(followed, &r, None, false);
+    }
+    for x in followed.iter_mut() {
+        match x.f.flush() {
+            Ok(Some(v)) => publish(x, v, None, false),
+            Ok(None) => {}
+            Err(e) => refused(x, &e),
+        }
+    }
+    Ok(())
+}
+
+/// Once the table is quiet: checks `args.check` addresses, and looks again (the table
+/// quiet each time) at those that differ; returns the answers that still differ after
+/// [`CHECK_ROUNDS`] looks.
+fn settle_and_check<A: Address>(
+    sync: &mut KernelSync<A>,
+    followed: &mut [Followed<A>],
+    query: &mut RouteQuery,
+    args: &FollowArgs,
+    seed: u64,
+) -> anyhow::Result<usize> {
+    let quiet = Duration::from_millis(args.quiet_ms);
+    wait_quiet(sync, followed, quiet)?;
+    let keys = check_keys(sync, args.check, seed)?;
+    let (mut suspects, _) = check(sync, followed, query, &keys, true)?;
+    let mut round = 1;
+    while !suspects.is_empty() {
+        outln!(
+            "  {} answers differ; looking again once the table is quiet",
+            suspects.len()
+        );
+        wait_quiet(sync, followed, quiet)?;
+        let last = round >= CHECK_ROUNDS;
+        let (diff, n) = check(sync, followed, query, &suspects, last)?;
+        if diff.is_empty() {
+            outln!("  recheck: every answer that differed now agrees");
+            return Ok(0);
+        }
+        if last {
+            outln!(
+                "  {} answers still differ after {round} looks with the table quiet",
+                diff.len()
+            );
+            return Ok(n);
+        }
+        suspects = diff;
+        round += 1;
+    }
+    Ok(0)
 }
 
 fn percentile(v: &[f64], q: f64) -> f64 {
@@ -518,4 +873,13 @@ fn percentile(v: &[f64], q: f64) -> f64 {
     let mut s = v.to_vec();
     s.sort_by(|a, b| a.total_cmp(b));
     s[((s.len() - 1) as f64 * q).round() as usize]
+}
+
+/// The update model's name in a report column.
+fn model_name(m: UpdateModel) -> &'static str {
+    match m {
+        UpdateModel::InPlace => "in place",
+        UpdateModel::Twins => "twins",
+        UpdateModel::Rebuild { .. } => "rebuild",
+    }
 }

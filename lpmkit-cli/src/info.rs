@@ -1,10 +1,12 @@
 //! `lpmkit info`: table statistics and per-scheme build figures.
 //!
 //! Each scheme's figures are also one record (`--json FILE`, and [`records_from_args`] for
-//! `lpmkit experiment`): `build_ms`, `memory_bytes`, `stats.*` (the scheme's own figures:
-//! OBMA's `stats.fig13_ones_overlay`, Bloomfwd's `stats.expanded`, …) and, for DXR,
-//! `search_steps.N` (the share of lookups taking N binary-search steps; the DXR paper's
-//! Table 3), for Spider `depth.N`.
+//! `lpmkit experiment`): `build_ms`, `memory_bytes`, `stats.*` (the scheme's structure
+//! figures, [`lpmkit::Fib::stats`]: OBMA's `stats.fig13_ones_overlay`, Bloomfwd's
+//! `stats.expanded`, …) and the scheme's lookup profile over `--profile-keys` keys
+//! ([`lpmkit::Fib::profile`]): for DXR `search_steps.N` (the share of lookups taking N
+//! binary-search steps; the DXR paper's Table 3), for Spider `depth.N`, each with its
+//! `_mean`.
 
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -14,8 +16,14 @@ use clap::Args;
 use lpmkit::{Address, AnyTable, Table};
 use serde_json::{Map, Value};
 
+use crate::bounds;
 use crate::input::{self, TableArgs};
+use crate::output::outln;
+use crate::output::OutputFile;
 use crate::progress;
+
+/// The most keys `--profile-keys` samples.
+const MAX_SAMPLE_KEYS: u64 = 100_000_000;
 
 #[derive(Args, Debug)]
 pub struct InfoArgs {
@@ -32,17 +40,21 @@ pub struct InfoArgs {
     #[command(flatten)]
     isa: input::IsaArgs,
 
-    /// For DXR schemes: the share of lookups needing n binary-search steps (the DXR
-    /// paper's Table 3) over this many uniform random keys; 0 turns it off.
-    #[arg(long, value_name = "N", default_value_t = 1_000_000)]
-    search_steps: usize,
-
-    /// For Spider schemes: how deep lookups go (the share of lookups by elements read
-    /// after the direct pointing table, and the reads per lookup from levels too large to
-    /// stay cached) over this many keys of `bench`'s default pattern (`rnd` for IPv4,
-    /// `v6match` for IPv6); 0 turns it off.
-    #[arg(long, value_name = "N", default_value_t = 1_000_000)]
-    spider_depth: usize,
+    /// Each scheme's lookup profile over this many keys of `bench`'s default pattern
+    /// (`rnd`, uniform over the address space, for IPv4; `v6match` for IPv6): how lookups
+    /// go through the structure, for the schemes that report it — DXR the share of lookups
+    /// by binary-search steps (the DXR paper's Table 3), Spider by elements read after the
+    /// direct pointing table and the reads per lookup from levels too large to stay
+    /// cached. 0 turns it off. Range: 0 to 100000000.
+    #[arg(
+        long,
+        value_name = "N",
+        default_value_t = 1_000_000,
+        alias = "search-steps",
+        alias = "spider-depth",
+        value_parser = bounds::int::<usize>(0, MAX_SAMPLE_KEYS)
+    )]
+    profile_keys: usize,
 
     /// Also write one JSON record per scheme (every figure printed) to this file.
     #[arg(long, value_name = "FILE")]
@@ -53,9 +65,16 @@ pub struct InfoArgs {
 pub type Record = Map<String, Value>;
 
 pub fn run(args: InfoArgs) -> anyhow::Result<ExitCode> {
+    let json = OutputFile::create_opt("--json", args.json.as_deref())?;
+    bounds::check_memory(&[bounds::Need::items(
+        "--profile-keys",
+        args.profile_keys as u128,
+        24,
+        "keys",
+    )])?;
     let records = records(&args)?;
-    if let Some(path) = &args.json {
-        crate::updates::write_json(path, &records)?;
+    if let Some(file) = json {
+        crate::updates::write_json(file, &records)?;
     }
     Ok(ExitCode::SUCCESS)
 }
@@ -79,24 +98,13 @@ fn records(args: &InfoArgs) -> anyhow::Result<Vec<Record>> {
     }
 }
 
-/// A histogram's shares as a record field: `{"0": share, "1": share, …}`.
-fn shares_field(h: &[u64]) -> Value {
-    let total = h.iter().sum::<u64>().max(1) as f64;
-    let m: Map<String, Value> = h
-        .iter()
-        .enumerate()
-        .map(|(i, &c)| (i.to_string(), (c as f64 / total).into()))
-        .collect();
-    Value::Object(m)
-}
-
 fn info<A: Address>(table: &Table<A>, args: &InfoArgs) -> anyhow::Result<Vec<Record>> {
     let rib = &table.rib;
-    println!("table        {}", table.name);
-    println!("family       {}", A::FAMILY);
-    println!("routes       {}", rib.len());
-    println!("next hops    {}", table.next_hops.len());
-    println!("prefix lengths (length: routes, share):");
+    outln!("table        {}", table.name);
+    outln!("family       {}", A::FAMILY);
+    outln!("routes       {}", rib.len());
+    outln!("next hops    {}", table.next_hops.len());
+    outln!("prefix lengths (length: routes, share):");
     let hist = rib.length_histogram();
     let total = rib.len().max(1) as f64;
     let cells: Vec<String> = hist
@@ -106,15 +114,29 @@ fn info<A: Address>(table: &Table<A>, args: &InfoArgs) -> anyhow::Result<Vec<Rec
         .map(|(len, &n)| format!("/{len:<3} {n:>8} {:>6.2}%", n as f64 * 100.0 / total))
         .collect();
     for row in cells.chunks(4) {
-        println!("  {}", row.join("   "));
+        outln!("  {}", row.join("   "));
     }
     let schemes = input::schemes(&args.schemes, A::FAMILY)?;
     args.settings.check(&schemes)?;
-    println!();
-    println!(
+    outln!();
+    outln!(
         "{:<12} {:>10} {:>14} {:>10} {:>7}  stats",
-        "scheme", "build ms", "memory bytes", "B/prefix", "code"
+        "scheme",
+        "build ms",
+        "memory bytes",
+        "B/prefix",
+        "code"
     );
+    let profile_keys = if args.profile_keys > 0 {
+        let pattern = match A::FAMILY {
+            lpmkit::Family::V4 => lpmkit::traffic::Pattern::Rnd,
+            lpmkit::Family::V6 => lpmkit::traffic::Pattern::V6Match,
+        };
+        lpmkit::traffic::keys(&pattern, rib, args.profile_keys, 1)?
+    } else {
+        Vec::new()
+    };
+    let mut profiles = Vec::new();
     let mut records = Vec::new();
     for info in &schemes {
         let opts = args.settings.apply(info, args.isa.options());
@@ -126,7 +148,7 @@ fn info<A: Address>(table: &Table<A>, args: &InfoArgs) -> anyhow::Result<Vec<Rec
         match built {
             Ok(fib) => {
                 let mem = fib.memory_bytes();
-                println!(
+                outln!(
                     "{:<12} {:>10.1} {:>14} {:>10.2} {:>7}  {}",
                     info.name,
                     ms,
@@ -156,134 +178,46 @@ fn info<A: Address>(table: &Table<A>, args: &InfoArgs) -> anyhow::Result<Vec<Rec
                 r.insert("build_ms".into(), ms.into());
                 r.insert("memory_bytes".into(), mem.into());
                 r.insert("stats".into(), stats.into());
+                let profile = fib.profile(&profile_keys);
+                if !profile.is_empty() {
+                    insert_profile(&mut r, &profile);
+                    profiles.push((info.name, profile));
+                }
                 records.push(r);
             }
-            Err(e) => println!("{:<12} build failed: {e}", info.name),
+            Err(e) => outln!("{:<12} build failed: {e}", info.name),
         }
     }
-    if args.search_steps > 0 {
-        let rib4 = (rib as &dyn std::any::Any).downcast_ref::<lpmkit::Rib<u32>>();
-        let dxr: Vec<u8> = schemes.iter().filter_map(|s| dxr_k(s.name)).collect();
-        if let (Some(rib4), false) = (rib4, dxr.is_empty()) {
-            for (k, h) in search_steps(rib4, &dxr, args)? {
-                let name = format!("d{k}r");
-                if let Some(r) = records.iter_mut().find(|r| r["scheme"] == name.as_str()) {
-                    r.insert("search_steps_mean".into(), summarize(&h).0.into());
-                    r.insert("search_steps".into(), shares_field(&h));
-                }
-            }
-        }
-    }
-    if args.spider_depth > 0 && schemes.iter().any(|s| s.name.starts_with("spider")) {
-        let h = spider_depth(rib, args.spider_depth)?;
-        for r in &mut records {
-            if r["scheme"]
-                .as_str()
-                .is_some_and(|s| s.starts_with("spider"))
-            {
-                r.insert("depth_mean".into(), summarize(&h).0.into());
-                r.insert("depth".into(), shares_field(&h));
-            }
+    if !profiles.is_empty() {
+        outln!();
+        outln!(
+            "Lookup profiles ({} keys of the default pattern; shares of the lookups):",
+            profile_keys.len()
+        );
+        for (name, p) in &profiles {
+            outln!("  {name:<12} {p}");
         }
     }
     Ok(records)
 }
 
-/// How deep Spider lookups go, and how many of their reads leave the cache: the figure
-/// that bounds Spider's rate against DIR-24-8's one uncached read per lookup.
-fn spider_depth<A: Address>(rib: &lpmkit::Rib<A>, n: usize) -> anyhow::Result<Vec<u64>> {
-    use lpmkit::schemes::spider::{Spider, SpiderConfig};
-    use lpmkit::traffic::{self, Pattern};
-    let pattern = match A::FAMILY {
-        lpmkit::Family::V4 => Pattern::Rnd,
-        lpmkit::Family::V6 => Pattern::V6Match,
-    };
-    let keys = traffic::keys(&pattern, rib, n, 1)?;
-    // The table (and so the depth) is the same for every `ways`.
-    let fib = Spider::build(rib, &SpiderConfig::w16())?;
-    let h = fib.depth_histogram(&keys);
-    let (mean, shares) = summarize(&h);
-    let total = h.iter().sum::<u64>().max(1) as f64;
-    // A lookup of depth d reads one element at each of octets 3 ..= d + 2.
-    let cold = fib.prefetched_octets();
-    let cold_reads = h
-        .iter()
-        .enumerate()
-        .map(|(d, &c)| (3..d + 3).filter(|o| cold.contains(o)).count() as f64 * c as f64)
-        .sum::<f64>()
-        / total;
-    let level_bytes = |o: usize| {
-        fib.rows_per_level().get(o - 3).copied().unwrap_or(0)
-            * lpmkit::schemes::spider::ROW
-            * fib.layout().element_bytes()
-    };
-    let cold_desc: Vec<String> = cold
-        .iter()
-        .map(|&o| {
-            format!(
-                "octet {o}: {:.1} MiB",
-                level_bytes(o) as f64 / (1 << 20) as f64
-            )
-        })
-        .collect();
-    println!();
-    println!(
-        "Spider lookup depth ({} {pattern} keys; share of lookups by elements read after the direct pointing table 0, 1, 2, …):",
-        keys.len()
-    );
-    println!("  spider  mean {mean:.3}  [{shares}]");
-    println!(
-        "  reads per lookup from prefetched (uncached) levels: {cold_reads:.3} ({})",
-        if cold_desc.is_empty() {
-            "none: every level stays cached".to_string()
-        } else {
-            cold_desc.join(", ")
+/// A profile's rows as record fields: `key.sub` rows into an object `key` (`{"0": share,
+/// "1": share, …}`), the others as they are.
+fn insert_profile(r: &mut Record, profile: &lpmkit::Stats) {
+    for (k, v) in profile.iter() {
+        let v = v.as_f64().map_or_else(|| v.to_string().into(), Value::from);
+        match k.split_once('.') {
+            Some((group, sub)) => {
+                let entry = r
+                    .entry(group.to_string())
+                    .or_insert_with(|| Value::Object(Map::new()));
+                if let Value::Object(m) = entry {
+                    m.insert(sub.to_string(), v);
+                }
+            }
+            None => {
+                r.insert(k.to_string(), v);
+            }
         }
-    );
-    Ok(h)
-}
-
-/// The mean of a histogram (`h[i]` counts of value `i`) and its shares, space-separated.
-fn summarize(h: &[u64]) -> (f64, String) {
-    let total = h.iter().sum::<u64>().max(1) as f64;
-    let mean = h
-        .iter()
-        .enumerate()
-        .map(|(i, &c)| i as f64 * c as f64)
-        .sum::<f64>()
-        / total;
-    let shares: Vec<String> = h
-        .iter()
-        .map(|&c| format!("{:.4}", c as f64 / total))
-        .collect();
-    (mean, shares.join(" "))
-}
-
-/// `k` of a DXR scheme name (`d18r` → 18).
-fn dxr_k(name: &str) -> Option<u8> {
-    name.strip_prefix('d')?.strip_suffix('r')?.parse().ok()
-}
-
-/// The DXR paper's Table 3: share of lookups by binary-search steps; each `k`'s histogram.
-fn search_steps(
-    rib: &lpmkit::Rib<u32>,
-    ks: &[u8],
-    args: &InfoArgs,
-) -> anyhow::Result<Vec<(u8, Vec<u64>)>> {
-    use lpmkit::schemes::dxr::{Dxr, DxrConfig};
-    let keys = lpmkit::traffic::uniform::<u32>(args.search_steps, 1);
-    println!();
-    println!(
-        "DXR binary-search steps per lookup ({} uniform random keys; share of lookups by steps 0, 1, 2, …):",
-        keys.len()
-    );
-    let mut out = Vec::new();
-    for &k in ks {
-        let fib = Dxr::build(rib, &DxrConfig::with_k(k))?;
-        let h = fib.search_steps_histogram(&keys);
-        let (mean, shares) = summarize(&h);
-        println!("  d{k}r  mean {mean:.2}  [{shares}]");
-        out.push((k, h));
     }
-    Ok(out)
 }

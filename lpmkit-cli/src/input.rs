@@ -9,6 +9,7 @@ use clap::{Args, ValueEnum};
 use lpmkit::io::{self, TableOptions};
 use lpmkit::{synth, AnyTable, Family};
 
+use crate::bounds;
 use crate::progress;
 
 /// Exit status when every scheme that ran did its job but some scheme refused the table
@@ -66,17 +67,20 @@ pub struct TableArgs {
     pub synthetic: Option<FamilyArg>,
 
     /// Routes in the synthetic table [default: 1,000,000 for IPv4, 200,000 for IPv6].
-    #[arg(long, value_name = "N", requires = "synthetic")]
+    /// Range: 1 to 100000000.
+    #[arg(long, value_name = "N", requires = "synthetic",
+          value_parser = bounds::int::<usize>(1, MAX_SYNTH_ROUTES))]
     pub routes: Option<usize>,
 
-    /// Seed of the synthetic table.
+    /// Seed of the synthetic table (any 64-bit value).
     #[arg(long, value_name = "SEED", default_value_t = 1)]
     pub synth_seed: u64,
 
     /// For tables that list only prefixes: assign next hops deterministically from this many
     /// values (the rule keeps neighbouring prefixes' next hops correlated; see
-    /// `lpmkit::io::assigned_next_hop`).
-    #[arg(long = "assign-nexthops", value_name = "N", default_value_t = 200)]
+    /// `lpmkit::io::assigned_next_hop`). Range: 1 to 16777216.
+    #[arg(long = "assign-nexthops", value_name = "N", default_value_t = 200,
+          value_parser = bounds::int::<u32>(1, 1 << 24))]
     pub assign_nexthops: u32,
 
     /// MRT dumps: build the table from this peer's routes only (default: best path over all
@@ -92,20 +96,19 @@ pub struct TableArgs {
     #[arg(long)]
     pub normalize: bool,
 
-    /// Keep only this fraction (0..=1) of the table's routes, chosen at random with a fixed
-    /// seed (the same fraction, the same routes): smaller tables cut from a real one, as the
-    /// Bloomfwd paper's Fig. 5 (`--sample 0.0625` for 1/16).
-    #[arg(long, value_name = "FRACTION", value_parser = parse_fraction)]
+    /// Keep only this fraction of the table's routes, chosen at random with a fixed seed
+    /// (the same fraction, the same routes): smaller tables cut from a real one, as the
+    /// Bloomfwd paper's Fig. 5 (`--sample 0.0625` for 1/16). Range: 0 to 1.
+    #[arg(long, value_name = "FRACTION", value_parser = bounds::float(0.0, 1.0, false))]
     pub sample: Option<f64>,
 }
 
-/// A fraction 0..=1 (`--sample`).
-fn parse_fraction(s: &str) -> Result<f64, String> {
-    match s.trim().parse::<f64>() {
-        Ok(f) if (0.0..=1.0).contains(&f) => Ok(f),
-        _ => Err(format!("`{s}` is not a fraction between 0 and 1")),
-    }
-}
+/// The most routes `--routes` asks of the synthetic generator.
+const MAX_SYNTH_ROUTES: u64 = 100_000_000;
+
+/// Bytes a synthetic route takes while it is generated and held (its share of the
+/// `Rib` and the generator's working set), for the memory check.
+const SYNTH_BYTES_PER_ROUTE: u128 = 160;
 
 impl TableArgs {
     /// The synthetic table of `family` with default settings.
@@ -136,9 +139,6 @@ pub fn load(args: &TableArgs) -> anyhow::Result<AnyTable> {
     let t0 = Instant::now();
     let table = match &args.table {
         Some(path) => {
-            if args.assign_nexthops == 0 {
-                anyhow::bail!("--assign-nexthops must be at least 1");
-            }
             let pb = progress::spinner(format!("reading {}", path.display()));
             let opts = TableOptions {
                 normalize: args.normalize,
@@ -163,6 +163,12 @@ pub fn load(args: &TableArgs) -> anyhow::Result<AnyTable> {
                 FamilyArg::V6 => synth::SynthConfig::ipv6_default(),
             };
             if let Some(n) = args.routes {
+                bounds::check_memory(&[bounds::Need::items(
+                    "--routes",
+                    n as u128,
+                    SYNTH_BYTES_PER_ROUTE,
+                    "routes",
+                )])?;
                 cfg.routes = n;
             }
             cfg.seed = args.synth_seed;

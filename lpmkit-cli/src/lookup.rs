@@ -1,13 +1,14 @@
 //! `lpmkit lookup`: next hop and matched prefix of given addresses.
 
-use std::io::BufRead;
 use std::process::ExitCode;
 
 use anyhow::Context;
 use clap::Args;
+use lpmkit::io::LineReader;
 use lpmkit::{prefix::parse_addr, Address, AnyTable, BuildOptions, NextHop, Table};
 
 use crate::input::{self, TableArgs};
+use crate::output::outln;
 
 #[derive(Args, Debug)]
 pub struct LookupArgs {
@@ -22,7 +23,9 @@ pub struct LookupArgs {
     #[arg(long, short = 's', default_value = "trie")]
     scheme: String,
 
-    /// Addresses to look up; without any, one address per line is read from stdin.
+    /// Addresses to look up; without any, one address per line is read from stdin and
+    /// answered line by line, in constant memory (a line may be at most 64 KiB; a bad
+    /// line ends the run with its line number).
     #[arg(value_name = "ADDR")]
     addrs: Vec<String>,
 }
@@ -42,51 +45,58 @@ fn lookup<A: Address>(table: &Table<A>, args: &LookupArgs) -> anyhow::Result<Exi
         &table.rib,
         &args.settings.apply(info, BuildOptions::default()),
     )?;
-    let mut inputs: Vec<(String, String)> = args
-        .addrs
-        .iter()
-        .enumerate()
-        .map(|(i, a)| (format!("argument {}", i + 1), a.clone()))
-        .collect();
-    if inputs.is_empty() {
-        for (i, line) in std::io::stdin().lock().lines().enumerate() {
-            let line = line.context("reading stdin")?;
-            let t = line.split('#').next().unwrap_or("").trim();
-            if !t.is_empty() {
-                inputs.push((format!("stdin line {}", i + 1), t.to_string()));
-            }
-        }
-    }
-    // Parse everything first, so bad input fails before any output.
-    let parsed: Vec<(String, A)> = inputs
-        .into_iter()
-        .map(|(whence, text)| {
-            let a = parse_addr::<A>(&text).with_context(|| {
-                let shown: String = text.chars().take(60).collect();
-                let cut = if shown.len() < text.len() { "…" } else { "" };
-                format!("{whence}: {shown:?}{cut} is not an {} address", A::FAMILY)
-            })?;
-            Ok((text, a))
-        })
-        .collect::<anyhow::Result<_>>()?;
     let mut disagreements = 0;
-    for (text, addr) in parsed {
+    let mut answer = |text: &str, addr: A| {
         let got = fib.lookup(addr);
         let reference = table.rib.lookup_prefix(addr);
         match (got, reference) {
-            (None, None) => println!("{text}\tno route"),
+            (None, None) => outln!("{text}\tno route"),
             (Some(nh), Some((prefix, want))) if nh == want => {
-                println!("{text}\t{}\t{prefix}\t(nh {nh})", name(table, nh))
+                outln!("{text}\t{}\t{prefix}\t(nh {nh})", name(table, nh))
             }
             _ => {
                 disagreements += 1;
-                println!(
+                outln!(
                     "{text}\tMISMATCH: {} says {:?}, the reference trie says {:?}",
                     info.name,
                     got.map(|n| name(table, n)),
                     reference.map(|(p, n)| format!("{} via {p}", name(table, n)))
                 );
             }
+        }
+    };
+    let parse = |whence: &dyn std::fmt::Display, text: &str| -> anyhow::Result<A> {
+        parse_addr::<A>(text).with_context(|| {
+            let shown: String = text.chars().take(60).collect();
+            let cut = if shown.len() < text.len() { "…" } else { "" };
+            format!("{whence}: {shown:?}{cut} is not an {} address", A::FAMILY)
+        })
+    };
+    if args.addrs.is_empty() {
+        // One line at a time, in constant memory (lines of at most 64 KiB).
+        let stdin = std::io::stdin().lock();
+        let mut lines = LineReader::new(stdin, "stdin");
+        loop {
+            let no = lines.line() + 1;
+            let Some(line) = lines.next_line()? else {
+                break;
+            };
+            let t = line.split('#').next().unwrap_or("").trim();
+            if !t.is_empty() {
+                let a = parse(&format!("stdin line {no}"), t)?;
+                answer(t, a);
+            }
+        }
+    } else {
+        // Every argument parsed first, so a bad one fails before any output.
+        let parsed: Vec<A> = args
+            .addrs
+            .iter()
+            .enumerate()
+            .map(|(i, text)| parse(&format!("argument {}", i + 1), text))
+            .collect::<anyhow::Result<_>>()?;
+        for (text, a) in args.addrs.iter().zip(parsed) {
+            answer(text, a);
         }
     }
     Ok(if disagreements > 0 {

@@ -5,6 +5,7 @@
 
 mod annotate;
 mod bench;
+mod bounds;
 mod experiment;
 #[cfg(feature = "netlink")]
 mod follow;
@@ -12,6 +13,7 @@ mod forward;
 mod info;
 mod input;
 mod lookup;
+mod output;
 mod progress;
 mod tsc;
 mod updates;
@@ -128,10 +130,11 @@ fn main() -> ExitCode {
         Some(Command::Experiment(a)) => experiment::run(a),
         Some(Command::Annotate(a)) => annotate::run(a),
         Some(Command::Schemes) => {
-            print!("{}", SCHEMES_HELP.as_str());
+            output::out!("{}", SCHEMES_HELP.as_str());
             Ok(ExitCode::SUCCESS)
         }
     };
+    output::flush_stdout();
     match result {
         Ok(code) if code == ExitCode::SUCCESS && input::any_refused() => {
             eprintln!("lpmkit: some schemes refused the table (see above)");

@@ -48,8 +48,8 @@ pub fn ticks_fenced() -> u64 {
 
 /// Ticks an empty interval counts: two back-to-back [`ticks_fenced`] reads, the median of
 /// 10,001 pairs after a warm-up. An interval timed around a piece of work counts the
-/// work plus about this much (the reads and their fences), which weighs on a short piece:
-/// ~70 ticks on the machine lpmkit is measured on, against a ~250-tick update.
+/// work plus about this much (the reads and their fences), which weighs on a short piece
+/// such as one in-place update of a fast scheme.
 pub fn empty_interval() -> u64 {
     let mut d: Vec<u64> = (0..11_001)
         .map(|_| {

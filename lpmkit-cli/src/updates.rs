@@ -25,24 +25,30 @@
 //! `lockstep_segment_changes`, and `lockstep_empty_interval_ticks`, the TSC count of an
 //! empty interval taken off every timed one),
 //! `in_place_no_readers_updates_per_s`, `in_place_vs_no_readers`,
-//! `in_place_reader_ratio`, `twins_updates_per_s`, the
+//! `in_place_reader_ratio`, the interleaved segments' `interleaved_reader_ratio` and
+//! `interleaved_writer_ratio` (medians of the rounds, every round's in `…_runs`),
+//! `twins_updates_per_s`, the
 //! scheme's per-update counts (`per_update.pointers`, …), `table_ok`.
 //!
 //! The 2024 RIS traces are raw per-peer BGP messages; replaying them into one table keyed by
 //! prefix (as this command does) is a churn stress test, not a model of a router's FIB.
 
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::process::ExitCode;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
 use anyhow::Context;
 use clap::Args;
-use lpmkit::sync::{LookupHandle, Publisher, PublisherConfig, TwinUpdater, Updater};
+use lpmkit::sync::{LookupHandle, UpdateModel, Updater};
 use lpmkit::{traffic, Address, AnyTable, BuildOptions, Change, Fib, NextHop, Rib, Table};
 use serde_json::{Map, Value};
 
+use crate::bench;
+use crate::bounds;
 use crate::input::{self, TableArgs};
+use crate::output::outln;
+use crate::output::OutputFile;
 use crate::progress;
 
 mod interleave;
@@ -66,31 +72,35 @@ pub struct UpdatesArgs {
     schemes: String,
 
     /// Reader threads looking up while the writer replays (0: measure the writer alone).
-    #[arg(long, default_value_t = 1)]
+    /// Range: 0 to 1024.
+    #[arg(long, default_value_t = 1, value_parser = bounds::int::<usize>(0, bench::MAX_THREADS))]
     readers: usize,
 
     /// Hold time in milliseconds between the first unpublished change and the rebuild.
-    #[arg(long, default_value_t = 100)]
+    /// Range: 0 to 3600000.
+    #[arg(long, default_value_t = 100, value_parser = bounds::int::<u64>(0, 3_600_000))]
     hold_ms: u64,
 
     /// Replay the trace this many times (alternating forward replays of the same changes).
-    #[arg(long, default_value_t = 1)]
+    /// Range: 1 to 10000.
+    #[arg(long, default_value_t = 1, value_parser = bounds::int::<usize>(1, 10_000))]
     repeat: usize,
 
     /// Pace the replay by the trace's timestamps, this many times faster than real time
     /// (rebuild-style schemes, and the replays of incremental schemes with readers; the
     /// writer-alone replay stays unpaced); without it the writer applies changes as fast
-    /// as it can.
-    #[arg(long, value_name = "FACTOR")]
+    /// as it can. Range: above 0 and at most 1000000000.
+    #[arg(long, value_name = "FACTOR", value_parser = bounds::float(0.0, 1e9, true))]
     speedup: Option<f64>,
 
-    /// Random keys the readers cycle through.
-    #[arg(long, default_value_t = 1 << 22, value_parser = clap::builder::RangedU64ValueParser::<usize>::new().range(1..))]
+    /// Random keys the readers cycle through. Range: 1 to 4294967296.
+    #[arg(long, default_value_t = 1 << 22, value_parser = bounds::int::<usize>(1, bench::MAX_KEYS))]
     keys: usize,
 
     /// Segment length of the interleaved measurement of in-place schemes with readers
     /// (readers alone, readers + writer, writer alone, in turn; milliseconds).
-    #[arg(long, default_value_t = 10, value_parser = clap::builder::RangedU64ValueParser::<u64>::new().range(1..))]
+    /// Range: 1 to 60000.
+    #[arg(long, default_value_t = 10, value_parser = bounds::int::<u64>(1, 60_000))]
     segment_ms: u64,
 
     /// Changes per segment of the lockstep replay, where the trie alone and every in-place
@@ -98,15 +108,16 @@ pub struct UpdatesArgs {
     /// the host; each segment starts with caches the others used, and its first fifth is
     /// an uncounted lead-in). Short segments weigh those cold starts on the fastest
     /// scheme; 20,000 changes are a few milliseconds of a fast scheme's work and tens of a
-    /// slow one's, well inside a phase of a shared host (seconds).
-    #[arg(long, default_value_t = 20_000, value_parser = clap::builder::RangedU64ValueParser::<usize>::new().range(1..))]
+    /// slow one's, well inside a phase of a shared host (seconds). Range: 1 to 100000000.
+    #[arg(long, default_value_t = 20_000, value_parser = bounds::int::<usize>(1, 100_000_000))]
     lockstep_changes: usize,
-    /// Keys per reader `lookup_batch` call.
-    #[arg(long, default_value_t = 256, value_parser = clap::builder::RangedU64ValueParser::<usize>::new().range(1..))]
+    /// Keys per reader `lookup_batch` call. Range: 1 to 65536.
+    #[arg(long, default_value_t = 256, value_parser = bounds::int::<usize>(1, bench::MAX_BATCH))]
     batch: usize,
 
     /// Replay only the first N updates of the trace (before `--repeat`).
-    #[arg(long, value_name = "N", value_parser = clap::builder::RangedU64ValueParser::<usize>::new().range(1..))]
+    /// Range: 1 to 1000000000000.
+    #[arg(long, value_name = "N", value_parser = bounds::int::<usize>(1, 1_000_000_000_000))]
     limit: Option<usize>,
 
     /// Also write one JSON record per scheme (every figure printed) to this file.
@@ -118,9 +129,10 @@ pub struct UpdatesArgs {
 pub type Record = Map<String, Value>;
 
 pub fn run(args: UpdatesArgs) -> anyhow::Result<ExitCode> {
+    let json = OutputFile::create_opt("--json", args.json.as_deref())?;
     let records = records(&args)?;
-    if let Some(path) = &args.json {
-        write_json(path, &records)?;
+    if let Some(file) = json {
+        write_json(file, &records)?;
     }
     Ok(if records.iter().any(wrong) {
         ExitCode::from(1)
@@ -147,11 +159,14 @@ pub fn wrong(r: &Record) -> bool {
 }
 
 /// Writes `records` as one pretty JSON array.
-pub fn write_json(path: &Path, records: &[Record]) -> anyhow::Result<()> {
+pub fn write_json(mut file: OutputFile, records: &[Record]) -> anyhow::Result<()> {
     let text = serde_json::to_string_pretty(records)?;
-    std::fs::write(path, text + "\n")
-        .with_context(|| format!("cannot write {}", path.display()))?;
-    eprintln!("wrote {} records to {}", records.len(), path.display());
+    file.write_all((text + "\n").as_bytes())?;
+    eprintln!(
+        "wrote {} records to {}",
+        records.len(),
+        file.path().display()
+    );
     Ok(())
 }
 
@@ -174,9 +189,27 @@ fn replay<A: Address>(mut table: Table<A>, args: &UpdatesArgs) -> anyhow::Result
     if let Some(n) = args.limit {
         updates.truncate(n);
     }
-    if args.speedup.is_some_and(|f| !f.is_finite() || f <= 0.0) {
-        anyhow::bail!("--speedup must be a positive number");
-    }
+    bounds::check_memory(&[
+        bounds::Need::items(
+            "--repeat",
+            updates.len() as u128 * args.repeat as u128,
+            // The change and its replay offset, plus the schemes' own logs of it.
+            core::mem::size_of::<Change<A>>() as u128 * 3 + 8,
+            "replayed changes",
+        ),
+        bounds::Need::items(
+            "--keys",
+            args.keys.max(args.batch) as u128,
+            core::mem::size_of::<A>() as u128,
+            "reader keys",
+        ),
+        bounds::Need::items(
+            "--readers",
+            args.readers as u128,
+            bench::THREAD_BYTES + args.batch as u128 * 4,
+            "reader threads",
+        ),
+    ])?;
     // Seconds from the trace's first update. A timestamp earlier than one before it (a
     // trace merged from several collectors) is replayed at once, at the latest time seen.
     let first = updates[0].time;
@@ -223,7 +256,7 @@ fn replay<A: Address>(mut table: Table<A>, args: &UpdatesArgs) -> anyhow::Result
     let schemes = input::schemes(&args.schemes, A::FAMILY)?;
     args.settings.check(&schemes)?;
     let trie_secs = trie_alone(&table.rib, &changes);
-    println!(
+    outln!(
         "{:<12} the trie alone (every scheme's Rib work; the OBMA paper's \"Trie\", the bound): {} changes in {:.3} s = {:.0} updates/s (median of 3)",
         "trie",
         changes.len(),
@@ -295,7 +328,7 @@ fn replay<A: Address>(mut table: Table<A>, args: &UpdatesArgs) -> anyhow::Result
 fn lockstep_report(name: &str, l: &split::Lockstep, step: &split::Step, rec: &mut Record) {
     let rate = |secs: f64| l.counted as f64 / secs;
     let by_subtraction = step.total_secs - l.trie_secs;
-    println!(
+    outln!(
         "{name:<12} lockstep ({} segments of {} changes, the trie alone and each in-place scheme in turn, each segment's first fifth uncounted, {} TSC ticks an empty interval taken off each): {:.0} updates/s with its Rib work ({:.2}x the trie alone's {:.0}); structure alone {} by subtraction, {:.0} updates/s timed apart",
         l.segments,
         l.segment,
@@ -424,7 +457,7 @@ fn replay_incremental<A: Address>(
     // apart from the `Rib`'s, in the same phase of the host).
     let structure = secs - trie_secs;
     let split = split::replay(rib0, info, &opts, changes)?;
-    println!(
+    outln!(
         "{name:<12} in place, alone: {} changes ({} effective) in {:.3} s = {:.0} updates/s ({:.2}x the trie alone); structure alone {} (timed apart: {:.3} s = {:.0} updates/s, its Rib work {:.3} s); table {} the trie afterwards",
         changes.len(),
         applied,
@@ -442,7 +475,7 @@ fn replay_incremental<A: Address>(
         if ok { "equals" } else { "DIFFERS FROM" }
     );
     if !per_update.is_empty() {
-        println!("{name:<12} per update: {}", per_update.join(", "));
+        outln!("{name:<12} per update: {}", per_update.join(", "));
     }
     let alone_rate = changes.len() as f64 / secs;
     rec.insert("effective".into(), applied.into());
@@ -473,7 +506,7 @@ fn replay_incremental<A: Address>(
             readers: 0,
             ..args.clone()
         };
-        let updater = info.build_in_place(rib0.clone(), &opts)?;
+        let updater = info.updater(rib0.clone(), &opts, UpdateModel::InPlace)?;
         let timed = (changes, offsets);
         let (ok, quiet_rate) = replay_with_readers(
             updater,
@@ -485,20 +518,20 @@ fn replay_incremental<A: Address>(
             "in_place_no_readers",
         )?;
         all_ok &= ok;
-        let updater = info.build_in_place(rib0.clone(), &opts)?;
+        let updater = info.updater(rib0.clone(), &opts, UpdateModel::InPlace)?;
         let (ok, rate) = replay_with_readers(updater, name, timed, keys, args, rec, "in_place")?;
         all_ok &= ok;
         rates.push(rate);
         rec.insert("in_place_vs_alone".into(), (rate / alone_rate).into());
         rec.insert("in_place_vs_no_readers".into(), (rate / quiet_rate).into());
-        println!(
+        outln!(
             "{name:<12} in place, with {} reader(s) vs without: {:.2}x the update rate",
             args.readers,
             rate / quiet_rate
         );
         // The same again in interleaved segments, whose ratios the host's phases
         // cancel out of.
-        let mut updater = info.build_in_place(rib0.clone(), &opts)?;
+        let mut updater = info.updater(rib0.clone(), &opts, UpdateModel::InPlace)?;
         let segment = Duration::from_millis(args.segment_ms);
         let m = interleave::replay(
             &mut *updater,
@@ -511,13 +544,14 @@ fn replay_incremental<A: Address>(
         all_ok &= ok;
         let table = if ok { "equals" } else { "DIFFERS FROM" };
         if m.rounds == 0 {
-            println!(
+            outln!(
                 "{name:<12} in place, interleaved: {} changes are too few for one round of \
                  {} ms segments (--repeat replays the trace again); table {table} the trie",
-                m.applied, args.segment_ms,
+                m.applied,
+                args.segment_ms,
             );
         } else {
-            println!(
+            outln!(
                 "{name:<12} in place, interleaved ({} changes in {} rounds of {} ms segments: \
                  readers alone, readers + writer, writer alone): readers {:.2}x their rate \
                  alone ({:.1} vs {:.1} Mlps), writer {:.2}x its rate alone ({:.0} vs {:.0} \
@@ -541,17 +575,24 @@ fn replay_incremental<A: Address>(
         set("reader_busy_mlps", m.reader_busy_mlps);
         set("writer_busy_updates_per_s", m.writer_busy_rate);
         set("writer_alone_updates_per_s", m.writer_alone_rate);
+        // The rounds behind the two ratios' medians (their spread in plots).
+        rec.insert(
+            "interleaved_reader_ratio_runs".into(),
+            m.reader_ratios.into(),
+        );
+        rec.insert(
+            "interleaved_writer_ratio_runs".into(),
+            m.writer_ratios.into(),
+        );
     }
-    let twin_opts = args.settings.apply(info, BuildOptions::default());
-    let build = move |r: &Rib<A>| info.build_incremental(r, &twin_opts);
-    let twins = TwinUpdater::new(rib0.clone(), build)?;
+    let twins = info.updater(rib0.clone(), &opts, UpdateModel::Twins)?;
     let timed = (changes, offsets);
-    let (ok, rate) = replay_with_readers(Box::new(twins), name, timed, keys, args, rec, "twins")?;
+    let (ok, rate) = replay_with_readers(twins, name, timed, keys, args, rec, "twins")?;
     all_ok &= ok;
     rates.push(rate);
     rec.insert("twins_vs_alone".into(), (rate / alone_rate).into());
     if let [one, twins] = rates[..] {
-        println!(
+        outln!(
             "{name:<12} one instance vs twins, with {} reader(s): {:.2}x the update rate",
             args.readers,
             one / twins
@@ -623,7 +664,7 @@ fn replay_with_readers<A: Address>(
             busy_mlps / idle_mlps
         )
     };
-    println!(
+    outln!(
         "{name:<12} {model}: {rate:.0} updates/s with {readers}; \
          memory {:.2} MiB built, peak {:.2} MiB ({:.2}x){}; table {} the trie",
         footprint as f64 / 1048576.0,
@@ -716,47 +757,50 @@ fn replay_rebuild<A: Address>(
     rec: &mut Record,
 ) -> anyhow::Result<bool> {
     let opts = args.settings.apply(info, BuildOptions::default());
-    let build = |rib: &Rib<A>| info.build(rib, &opts);
-    let config = PublisherConfig {
+    let model = UpdateModel::Rebuild {
         hold_time: Duration::from_millis(args.hold_ms),
     };
-    let mut publisher = Publisher::new(rib0.clone(), build, config)?;
-    let reader = publisher.reader();
+    let mut updater = info.updater(rib0.clone(), &opts, model)?;
+    let reader = updater.reader();
 
     // The readers' rate on an idle table, for comparison.
-    let idle_mlps = reader_rate(&reader, keys, args, Duration::from_secs(1));
+    let idle_mlps = reader_rate(&*reader, keys, args, Duration::from_secs(1));
 
-    let mut log = Vec::new();
+    // Every publication's build time.
+    let mut builds = Vec::new();
+    let mut published = |p: Option<lpmkit::sync::ApplyInfo>| {
+        if let Some(p) = p.filter(|p| p.full_rebuild) {
+            builds.push(p.work_ms);
+        }
+    };
     let t0 = Instant::now();
     let pb = progress::bar(changes.len() as u64, format!("{}: replaying", info.name));
-    let (result, secs, busy_mlps) = with_readers(&reader, keys, args, || {
+    let (result, secs, busy_mlps) = with_readers(&*reader, keys, args, || {
         for (i, c) in changes.iter().enumerate() {
             if let Some(f) = args.speedup {
                 // Wait for the change's time, publishing when the hold time runs out.
                 let due = t0 + Duration::from_secs_f64(offsets[i] / f);
                 while Instant::now() < due {
-                    let wake = publisher.deadline().map_or(due, |d| d.min(due));
+                    let wake = updater.deadline().map_or(due, |d| d.min(due));
                     std::thread::sleep(wake.saturating_duration_since(Instant::now()));
-                    log.extend(publisher.poll()?);
+                    published(updater.poll()?);
                 }
             }
-            log.extend(publisher.apply(*c)?);
+            published(Some(updater.apply(std::slice::from_ref(c))?));
             if i % 4096 == 0 {
                 pb.set_position(i as u64);
             }
         }
-        if publisher.pending() > 0 {
-            log.push(publisher.publish()?);
-        }
+        published(updater.flush()?);
         Ok(())
     });
     pb.finish_and_clear();
     result?;
-    let builds: Vec<f64> = log.iter().map(|p| p.build_ms).collect();
     let mean_build = builds.iter().sum::<f64>() / builds.len().max(1) as f64;
     let max_build = builds.iter().copied().fold(0.0, f64::max);
-    let ok = agrees(&publisher.current().fib, publisher.rib(), keys, changes);
-    println!(
+    let ok = agrees_handle(&mut *updater.reader(), updater.rib(), keys)
+        && agrees_boundaries(&mut *updater.reader(), updater.rib(), changes);
+    outln!(
         "{:<12} rebuild+publish (hold {} ms{}): {} changes in {:.3} s = {:.0} updates/s; {} publications, build mean {:.1} ms max {:.1} ms; {} reader(s): {:.1} Mlps during updates vs {:.1} idle; final table {} the trie",
         info.name,
         args.hold_ms,
@@ -764,7 +808,7 @@ fn replay_rebuild<A: Address>(
         changes.len(),
         secs,
         changes.len() as f64 / secs,
-        log.len(),
+        builds.len(),
         mean_build,
         max_build,
         args.readers,
@@ -774,7 +818,7 @@ fn replay_rebuild<A: Address>(
     );
     let mut set = |k: &str, v: Value| rec.insert(format!("rebuild_{k}"), v);
     set("updates_per_s", (changes.len() as f64 / secs).into());
-    set("publications", log.len().into());
+    set("publications", builds.len().into());
     set("build_ms_mean", mean_build.into());
     set("build_ms_max", max_build.into());
     let busy = (busy_mlps > 0.0).then_some(busy_mlps);
@@ -782,6 +826,25 @@ fn replay_rebuild<A: Address>(
     set("idle_mlps", idle_mlps.into());
     set("reader_ratio", busy.map(|b| b / idle_mlps).into());
     Ok(ok)
+}
+
+/// Whether a reader's answers at the first and last address of every changed prefix are
+/// `rib`'s.
+fn agrees_boundaries<A: Address>(
+    reader: &mut dyn LookupHandle<A>,
+    rib: &Rib<A>,
+    changes: &[Change<A>],
+) -> bool {
+    let probe: Vec<A> = changes
+        .iter()
+        .flat_map(|c| [c.prefix().first(), c.prefix().last()])
+        .collect();
+    let mut out = vec![0u32; probe.len()];
+    reader.lookup_batch(&probe, &mut out);
+    probe
+        .iter()
+        .zip(&out)
+        .all(|(&k, &o)| o == NextHop::raw(rib.lookup(k)))
 }
 
 /// Lookup rate (Mlps, all readers together) over `dur` with no writer activity.

@@ -6,8 +6,14 @@ use clap::Args;
 use lpmkit::simd::Isa;
 use lpmkit::{traffic, Address, AnyTable, Fib, Implementation, NextHop, Table};
 
+use crate::bounds;
 use crate::input::{self, TableArgs};
+use crate::output::outln;
 use crate::progress;
+
+/// The most random keys `--keys` asks for (answers are indexed by 32 bits, with room for
+/// the boundary keys).
+const MAX_KEYS: u64 = 1 << 31;
 
 #[derive(Args, Debug)]
 pub struct VerifyArgs {
@@ -23,15 +29,17 @@ pub struct VerifyArgs {
 
     /// Random keys, in addition to the boundary keys of every prefix. For IPv6 half are
     /// uniform and half are "matching" keys built from the table's prefixes.
-    #[arg(long, short = 'k', default_value_t = 1_000_000)]
+    /// Range: 0 to 2147483648.
+    #[arg(long, short = 'k', default_value_t = 1_000_000,
+          value_parser = bounds::int::<usize>(0, MAX_KEYS))]
     keys: usize,
 
-    /// Seed of the random keys.
+    /// Seed of the random keys (any 64-bit value).
     #[arg(long, default_value_t = 1)]
     seed: u64,
 
-    /// Mismatches printed in full.
-    #[arg(long, default_value_t = 10)]
+    /// Mismatches printed in full. Range: 0 to 1000000.
+    #[arg(long, default_value_t = 10, value_parser = bounds::int::<usize>(0, 1_000_000))]
     show: usize,
 
     /// Each scheme is checked on every code path the CPU has at or below this ceiling
@@ -129,6 +137,13 @@ fn verify<A: Address>(table: &Table<A>, args: &VerifyArgs) -> anyhow::Result<Exi
     if schemes.is_empty() {
         anyhow::bail!("no scheme to verify besides the reference trie");
     }
+    bounds::check_memory(&[bounds::Need::items(
+        "--keys",
+        args.keys as u128 + 4 * table.rib.len() as u128,
+        // The key, its sort index, the reference and a scheme's answers.
+        core::mem::size_of::<A>() as u128 + 16,
+        "keys (random and prefix boundaries)",
+    )])?;
     let pb = progress::spinner("generating keys and reference answers");
     let keys = verification_keys(table, args.keys, args.seed);
     let want = reference_answers(table, &keys);
@@ -168,7 +183,7 @@ fn verify<A: Address>(table: &Table<A>, args: &VerifyArgs) -> anyhow::Result<Exi
             checked.push(name);
         }
     }
-    println!(
+    outln!(
         "verified {} keys against {}: {} mismatches",
         keys.len(),
         checked.join(","),
@@ -180,9 +195,13 @@ fn verify<A: Address>(table: &Table<A>, args: &VerifyArgs) -> anyhow::Result<Exi
             .rib
             .lookup_prefix(key)
             .map_or("no route".to_string(), |(p, _)| format!("matches {p}"));
-        println!(
+        outln!(
             "  {} ({}): {} -> got {} want {} ({matched})",
-            m.scheme, m.path, m.key, m.got, m.want
+            m.scheme,
+            m.path,
+            m.key,
+            m.got,
+            m.want
         );
     }
     Ok(if total_mismatches > 0 {

@@ -263,9 +263,11 @@ fn info_reports_structures_and_spider_depth() {
         "next hops    5",
         "spider16w",
         "layout=",
-        "DXR binary-search steps per lookup",
-        "Spider lookup depth",
-        "reads per lookup from prefetched (uncached) levels",
+        "Lookup profiles",
+        "search_steps.0=",
+        "search_steps_mean=",
+        "depth.0=",
+        "cold_reads_per_lookup=",
     ] {
         assert!(out.contains(want), "{want:?} missing from\n{out}");
     }
@@ -456,9 +458,7 @@ fn info_writes_its_figures_as_records() {
         "d16r,obma-b,spider16w",
         "--set",
         "fig13=true",
-        "--search-steps",
-        "10000",
-        "--spider-depth",
+        "--profile-keys",
         "10000",
         "--json",
         json.to_str().unwrap(),

@@ -10,6 +10,7 @@
 //! the [`registry`](crate::registry), so adding a scheme adds a module and a registry row.
 
 use core::fmt;
+use core::str::FromStr;
 
 use crate::nexthop::NextHop;
 use crate::prefix::{Address, Prefix};
@@ -67,14 +68,36 @@ pub trait Fib<A: Address>: Send + Sync {
     /// Bytes of memory the lookup structure occupies (what lookups may touch).
     fn memory_bytes(&self) -> usize;
 
-    /// Scheme-specific structure figures (node counts, layout, …).
+    /// Scheme-specific structure figures (node counts, layout, …): the rows `lpmkit info`
+    /// prints.
     fn stats(&self) -> Stats {
+        Stats::default()
+    }
+
+    /// How lookups of `keys` go through the structure (how many levels or search steps
+    /// they take, which reads leave the cache, …), as shares of the keys: the diagnostics
+    /// `lpmkit info` prints beside [`stats`](Self::stats). Costs one walk per key; none by
+    /// default.
+    fn profile(&self, keys: &[A]) -> Stats {
+        let _ = keys;
         Stats::default()
     }
 
     /// The code path `lookup_batch` runs on.
     fn implementation(&self) -> Implementation {
         Implementation::Scalar
+    }
+
+    /// A lookup of `key` that runs `stall` in the middle — after reading a switch word
+    /// and before reading what it points to — as a reader descheduled inside a lookup
+    /// does: for the concurrency tests of in-place schemes, where what the lookup reads
+    /// after the stall must still be intact however many updates ran meanwhile. The
+    /// default stalls first, then looks up.
+    #[cfg(any(test, feature = "test-hooks"))]
+    #[doc(hidden)]
+    fn stalled_lookup(&self, key: A, stall: &mut dyn FnMut()) -> u32 {
+        stall();
+        NextHop::raw(self.lookup(key))
     }
 }
 
@@ -141,11 +164,31 @@ pub trait IncrementalFib<A: Address>: Fib<A> {
 /// patch and the next after it, and combine generations into an answer neither had. Such
 /// a scheme sets [`VALIDATED_READS`](Self::VALIDATED_READS): its readers then check, per
 /// batch, that no patch began while they looked up, and look up again if one did.
-pub trait InPlaceWriter<A: Address>: Send + Sized + 'static {
+pub trait InPlaceWriter<A: Address>: Send + Sync + Sized + 'static {
     /// What lookups read.
     type Table: Fib<A> + 'static;
     /// A piece of the table a patch made unreachable (a block of an arena).
     type Retired: Send + 'static;
+    /// The scheme's configuration.
+    type Config: Config;
+
+    /// Builds the table and its writer from `rib`.
+    fn build(rib: &Rib<A>, config: &Self::Config) -> Result<(Box<Self::Table>, Self), BuildError>;
+
+    /// The configuration the table was built with.
+    fn config(&self) -> &Self::Config;
+
+    /// The scheme's structure figures, with what the writer knows (free space, update
+    /// counters, build time); the table's own by default.
+    fn stats(&self, table: &Self::Table) -> Stats {
+        table.stats()
+    }
+
+    /// Bytes the scheme occupies (the table's, unless the writer keeps lookup memory the
+    /// table does not count).
+    fn memory_bytes(&self, table: &Self::Table) -> usize {
+        table.memory_bytes()
+    }
 
     /// True if a lookup must be validated against the generation counters (a seqlock-style
     /// read: [`crate::sync::InPlace`]'s type docs), because it reads several structures a
@@ -199,6 +242,35 @@ pub trait InPlaceWriter<A: Address>: Send + Sized + 'static {
         Ok(None)
     }
 
+    /// [`patch`](Self::patch) when no reader shares `table` (the scheme on one thread,
+    /// [`IncrementalFib::apply`]): what the patch retires may be reused at once, and a
+    /// replacement table is stored into `table`. The default patches and then reuses
+    /// every retired part; a writer that can reuse as it goes overrides it.
+    fn patch_alone(
+        &mut self,
+        table: &mut Box<Self::Table>,
+        rib: &Rib<A>,
+        changes: &[Change<A>],
+    ) -> Result<UpdateStats, BuildError> {
+        let mut retired = Vec::new();
+        let changes = patch_order(changes);
+        // SAFETY: `table` is this writer's (the caller keeps them together) and `&mut`
+        // excludes every reader, so nothing retired can still be read.
+        match unsafe { self.patch(table, rib, &changes, &mut retired) }? {
+            Patched::InPlace(stats) => {
+                for block in retired {
+                    // SAFETY: as above.
+                    unsafe { self.reuse(table, block) };
+                }
+                Ok(stats)
+            }
+            Patched::Replaced(new, stats) => {
+                *table = new;
+                Ok(stats)
+            }
+        }
+    }
+
     /// Takes back a part retired by an earlier patch of `table`.
     ///
     /// # Safety
@@ -240,33 +312,6 @@ pub(crate) fn patch_order<A: Address>(changes: &[Change<A>]) -> std::borrow::Cow
     });
     order.dedup_by_key(|&mut (_, c)| c.prefix());
     std::borrow::Cow::Owned(order.into_iter().map(|(_, c)| c).collect())
-}
-
-/// [`IncrementalFib::apply`] for a scheme that keeps its table and writer side by side
-/// (no other thread reads the table): patch, then reuse what was retired at once.
-pub(crate) fn apply_alone<A: Address, W: InPlaceWriter<A>>(
-    writer: &mut W,
-    table: &mut Box<W::Table>,
-    rib: &Rib<A>,
-    changes: &[Change<A>],
-) -> Result<UpdateStats, BuildError> {
-    let mut retired = Vec::new();
-    let changes = patch_order(changes);
-    // SAFETY: `table` is this writer's (the caller keeps them together) and `&mut`
-    // excludes every reader, so nothing retired can still be read.
-    match unsafe { writer.patch(table, rib, &changes, &mut retired) }? {
-        Patched::InPlace(stats) => {
-            for block in retired {
-                // SAFETY: as above.
-                unsafe { writer.reuse(table, block) };
-            }
-            Ok(stats)
-        }
-        Patched::Replaced(new, stats) => {
-            *table = new;
-            Ok(stats)
-        }
-    }
 }
 
 /// Options every scheme understands at build time, and scheme settings by name.
@@ -328,6 +373,166 @@ impl BuildOptions {
             .rev()
             .find(|(k, _)| k == key)
             .map(|(_, v)| v.as_str())
+    }
+}
+
+/// A scheme's configuration, readable from `key=value` settings.
+///
+/// The settings are what `--set KEY=VALUE` passes on the command line and what a
+/// registry preset fixes (`d18r` is DXR with `k=18`). An unknown key, or a value out of
+/// range, is a [`BuildError::InvalidConfig`] naming it.
+pub trait Config: Clone + fmt::Debug + Send + Sync + 'static {
+    /// The settings this configuration reads: `(key, what it means)`, as `lpmkit schemes`
+    /// lists them.
+    const SETTINGS: &'static [(&'static str, &'static str)];
+
+    /// The configuration for family `A`: the defaults, overridden by `settings` (whose
+    /// keys [`Settings::check`] has accepted).
+    fn from_settings<A: Address>(settings: &Settings<'_>) -> Result<Self, BuildError>;
+}
+
+/// The configuration of a scheme that has no settings.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct NoConfig;
+
+impl Config for NoConfig {
+    const SETTINGS: &'static [(&'static str, &'static str)] = &[];
+
+    fn from_settings<A: Address>(_: &Settings<'_>) -> Result<Self, BuildError> {
+        Ok(NoConfig)
+    }
+}
+
+/// Build options and `key=value` settings, read on behalf of one scheme: typed values,
+/// and errors that name the scheme, the key and the value.
+#[derive(Clone, Copy, Debug)]
+pub struct Settings<'a> {
+    scheme: &'a str,
+    options: &'a BuildOptions,
+}
+
+impl<'a> Settings<'a> {
+    /// `options` read for the scheme named `scheme` (the name errors carry).
+    pub fn new(scheme: &'a str, options: &'a BuildOptions) -> Self {
+        Settings { scheme, options }
+    }
+
+    /// Checks that every setting given is one of `known` (a [`Config::SETTINGS`]).
+    pub fn check(&self, known: &[(&str, &str)]) -> Result<(), BuildError> {
+        for (k, _) in &self.options.settings {
+            if !known.iter().any(|(n, _)| n == k) {
+                let names: Vec<&str> = known.iter().map(|(n, _)| *n).collect();
+                return Err(self.error(format!(
+                    "unknown setting {k:?} (it understands: {})",
+                    if names.is_empty() {
+                        "none".to_string()
+                    } else {
+                        names.join(", ")
+                    }
+                )));
+            }
+        }
+        Ok(())
+    }
+
+    /// The scheme these settings are read for.
+    pub fn scheme(&self) -> &'a str {
+        self.scheme
+    }
+
+    /// The options behind the settings.
+    pub fn options(&self) -> &'a BuildOptions {
+        self.options
+    }
+
+    /// True if scalar code is forced ([`BuildOptions::force_scalar`]).
+    pub fn force_scalar(&self) -> bool {
+        self.options.force_scalar
+    }
+
+    /// The instruction-set ceiling asked for: [`Isa::Scalar`](crate::simd::Isa::Scalar) when
+    /// scalar code is forced, else [`BuildOptions::isa`] (`None`: no cap beyond what the
+    /// environment sets).
+    pub fn isa(&self) -> Option<crate::simd::Isa> {
+        if self.options.force_scalar {
+            Some(crate::simd::Isa::Scalar)
+        } else {
+            self.options.isa
+        }
+    }
+
+    /// The SIMD degree of parallelism asked for ([`BuildOptions::ways`]).
+    pub fn ways(&self) -> Option<usize> {
+        self.options.ways
+    }
+
+    /// The raw value of `key` (the last one given).
+    pub fn text(&self, key: &str) -> Option<&'a str> {
+        self.options.setting(key)
+    }
+
+    /// The value of `key`, parsed; an unparsable value is an error.
+    pub fn get<T: FromStr>(&self, key: &str) -> Result<Option<T>, BuildError> {
+        match self.text(key) {
+            None => Ok(None),
+            Some(v) => v
+                .parse()
+                .map(Some)
+                .map_err(|_| self.error(format!("setting {key}={v:?} is not a valid value"))),
+        }
+    }
+
+    /// The value of `key` as an entry width (`16` or `32`).
+    pub fn width(&self, key: &str) -> Result<Option<Width>, BuildError> {
+        Ok(match self.get::<u32>(key)? {
+            None => None,
+            Some(16) => Some(Width::U16),
+            Some(32) => Some(Width::U32),
+            Some(v) => return Err(self.invalid(key, &v.to_string(), "a width (16 or 32)")),
+        })
+    }
+
+    /// The error for `key=value`, which is not `what`.
+    pub fn invalid(&self, key: &str, value: &str, what: &str) -> BuildError {
+        self.error(format!("setting {key}={value:?} is not {what}"))
+    }
+
+    /// A configuration error of this scheme.
+    pub fn error(&self, reason: String) -> BuildError {
+        BuildError::InvalidConfig {
+            scheme: self.scheme.to_string(),
+            reason,
+        }
+    }
+}
+
+/// The width of a structure's entries (DIR-24-8's table entries, Poptrie's leaves, …):
+/// configurations take `Option<Width>` to force one, and otherwise get the narrowest that
+/// holds the table.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum Width {
+    /// 16-bit entries.
+    U16,
+    /// 32-bit entries.
+    U32,
+}
+
+impl Width {
+    /// Every width, narrowest first.
+    pub const ALL: [Width; 2] = [Width::U16, Width::U32];
+
+    /// Bits per entry.
+    pub const fn bits(self) -> u32 {
+        match self {
+            Width::U16 => 16,
+            Width::U32 => 32,
+        }
+    }
+}
+
+impl fmt::Display for Width {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}-bit", self.bits())
     }
 }
 
@@ -480,6 +685,25 @@ impl Stats {
         self.entries.push((key.into(), value));
     }
 
+    /// Appends a histogram as shares: `{key}.{i}` = `counts[i]` / the total, for every
+    /// `i`, then `{key}_mean`, the mean of `i`. Returns `self` for chaining.
+    ///
+    /// ```
+    /// use lpmkit::{StatValue, Stats};
+    /// let s = Stats::new().with_shares("depth", &[1, 3]);
+    /// assert_eq!(s.get("depth.1"), Some(&StatValue::Ratio(0.75)));
+    /// assert_eq!(s.get("depth_mean"), Some(&StatValue::Ratio(0.75)));
+    /// ```
+    pub fn with_shares(mut self, key: &str, counts: &[u64]) -> Self {
+        let total = counts.iter().sum::<u64>().max(1) as f64;
+        let mut mean = 0.0;
+        for (i, &c) in counts.iter().enumerate() {
+            self.push(format!("{key}.{i}"), StatValue::Ratio(c as f64 / total));
+            mean += i as f64 * c as f64 / total;
+        }
+        self.with(format!("{key}_mean"), StatValue::Ratio(mean))
+    }
+
     /// The figure named `key`.
     pub fn get(&self, key: &str) -> Option<&StatValue> {
         self.entries.iter().find(|(k, _)| k == key).map(|(_, v)| v)
@@ -549,8 +773,15 @@ impl<A: Address, F: Fib<A> + ?Sized> Fib<A> for Box<F> {
     fn stats(&self) -> Stats {
         (**self).stats()
     }
+    fn profile(&self, keys: &[A]) -> Stats {
+        (**self).profile(keys)
+    }
     fn implementation(&self) -> Implementation {
         (**self).implementation()
+    }
+    #[cfg(any(test, feature = "test-hooks"))]
+    fn stalled_lookup(&self, key: A, stall: &mut dyn FnMut()) -> u32 {
+        (**self).stalled_lookup(key, stall)
     }
 }
 
@@ -558,5 +789,32 @@ impl<A: Address, F: Fib<A> + ?Sized> Fib<A> for Box<F> {
 impl<A: Address, F: IncrementalFib<A> + ?Sized> IncrementalFib<A> for Box<F> {
     fn apply(&mut self, rib: &Rib<A>, changes: &[Change<A>]) -> Result<UpdateStats, BuildError> {
         (**self).apply(rib, changes)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn settings_are_checked_and_typed() {
+        let o = BuildOptions::default()
+            .with_settings("k=20, width=16, bad=x")
+            .unwrap();
+        let s = Settings::new("d20r", &o);
+        assert_eq!(s.get::<u8>("k").unwrap(), Some(20));
+        assert_eq!(s.width("width").unwrap(), Some(Width::U16));
+        assert_eq!(s.get::<u8>("absent").unwrap(), None);
+        let err = s.get::<u8>("bad").unwrap_err().to_string();
+        assert!(err.contains("d20r") && err.contains("bad=\"x\""), "{err}");
+        let err = s
+            .check(&[("k", ""), ("width", "")])
+            .unwrap_err()
+            .to_string();
+        assert!(err.contains("unknown setting \"bad\""), "{err}");
+        assert!(err.contains("k, width"), "{err}");
+        let o = BuildOptions::default().with_settings("width=8").unwrap();
+        let err = Settings::new("x", &o).width("width").unwrap_err();
+        assert!(err.to_string().contains("16 or 32"), "{err}");
     }
 }

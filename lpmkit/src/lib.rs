@@ -67,6 +67,7 @@ pub mod nexthop;
 pub mod prefix;
 pub mod registry;
 pub mod rib;
+pub mod scheme;
 // The tests' random numbers; public only to lpmkit's own integration tests.
 #[cfg(feature = "test-hooks")]
 #[doc(hidden)]
@@ -82,15 +83,24 @@ pub mod table;
 pub mod traffic;
 
 pub use fib::{
-    BuildError, Change, Fib, Implementation, IncrementalFib, StatValue, Stats, UpdateStats,
+    BuildError, Change, Config, Fib, Implementation, IncrementalFib, NoConfig, Settings, StatValue,
+    Stats, UpdateStats, Width,
 };
 pub use nexthop::{NextHop, NextHopTable};
 pub use prefix::{Address, Family, Ipv4, Ipv6, Prefix, PrefixError};
 pub use registry::BuildOptions;
 pub use rib::Rib;
+pub use scheme::{Patchable, Scheme};
 pub use table::{AnyTable, Table};
 
 /// The README's examples, compiled and run as doc tests.
 #[cfg(doctest)]
 #[doc = include_str!("../../README.md")]
 pub struct ReadmeDoctests;
+
+/// The guide's examples (`docs/`), compiled and run as doc tests.
+#[cfg(doctest)]
+#[doc = include_str!("../../docs/getting-started.md")]
+#[doc = include_str!("../../docs/updates.md")]
+#[doc = include_str!("../../docs/bindings.md")]
+pub struct GuideDoctests;

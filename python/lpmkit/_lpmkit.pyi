@@ -9,7 +9,7 @@ import numpy.typing as npt
 
 __version__: str
 
-Address = Union[str, int, ipaddress.IPv4Address, ipaddress.IPv6Address]
+Address = Union[str, int, bytes, bytearray, memoryview, ipaddress.IPv4Address, ipaddress.IPv6Address]
 Prefix = Union[str, ipaddress.IPv4Network, ipaddress.IPv6Network]
 Value = Union[int, str]
 
@@ -61,9 +61,9 @@ class Table:
         unless given. A later route for a prefix replaces an earlier one."""
 
     @staticmethod
-    def from_bytes(data: bytes) -> "Table":
-        """A table from :meth:`to_bytes`. A corrupt, truncated or foreign blob raises
-        ValueError saying what is wrong."""
+    def from_bytes(data: Union[bytes, bytearray, memoryview]) -> "Table":
+        """A table from :meth:`to_bytes` (any bytes-like object). A corrupt, truncated or
+        foreign blob raises ValueError saying what is wrong."""
 
     def to_bytes(self) -> bytes:
         """The table serialised: versioned, checksummed; routes, values, scheme."""
@@ -112,14 +112,18 @@ class Table:
     def lookup(self, addrs: Any, default: Any = None, out: Any = None) -> Any:
         """The value of the longest matching prefix of each address.
 
-        * one address (str, int, ``ipaddress`` object): its value, or `default`;
+        * one address (str, int, ``ipaddress`` object, or the address packed in network
+          order: 4 or 16 ``bytes``/``bytearray``/``memoryview``, as
+          ``ipaddress.ip_address`` takes it): its value, or `default`;
         * a numpy array — IPv4: 1-D ``uint32`` (host order); IPv6: ``(n, 16)`` ``uint8``
           (network order): an int64 array if :attr:`numeric` (misses are `default`, -1
           if None; written into `out` if given), else an object array;
         * any other iterable of addresses: a list.
 
-        Raises TypeError for a wrong dtype or shape, ValueError for a malformed address
-        (naming the item)."""
+        Raises TypeError for a wrong dtype or shape, or for an ``ipaddress`` network (a
+        network is not an address: look up its ``network_address``, or ``list()`` it to
+        look up every address it holds), ValueError for a malformed address or packed
+        bytes of the wrong length (naming the item)."""
 
     def lookup_ids(
         self, addrs: npt.NDArray[Any], out: Optional[npt.NDArray[np.uint32]] = None
@@ -143,4 +147,4 @@ class Table:
 
     def __reduce__(self) -> Any: ...
 
-def _table_from_bytes(data: bytes) -> Table: ...
+def _table_from_bytes(data: Union[bytes, bytearray, memoryview]) -> Table: ...

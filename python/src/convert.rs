@@ -9,7 +9,7 @@ use numpy::{
 };
 use pyo3::exceptions::{PyOverflowError, PyTypeError, PyValueError};
 use pyo3::prelude::*;
-use pyo3::types::PyString;
+use pyo3::types::{PyByteArray, PyBytes, PyMemoryView, PyString};
 
 use crate::CHUNK;
 
@@ -48,9 +48,56 @@ pub(crate) fn family_name(f: Family) -> &'static str {
     }
 }
 
-/// One address from a Python object: a string, an int, or an `ipaddress` address.
+/// The bytes of a `bytes`, `bytearray` or `memoryview`, or `None` for other objects.
+pub(crate) fn bytes_like(v: &Bound<'_, PyAny>) -> PyResult<Option<Vec<u8>>> {
+    if let Ok(b) = v.downcast::<PyBytes>() {
+        return Ok(Some(b.as_bytes().to_vec()));
+    }
+    if let Ok(b) = v.downcast::<PyByteArray>() {
+        return Ok(Some(b.to_vec()));
+    }
+    if v.is_instance_of::<PyMemoryView>() {
+        let b = v.call_method0("tobytes")?;
+        return Ok(Some(b.downcast::<PyBytes>()?.as_bytes().to_vec()));
+    }
+    Ok(None)
+}
+
+/// True for an `ipaddress` network (which iterates over every address it holds).
+pub(crate) fn is_network(v: &Bound<'_, PyAny>) -> PyResult<bool> {
+    Ok(v.hasattr("network_address")? && v.hasattr("prefixlen")?)
+}
+
+/// A TypeError for a network given where addresses are expected.
+pub(crate) fn network_given(v: &Bound<'_, PyAny>) -> PyErr {
+    PyTypeError::new_err(format!(
+        "{} is a network, not an address: look up its .network_address, or list(...) its \
+         addresses to look up each of them",
+        v.str().map(|s| s.to_string()).unwrap_or_default()
+    ))
+}
+
+/// One address from a Python object: a string, an int, an `ipaddress` address, or the
+/// address packed in network order as 4 (IPv4) or 16 (IPv6) bytes (`bytes`, `bytearray`,
+/// `memoryview`), as `ipaddress.ip_address` takes it.
 pub(crate) fn to_addr<A: Address>(v: &Bound<'_, PyAny>, at: Option<usize>) -> PyResult<A> {
     let whence = at.map_or(String::new(), |i| format!(" (item {i})"));
+    if let Some(b) = bytes_like(v)? {
+        let n = A::BITS as usize / 8;
+        if b.len() != n {
+            return Err(PyValueError::new_err(format!(
+                "a packed {} address is {n} bytes, not {}{whence}",
+                family_name(A::FAMILY),
+                b.len()
+            )));
+        }
+        let mut a = [0u8; 16];
+        a[16 - n..].copy_from_slice(&b);
+        return Ok(A::from_u128(u128::from_be_bytes(a)));
+    }
+    if is_network(v)? {
+        return Err(network_given(v));
+    }
     if let Ok(s) = v.downcast::<PyString>() {
         let s = s.to_cow()?;
         return parse_addr::<A>(s.trim()).ok_or_else(|| {
@@ -85,7 +132,7 @@ pub(crate) fn to_addr<A: Address>(v: &Bound<'_, PyAny>, at: Option<usize>) -> Py
         return Ok(A::from_u128(n));
     }
     Err(PyTypeError::new_err(format!(
-        "addresses are str, int, ipaddress objects or numpy arrays, not {}{whence}",
+        "addresses are str, int, packed bytes, ipaddress objects or numpy arrays, not {}{whence}",
         v.get_type().name()?
     )))
 }
@@ -94,6 +141,9 @@ pub(crate) fn to_addr<A: Address>(v: &Bound<'_, PyAny>, at: Option<usize>) -> Py
 pub(crate) fn iter_addrs<'py>(
     v: &Bound<'py, PyAny>,
 ) -> PyResult<Bound<'py, pyo3::types::PyIterator>> {
+    if is_network(v)? {
+        return Err(network_given(v));
+    }
     v.try_iter().map_err(|_| {
         PyTypeError::new_err(format!(
             "addresses are str, int, ipaddress objects, numpy arrays or iterables of those, \

@@ -172,10 +172,14 @@ impl Table {
         Ok(out[0])
     }
 
-    /// `true` if `v` is one address rather than a collection of them.
+    /// `true` if `v` is one address rather than a collection of them (packed bytes are
+    /// one address, not a sequence of byte values).
     fn is_scalar(v: &Bound<'_, PyAny>) -> PyResult<bool> {
         Ok(v.is_instance_of::<PyString>()
             || v.is_instance_of::<pyo3::types::PyInt>()
+            || v.is_instance_of::<PyBytes>()
+            || v.is_instance_of::<pyo3::types::PyByteArray>()
+            || v.is_instance_of::<pyo3::types::PyMemoryView>()
             || (v.hasattr("packed")? && v.hasattr("version")?))
     }
 
@@ -315,7 +319,17 @@ impl Table {
     }
 
     #[staticmethod]
-    fn from_bytes(py: Python<'_>, data: &[u8]) -> PyResult<Self> {
+    fn from_bytes(py: Python<'_>, data: &Bound<'_, PyAny>) -> PyResult<Self> {
+        let data = bytes_like(data)?.ok_or_else(|| {
+            PyTypeError::new_err(format!(
+                "from_bytes takes bytes, bytearray or memoryview, not {}",
+                data.get_type()
+                    .name()
+                    .map(|n| n.to_string())
+                    .unwrap_or_default()
+            ))
+        })?;
+        let data = data.as_slice();
         let family = lpmkit::facade::blob_family(data).map_err(table_error)?;
         let inner = py
             .allow_threads(|| -> Result<Inner, TableError> {
@@ -748,7 +762,7 @@ impl Table {
 
 /// Pickling support: `Table.__reduce__` names this.
 #[pyfunction]
-fn _table_from_bytes(py: Python<'_>, data: &[u8]) -> PyResult<Table> {
+fn _table_from_bytes(py: Python<'_>, data: &Bound<'_, PyAny>) -> PyResult<Table> {
     Table::from_bytes(py, data)
 }
 

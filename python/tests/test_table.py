@@ -305,3 +305,36 @@ def test_schemes_and_every_scheme_answers_alike():
             continue
         t = lpmkit.Table.from_routes(routes, scheme=s)
         assert (t.lookup(keys) == want).all(), s
+
+
+def test_packed_bytes_networks_and_buffers():
+    t = small()
+    # Packed bytes are one address (network order), as ipaddress.ip_address takes them,
+    # not a sequence of four addresses.
+    packed = ipaddress.IPv4Address("10.1.2.3").packed
+    assert t.lookup(packed) == t.lookup("10.1.2.3") == 1
+    assert t.lookup(bytearray(packed)) == 1
+    assert t.lookup(memoryview(packed)) == 1
+    assert t.lookup([packed, b"\x0b\x00\x00\x00"]) == [1, "default"]
+    assert t.lookup_prefix(packed) == "10.1.2.3/32"
+    with pytest.raises(ValueError, match="packed IPv4 address is 4 bytes, not 3"):
+        t.lookup(b"\x0a\x01\x02")
+    with pytest.raises(ValueError, match=r"is 4 bytes, not 16 \(item 0\)"):
+        t.lookup([bytes(16)])
+    t6 = lpmkit.Table.from_routes([("2001:db8::/32", 6)])
+    assert t6.lookup(ipaddress.IPv6Address("2001:db8::1").packed) == 6
+    # A network is not an address: refused, never expanded into its addresses.
+    for net in [ipaddress.ip_network("10.0.0.0/8"), ipaddress.ip_network("0.0.0.0/0")]:
+        with pytest.raises(TypeError, match="is a network, not an address"):
+            t.lookup(net)
+        with pytest.raises(TypeError, match="is a network, not an address"):
+            t.lookup_prefix(net)
+        with pytest.raises(TypeError, match="is a network, not an address"):
+            t.lookup([net])
+    assert t.lookup(ipaddress.ip_network("10.1.2.0/30").network_address) == 2
+    # Any bytes-like blob loads.
+    blob = t.to_bytes()
+    for b in [bytearray(blob), memoryview(blob), memoryview(bytearray(blob))]:
+        assert lpmkit.Table.from_bytes(b).routes() == t.routes()
+    with pytest.raises(TypeError, match="from_bytes takes bytes, bytearray or memoryview, not str"):
+        lpmkit.Table.from_bytes("LPMKITRT")

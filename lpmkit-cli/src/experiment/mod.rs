@@ -47,6 +47,7 @@ use clap::{Args, Subcommand};
 use serde::Deserialize;
 use serde_json::{Map, Value};
 
+use crate::output::outln;
 use crate::{bench, info, updates};
 
 /// What the papers show that these experiments do not measure (the report says so).
@@ -146,7 +147,8 @@ struct Figure {
     /// `build_ms`).
     #[serde(default = "default_y")]
     y: String,
-    /// The y axis' name (default: the field `y`).
+    /// The y axis' title, in words with its unit (default: the words for a known field,
+    /// else the field `y`).
     y_label: Option<String>,
     /// The record field naming each series.
     #[serde(default = "default_series")]
@@ -154,6 +156,9 @@ struct Figure {
     /// `line` or `bar`.
     #[serde(default = "default_kind")]
     kind: String,
+    /// A logarithmic y axis, for values that span orders of magnitude.
+    #[serde(default)]
+    y_log: bool,
     /// Ratios the report states for this machine beside the paper's.
     #[serde(default)]
     ratios: Vec<Ratio>,
@@ -177,6 +182,10 @@ struct Axis {
     /// The swept values (`{x}`); none: one cell, x from `field`.
     #[serde(default)]
     values: Vec<String>,
+    /// What the plot and the report call each of `values` (a table file's short name),
+    /// in the same order; the values themselves where absent.
+    #[serde(default)]
+    names: Vec<String>,
     /// The record field on the x axis when the sweep is inside one invocation.
     field: Option<String>,
     /// `[label, field]` pairs: each record gives one point per field, at x = its label
@@ -191,6 +200,10 @@ struct Each {
     /// The record field that holds the value (a series, usually).
     field: String,
     values: Vec<String>,
+    /// What the plot and the report call each of `values` when they name a series, in the
+    /// same order; the values themselves where absent.
+    #[serde(default)]
+    names: Vec<String>,
 }
 
 fn default_command() -> String {
@@ -210,10 +223,10 @@ pub fn run(args: ExperimentArgs) -> anyhow::Result<ExitCode> {
     match args.command {
         ExperimentCommand::List(a) => {
             for e in load_all(&a.file)? {
-                println!("{:<10} {}", e.name, e.paper);
+                outln!("{:<10} {}", e.name, e.paper);
                 for f in &e.figures {
                     let cells = f.x.values.len().max(1);
-                    println!("  {}/{:<12} {} ({cells} cells)", e.name, f.id, f.title);
+                    outln!("  {}/{:<12} {} ({cells} cells)", e.name, f.id, f.title);
                 }
             }
             Ok(ExitCode::SUCCESS)
@@ -250,6 +263,20 @@ fn parse(text: &str) -> anyhow::Result<Experiment> {
             "figure {}: x needs values, a field or fields",
             f.id
         );
+        anyhow::ensure!(
+            f.x.names.is_empty() || f.x.names.len() == f.x.values.len(),
+            "figure {}: x.names needs one name per x.values entry ({} names, {} values)",
+            f.id,
+            f.x.names.len(),
+            f.x.values.len()
+        );
+        if let Some(e) = &f.each {
+            anyhow::ensure!(
+                e.names.is_empty() || e.names.len() == e.values.len(),
+                "figure {}: each.names needs one name per each.values entry",
+                f.id
+            );
+        }
         let each = f.args.iter().any(|a| a.contains("{each}"));
         anyhow::ensure!(
             each == f.each.is_some(),
@@ -357,13 +384,14 @@ fn cell_args(
                 // A few interleaved rounds out of 5,000 changes.
                 ("--segment-ms", "1"),
             ],
-            "info" => &[("--search-steps", "65536"), ("--spider-depth", "65536")],
+            "info" => &[("--profile-keys", "65536")],
             _ => &[("--keys", "65536"), ("--runs", "1")],
         };
         let canonical = |w: &str| {
             match w {
                 "-k" => "--keys",
                 "-r" => "--runs",
+                "--search-steps" | "--spider-depth" => "--profile-keys",
                 w => w,
             }
             .to_string()
@@ -379,7 +407,7 @@ fn cell_args(
                     out.extend(["--synthetic", family, "--routes", "20000"].map(String::from));
                     i += 2;
                 }
-                // Only ever smaller: a figure's `--spider-depth 0` stays 0.
+                // Only ever smaller: a figure's `--profile-keys 0` stays 0.
                 (flag, Some(v)) if small.iter().any(|(f, _)| *f == flag) => {
                     let (_, q) = small.iter().find(|(f, _)| *f == flag).expect("found above");
                     match (v.parse::<u64>(), q.parse::<u64>()) {
@@ -516,6 +544,7 @@ fn run_experiments(a: &RunArgs) -> anyhow::Result<ExitCode> {
         .iter()
         .filter_map(|r| r.get("cell").and_then(Value::as_str).map(String::from))
         .collect();
+    check_data(&chosen, &done, &data, a.quick)?;
     let machine = machine();
     let mut file = std::fs::OpenOptions::new()
         .create(true)
@@ -529,10 +558,7 @@ fn run_experiments(a: &RunArgs) -> anyhow::Result<ExitCode> {
     let mut failed = Vec::new();
     for (e, f) in &chosen {
         for (x, each) in cells(f) {
-            let mut cell = format!("{}/{}/{}", e.name, f.id, x.unwrap_or("-"));
-            if let Some(v) = each {
-                cell = format!("{cell}/{v}");
-            }
+            let cell = cell_id(e, f, x, each);
             pb.inc(1);
             if done.contains(&cell) {
                 continue;
@@ -616,7 +642,7 @@ fn run_experiments(a: &RunArgs) -> anyhow::Result<ExitCode> {
             })
             .collect();
         let svg = format!("{}-{}.svg", e.name, f.id);
-        let series = plot::draw(&out.join(&svg), f, &mine)?;
+        let series = plot::draw(&out.join(&svg), f, &mine, a.quick)?;
         report.push_str(&format!(
             "\n## {} {}: {}\n\n*Paper ({}):* {}\n\n![{}]({svg})\n\n{}{}\n",
             e.name,
@@ -646,6 +672,48 @@ fn run_experiments(a: &RunArgs) -> anyhow::Result<ExitCode> {
             failed.join(", ")
         );
         Ok(ExitCode::from(1))
+    }
+}
+
+/// Every data file the cells still to measure read (after `--quick` replaced the tables)
+/// must be there: a missing one is an error naming it and the data directory, before
+/// anything is measured.
+fn check_data(
+    chosen: &[(&Experiment, &Figure)],
+    done: &BTreeSet<String>,
+    data: &Path,
+    quick: bool,
+) -> anyhow::Result<()> {
+    let mut missing = BTreeSet::new();
+    for (e, f) in chosen {
+        for (x, each) in cells(f) {
+            let cell = cell_id(e, f, x, each);
+            if done.contains(&cell) {
+                continue;
+            }
+            let words = cell_args(f, x, each, data, quick);
+            for w in words.iter().map(Path::new) {
+                if w.starts_with(data) && !w.exists() {
+                    missing.insert(w.display().to_string());
+                }
+            }
+        }
+    }
+    anyhow::ensure!(
+        missing.is_empty(),
+        "missing data: {} (the data directory is {}: give --data DIR or set LPMKIT_DATA)",
+        missing.into_iter().collect::<Vec<_>>().join(", "),
+        data.display()
+    );
+    Ok(())
+}
+
+/// A cell's name in the records: `EXPERIMENT/FIGURE/X[/EACH]`.
+fn cell_id(e: &Experiment, f: &Figure, x: Option<&str>, each: Option<&str>) -> String {
+    let cell = format!("{}/{}/{}", e.name, f.id, x.unwrap_or("-"));
+    match each {
+        Some(v) => format!("{cell}/{v}"),
+        None => cell,
     }
 }
 

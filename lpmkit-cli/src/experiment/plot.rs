@@ -41,11 +41,54 @@ fn field<'a>(r: &'a Map<String, Value>, path: &str) -> Option<&'a Value> {
 }
 
 /// The figure's points: x categories and series in order of first appearance, and
-/// `(series, x, y)`; a later record for the same point wins.
+/// `(series, x, y)`; a later record for the same point wins. `lo`/`hi` hold the spread of
+/// the runs behind a point (the least and the greatest), where the records carry it.
+#[derive(Clone)]
 pub(super) struct Points {
     pub xs: Vec<String>,
     pub series: Vec<String>,
     pub ys: Vec<Vec<Option<f64>>>,
+    pub lo: Vec<Vec<Option<f64>>>,
+    pub hi: Vec<Vec<Option<f64>>>,
+}
+
+/// The runs behind the figure at `path`, if the record carries them: `<stem>_runs` for a
+/// `<stem>_median` field (`mlps_runs` for `mlps_median`), else `<path>_runs`; returns
+/// their least and greatest value.
+fn spread(r: &Map<String, Value>, path: &str) -> Option<(f64, f64)> {
+    let runs = path
+        .strip_suffix("_median")
+        .and_then(|stem| field(r, &format!("{stem}_runs")))
+        .or_else(|| field(r, &format!("{path}_runs")))?
+        .as_array()?;
+    let vals: Vec<f64> = runs.iter().filter_map(Value::as_f64).collect();
+    if vals.len() < 2 {
+        return None;
+    }
+    let lo = vals.iter().copied().fold(f64::INFINITY, f64::min);
+    let hi = vals.iter().copied().fold(f64::NEG_INFINITY, f64::max);
+    Some((lo, hi))
+}
+
+/// What the plot calls the record value `x` of figure `f`: its `x.names` entry if it has
+/// one.
+fn x_name(f: &Figure, x: String) -> String {
+    match f.x.values.iter().position(|v| *v == x) {
+        Some(i) if i < f.x.names.len() => f.x.names[i].clone(),
+        _ => x,
+    }
+}
+
+/// What the plot calls the series value `s` of figure `f`: its `each.names` entry when the
+/// series is the second sweep's field and it has one.
+fn series_name(f: &Figure, s: String) -> String {
+    match &f.each {
+        Some(e) if e.field == f.series => match e.values.iter().position(|v| *v == s) {
+            Some(i) if i < e.names.len() => e.names[i].clone(),
+            _ => s,
+        },
+        _ => s,
+    }
 }
 
 pub(super) fn points(f: &Figure, recs: &[&Map<String, Value>]) -> Points {
@@ -53,23 +96,28 @@ pub(super) fn points(f: &Figure, recs: &[&Map<String, Value>]) -> Points {
         xs: Vec::new(),
         series: Vec::new(),
         ys: Vec::new(),
+        lo: Vec::new(),
+        hi: Vec::new(),
     };
     for r in recs {
-        let s = label(field(r, &f.series));
-        // (x, y) of this record: one point, or one per field of `x.fields`.
-        let xy: Vec<(String, f64)> = if f.x.fields.is_empty() {
+        let s = series_name(f, label(field(r, &f.series)));
+        // (x, y, spread) of this record: one point, or one per field of `x.fields`.
+        type Point = (String, f64, Option<(f64, f64)>);
+        let xy: Vec<Point> = if f.x.fields.is_empty() {
             field(r, &f.y)
                 .and_then(Value::as_f64)
-                .map(|y| (label(r.get("x")), y))
+                .map(|y| (x_name(f, label(r.get("x"))), y, spread(r, &f.y)))
                 .into_iter()
                 .collect()
         } else {
             f.x.fields
                 .iter()
-                .filter_map(|[l, path]| Some((l.clone(), field(r, path)?.as_f64()?)))
+                .filter_map(|[l, path]| {
+                    Some((l.clone(), field(r, path)?.as_f64()?, spread(r, path)))
+                })
                 .collect()
         };
-        for (x, y) in xy {
+        for (x, y, sp) in xy {
             let xi = p.xs.iter().position(|v| *v == x).unwrap_or_else(|| {
                 p.xs.push(x);
                 p.xs.len() - 1
@@ -77,106 +125,358 @@ pub(super) fn points(f: &Figure, recs: &[&Map<String, Value>]) -> Points {
             let si = p.series.iter().position(|v| *v == s).unwrap_or_else(|| {
                 p.series.push(s.clone());
                 p.ys.push(Vec::new());
+                p.lo.push(Vec::new());
+                p.hi.push(Vec::new());
                 p.series.len() - 1
             });
-            let row = &mut p.ys[si];
-            if row.len() <= xi {
-                row.resize(xi + 1, None);
+            for row in [&mut p.ys[si], &mut p.lo[si], &mut p.hi[si]] {
+                if row.len() <= xi {
+                    row.resize(xi + 1, None);
+                }
             }
-            row[xi] = Some(y);
+            p.ys[si][xi] = Some(y);
+            p.lo[si][xi] = sp.map(|s| s.0);
+            p.hi[si][xi] = sp.map(|s| s.1);
         }
     }
-    for row in &mut p.ys {
-        row.resize(p.xs.len(), None);
+    for rows in [&mut p.ys, &mut p.lo, &mut p.hi] {
+        for row in rows.iter_mut() {
+            row.resize(p.xs.len(), None);
+        }
     }
     p
 }
 
+/// The figure's caption line under its title: where and when its records were measured
+/// (every distinct CPU and date), and what the whiskers are.
+fn caption(recs: &[&Map<String, Value>], p: &Points, quick: bool) -> String {
+    let distinct = |key: &str| -> Vec<String> {
+        let mut v: Vec<String> = Vec::new();
+        for r in recs {
+            if let Some(s) = r.get("machine").and_then(|m| m.get(key)) {
+                let s = label(Some(s));
+                if !v.contains(&s) {
+                    v.push(s);
+                }
+            }
+        }
+        v
+    };
+    let cores = distinct("cores");
+    let mut parts = vec![distinct("cpu").join(" / ")];
+    if let [c] = &cores[..] {
+        parts.push(format!("{c} {}", if c == "1" { "core" } else { "cores" }));
+    }
+    let mut dates = distinct("date");
+    dates.sort();
+    parts.push(match &dates[..] {
+        [] => String::new(),
+        [d] => d.clone(),
+        [first, .., last] => format!("{first} to {last}"),
+    });
+    if p.lo.iter().flatten().any(Option::is_some) {
+        parts.push("medians; whiskers: the range of the runs".into());
+    }
+    if quick {
+        parts.push("quick run (synthetic tables, one run): shapes only".into());
+    }
+    parts.retain(|s| !s.is_empty());
+    parts.join("  ·  ")
+}
+
+/// `p` with x and series swapped.
+fn transposed(p: &Points) -> Points {
+    let flip = |rows: &[Vec<Option<f64>>]| -> Vec<Vec<Option<f64>>> {
+        (0..p.xs.len())
+            .map(|xi| rows.iter().map(|row| row[xi]).collect())
+            .collect()
+    };
+    Points {
+        xs: p.series.clone(),
+        series: p.xs.clone(),
+        ys: flip(&p.ys),
+        lo: flip(&p.lo),
+        hi: flip(&p.hi),
+    }
+}
+
 /// Draws `f` from its records into `path`; returns its points (for the table).
+///
+/// A bar chart with more series than colours and few x values (every scheme on three
+/// tables) is drawn the other way round: the series along the x axis, one colour per x
+/// value.
 pub(super) fn draw(
     path: &Path,
     f: &Figure,
     recs: &[&Map<String, Value>],
+    quick: bool,
 ) -> anyhow::Result<Points> {
-    let p = points(f, recs);
+    let points = points(f, recs);
+    let flip = f.kind == "bar"
+        && points.series.len() > COLOURS.len()
+        && points.xs.len() <= COLOURS.len()
+        && !one_series_per_x(&points);
+    let (p, x_desc, legend_head) = if flip {
+        (transposed(&points), f.series.as_str(), f.x.label.as_str())
+    } else {
+        (points.clone(), f.x.label.as_str(), f.series.as_str())
+    };
     let err = |e: &dyn std::fmt::Display| anyhow::anyhow!("drawing {}: {e}", path.display());
-    let root = SVGBackend::new(path, (860, 500)).into_drawing_area();
+    // The legend: one column of up to LEGEND_ROWS names, more columns beside it.
+    const LEGEND_ROWS: usize = 22;
+    let columns = p.series.len().div_ceil(LEGEND_ROWS).max(1) as u32;
+    let widest = p
+        .series
+        .iter()
+        .map(|s| s.chars().count())
+        .max()
+        .unwrap_or(0) as u32;
+    let legend_column = (30 + 7 * widest).max(120);
+    let n = p.xs.len().max(1);
+    let bars = if f.kind == "bar" && !one_series_per_x(&p) {
+        n * p.series.len().max(1)
+    } else {
+        n
+    };
+    let plot_width = (bars as u32 * 14).clamp(620, 1500);
+    // Many or long x labels are written upwards.
+    let upright = n > 12 || (n > 6 && p.xs.iter().any(|x| x.len() > 12));
+    let longest = p.xs.iter().map(|x| x.chars().count()).max().unwrap_or(0) as u32;
+    let root =
+        SVGBackend::new(path, (plot_width + columns * legend_column, 540)).into_drawing_area();
     root.fill(&WHITE).map_err(|e| err(&e))?;
+    let (head, body) = root.split_vertically(56);
+    let (w, _) = head.dim_in_pixel();
+    let centre = |size: i32| {
+        TextStyle::from(("sans-serif", size).into_font()).pos(
+            plotters::style::text_anchor::Pos::new(
+                plotters::style::text_anchor::HPos::Center,
+                plotters::style::text_anchor::VPos::Top,
+            ),
+        )
+    };
+    head.draw_text(&f.title, &centre(17), (w as i32 / 2, 8))
+        .map_err(|e| err(&e))?;
+    head.draw_text(
+        &caption(recs, &p, quick),
+        &centre(11).color(&RGBColor(90, 90, 90)),
+        (w as i32 / 2, 34),
+    )
+    .map_err(|e| err(&e))?;
+    let (plot, legend) = body.split_horizontally(plot_width);
     let ymax =
         p.ys.iter()
+            .chain(&p.hi)
             .flatten()
             .flatten()
             .fold(0.0f64, |m, &y| m.max(y))
             .max(f64::MIN_POSITIVE)
-            * 1.15;
-    let n = p.xs.len().max(1);
-    let mut chart = ChartBuilder::on(&root)
-        .caption(&f.title, ("sans-serif", 18))
-        .margin(12)
-        .x_label_area_size(44)
-        .y_label_area_size(70)
-        .build_cartesian_2d(-0.5f64..(n as f64 - 0.5), 0f64..ymax)
-        .map_err(|e| err(&e))?;
-    let xs = p.xs.clone();
-    chart
-        .configure_mesh()
-        .x_labels(n)
-        .x_label_formatter(&|v| {
-            let i = v.round();
-            if (v - i).abs() < 1e-6 && i >= 0.0 {
-                xs.get(i as usize).cloned().unwrap_or_default()
+            * 1.1;
+    // The chart itself, on a linear or a logarithmic y axis (`y_log`: values that span
+    // orders of magnitude); bars start at `base`, the axis' bottom.
+    macro_rules! chart_body {
+        ($chart:expr, $base:expr) => {{
+            let mut chart = $chart.map_err(|e| err(&e))?;
+            let base: f64 = $base;
+            let xs = p.xs.clone();
+            let y_title = if f.y_log {
+                format!("{} (log scale)", y_name(f))
             } else {
-                String::new()
-            }
-        })
-        .x_desc(f.x.label.as_str())
-        .y_desc(y_name(f))
-        .disable_x_mesh()
-        .draw()
-        .map_err(|e| err(&e))?;
-    let ns = p.series.len().max(1) as f64;
-    for (si, name) in p.series.iter().enumerate() {
-        let colour = COLOURS[si % COLOURS.len()];
-        let pts: Vec<(f64, f64)> = p.ys[si]
-            .iter()
-            .enumerate()
-            .filter_map(|(xi, y)| y.map(|y| (xi as f64, y)))
-            .collect();
-        // At most one series per x (x names the series): a whole slot per bar.
-        let own_slot = one_series_per_x(&p);
-        let drawn = if f.kind == "bar" {
-            let (w, slot) = if own_slot {
-                (0.8, 0.0)
-            } else {
-                (0.8 / ns, si as f64)
+                y_name(f).to_string()
             };
             chart
-                .draw_series(pts.iter().map(|&(x, y)| {
-                    let left = x - 0.4 + slot * w;
-                    Rectangle::new([(left, 0.0), (left + w, y)], colour.filled())
-                }))
-                .map_err(|e| err(&e))?
-        } else {
-            chart
-                .draw_series(pts.iter().map(|&pt| Circle::new(pt, 3, colour.filled())))
+                .configure_mesh()
+                .x_labels(n)
+                .x_label_formatter(&|v| {
+                    let i = v.round();
+                    // Upright labels are drawn below, anchored at their end.
+                    if !upright && (v - i).abs() < 1e-6 && i >= 0.0 {
+                        xs.get(i as usize).cloned().unwrap_or_default()
+                    } else {
+                        String::new()
+                    }
+                })
+                .y_labels(8)
+                .y_label_formatter(&|v| si(*v))
+                .x_label_style(("sans-serif", 12))
+                .x_desc(x_desc)
+                .y_desc(y_title.as_str())
+                .axis_desc_style(("sans-serif", 14))
+                .y_label_style(("sans-serif", 12))
+                .light_line_style(WHITE)
+                .bold_line_style(RGBColor(225, 225, 225))
+                .disable_x_mesh()
+                .draw()
                 .map_err(|e| err(&e))?;
-            chart
-                .draw_series(LineSeries::new(pts.clone(), colour.stroke_width(2)))
-                .map_err(|e| err(&e))?
-        };
-        drawn
-            .label(name.as_str())
-            .legend(move |(x, y)| Rectangle::new([(x, y - 4), (x + 16, y + 4)], colour.filled()));
+            if upright {
+                let style = TextStyle::from(("sans-serif", 12).into_font())
+                    .transform(FontTransform::Rotate270)
+                    .pos(plotters::style::text_anchor::Pos::new(
+                        plotters::style::text_anchor::HPos::Right,
+                        plotters::style::text_anchor::VPos::Center,
+                    ));
+                for (xi, x) in p.xs.iter().enumerate() {
+                    let (px, py) = chart.backend_coord(&(xi as f64, base));
+                    root.draw_text(x, &style, (px, py + 8))
+                        .map_err(|e| err(&e))?;
+                }
+            }
+            let ns = p.series.len().max(1) as f64;
+            let own_slot = one_series_per_x(&p);
+            for (si, _) in p.series.iter().enumerate() {
+                let colour = COLOURS[si % COLOURS.len()];
+                // Each point's x where it is drawn (a bar's centre), y, and its spread.
+                let (w, slot) = if f.kind != "bar" || own_slot {
+                    (0.8, 0.0)
+                } else {
+                    (0.8 / ns, si as f64)
+                };
+                let at = |xi: usize| {
+                    if f.kind == "bar" {
+                        xi as f64 - 0.4 + slot * w + w / 2.0
+                    } else {
+                        xi as f64
+                    }
+                };
+                let pts: Vec<(f64, f64)> = p.ys[si]
+                    .iter()
+                    .enumerate()
+                    .filter_map(|(xi, y)| y.filter(|&y| y > base).map(|y| (at(xi), y)))
+                    .collect();
+                if f.kind == "bar" {
+                    chart
+                        .draw_series(pts.iter().map(|&(x, y)| {
+                            Rectangle::new([(x - w / 2.0, base), (x + w / 2.0, y)], colour.filled())
+                        }))
+                        .map_err(|e| err(&e))?;
+                } else {
+                    chart
+                        .draw_series(pts.iter().map(|&pt| Circle::new(pt, 3, colour.filled())))
+                        .map_err(|e| err(&e))?;
+                    chart
+                        .draw_series(LineSeries::new(pts.clone(), colour.stroke_width(2)))
+                        .map_err(|e| err(&e))?;
+                }
+                // Whiskers: the slowest and the fastest run, with short caps.
+                let cap = (w / 4.0).min(0.08);
+                let whisker = if f.kind == "bar" { BLACK } else { colour };
+                for xi in 0..p.xs.len() {
+                    if let (Some(lo), Some(hi)) = (p.lo[si][xi], p.hi[si][xi]) {
+                        let lo = lo.max(base);
+                        // Lines' whiskers side by side, so that series at one x stay apart.
+                        let x = at(xi)
+                            + if f.kind == "bar" {
+                                0.0
+                            } else {
+                                (si as f64 - (ns - 1.0) / 2.0) * 0.04
+                            };
+                        let style = whisker.stroke_width(1);
+                        for line in [
+                            vec![(x, lo), (x, hi)],
+                            vec![(x - cap, lo), (x + cap, lo)],
+                            vec![(x - cap, hi), (x + cap, hi)],
+                        ] {
+                            chart
+                                .draw_series(std::iter::once(PathElement::new(line, style)))
+                                .map_err(|e| err(&e))?;
+                        }
+                    }
+                }
+            }
+        }};
     }
-    chart
-        .configure_series_labels()
-        .position(SeriesLabelPosition::UpperRight)
-        .background_style(WHITE.mix(0.85))
-        .border_style(BLACK)
-        .draw()
+    let builder = || {
+        let mut b = ChartBuilder::on(&plot);
+        b.margin(12)
+            .x_label_area_size(if upright { 30 + 7 * longest } else { 44 })
+            .y_label_area_size(64);
+        b
+    };
+    let xrange = -0.5f64..(n as f64 - 0.5);
+    if f.y_log {
+        // From a power of ten at least half a decade below the least positive value, so
+        // that its bar shows.
+        let least =
+            p.ys.iter()
+                .chain(&p.lo)
+                .flatten()
+                .flatten()
+                .copied()
+                .filter(|&y| y > 0.0)
+                .fold(f64::INFINITY, f64::min);
+        let bottom = if least.is_finite() {
+            10f64.powf((least.log10() - 0.3).floor())
+        } else {
+            1.0
+        };
+        let top = (ymax / 1.1).max(bottom * 10.0) * 1.5;
+        chart_body!(
+            builder().build_cartesian_2d(xrange, (bottom..top).log_scale()),
+            bottom
+        );
+    } else {
+        chart_body!(builder().build_cartesian_2d(xrange, 0f64..ymax), 0.0);
+    }
+    if p.series.is_empty() {
+        // Say so rather than leave an empty frame (e.g. a replay too short for one round).
+        let (pw, ph) = plot.dim_in_pixel();
+        plot.draw_text(
+            "no record has a value for this figure (see the report and the records)",
+            &centre(13).color(&RGBColor(150, 0, 0)),
+            (pw as i32 / 2, ph as i32 / 2),
+        )
         .map_err(|e| err(&e))?;
+    }
+    // The legend, beside the plot so that it hides nothing, under the name of what its
+    // entries are.
+    legend
+        .draw_text(
+            legend_head,
+            &("sans-serif", 13).into_text_style(&legend),
+            (4, 12),
+        )
+        .map_err(|e| err(&e))?;
+    for (si, name) in p.series.iter().enumerate() {
+        let colour = COLOURS[si % COLOURS.len()];
+        let col = (si / LEGEND_ROWS) as i32;
+        let row = (si % LEGEND_ROWS) as i32;
+        let (x, y) = (col * legend_column as i32 + 4, 36 + row * 20);
+        legend
+            .draw(&Rectangle::new([(x, y), (x + 14, y + 10)], colour.filled()))
+            .map_err(|e| err(&e))?;
+        legend
+            .draw_text(
+                name,
+                &("sans-serif", 12).into_text_style(&legend),
+                (x + 20, y - 1),
+            )
+            .map_err(|e| err(&e))?;
+    }
     root.present().map_err(|e| err(&e))?;
-    Ok(p)
+    Ok(points)
+}
+
+/// A number as a tick label or a table cell: SI prefixes (`16 M`, `250 k`, `1.5 G`) and at
+/// most three significant digits, no trailing zeros (`0.25`, `3.5`, `120`).
+pub(super) fn si(v: f64) -> String {
+    if v == 0.0 || !v.is_finite() {
+        return if v == 0.0 { "0".into() } else { v.to_string() };
+    }
+    let (scaled, prefix) = match v.abs() {
+        a if a >= 1e12 => (v / 1e12, " T"),
+        a if a >= 1e9 => (v / 1e9, " G"),
+        a if a >= 1e6 => (v / 1e6, " M"),
+        a if a >= 1e4 => (v / 1e3, " k"),
+        _ => (v, ""),
+    };
+    // Three significant digits (four for 1,000..9,999, which stay unprefixed).
+    let digits = scaled.abs().log10().floor() as i32 + 1;
+    let decimals = (3 - digits).clamp(0, 6) as usize;
+    let mut s = format!("{scaled:.decimals$}");
+    if s.contains('.') {
+        s = s.trim_end_matches('0').trim_end_matches('.').to_string();
+    }
+    s + prefix
 }
 
 /// The points as a Markdown table: one row per series, one column per x.
@@ -186,7 +486,7 @@ pub(super) fn table(f: &Figure, _recs: &[&Map<String, Value>], p: &Points) -> St
     }
     if one_series_per_x(p) {
         // One value per series.
-        let mut t = format!("| {} | `{}` |\n|---|---:|\n", f.series, y_name(f));
+        let mut t = format!("| {} | {} |\n|---|---:|\n", f.series, y_name(f));
         for (si, s) in p.series.iter().enumerate() {
             let y = p.ys[si]
                 .iter()
@@ -215,7 +515,7 @@ pub(super) fn table(f: &Figure, _recs: &[&Map<String, Value>], p: &Points) -> St
         }
         t += "\n";
     }
-    t += &format!("\n(y: `{}`)\n", y_name(f));
+    t += &format!("\n(y: {})\n", y_name(f));
     t
 }
 
@@ -293,18 +593,36 @@ fn ratio_values(p: &Points, of: &str, to: &str) -> Vec<(Option<String>, f64)> {
         .collect()
 }
 
-/// What the y axis shows.
-fn y_name(f: &Figure) -> &str {
-    f.y_label.as_deref().unwrap_or(&f.y)
+/// What the y axis shows, in words with its unit: the figure's `y_label`, else the words
+/// for a field the records are known to carry, else the field's name.
+pub(super) fn y_name(f: &Figure) -> &str {
+    f.y_label
+        .as_deref()
+        .or_else(|| field_words(&f.y))
+        .unwrap_or(&f.y)
+}
+
+/// The words, with the unit, for a record field a figure plots.
+fn field_words(field: &str) -> Option<&'static str> {
+    Some(match field {
+        "mlps_median" => "lookups per second (millions)",
+        "in_place_reader_mlps" | "twins_reader_mlps" | "rebuild_reader_mlps" => {
+            "readers' lookups per second during updates (millions)"
+        }
+        "bytes_per_prefix" => "memory per prefix (bytes)",
+        "memory_bytes" => "memory (bytes)",
+        "build_ms" => "build time (milliseconds)",
+        "in_place_reader_ratio" => "readers' rate during updates ÷ on an idle table",
+        "interleaved_reader_ratio" => "readers' rate with the writer busy ÷ alone",
+        "interleaved_writer_ratio" => "writer's rate with readers ÷ alone",
+        f if f.ends_with("updates_per_s") => "updates per second",
+        _ => return None,
+    })
 }
 
 /// A figure as the tables print it.
 fn fmt_y(y: f64) -> String {
-    if y.abs() >= 1000.0 {
-        format!("{y:.0}")
-    } else {
-        format!("{y:.2}")
-    }
+    si(y)
 }
 
 /// Every x has at most one series with a value and every series at most one x (the x
@@ -327,7 +645,59 @@ mod tests {
                 vec![Some(5.0), Some(10.0)],
                 vec![Some(4.0), None],
             ],
+            lo: vec![vec![None; 2]; 3],
+            hi: vec![vec![None; 2]; 3],
         }
+    }
+
+    #[test]
+    fn si_labels() {
+        for (v, s) in [
+            (0.0, "0"),
+            (16_000_000.0, "16 M"),
+            (1_500_000.0, "1.5 M"),
+            (250_000.0, "250 k"),
+            (12_345.0, "12.3 k"),
+            (2_500.0, "2500"),
+            (400.0, "400"),
+            (3.24, "3.24"),
+            (0.25, "0.25"),
+            (1.0, "1"),
+            (2.5e9, "2.5 G"),
+            (-3_000_000.0, "-3 M"),
+        ] {
+            assert_eq!(si(v), s, "{v}");
+        }
+    }
+
+    #[test]
+    fn spreads_from_runs_and_points_named() {
+        let rec = |scheme: &str, x: &str, runs: &[f64]| -> Map<String, Value> {
+            let mut m = Map::new();
+            m.insert("scheme".into(), scheme.into());
+            m.insert("x".into(), x.into());
+            let median = runs[runs.len() / 2];
+            m.insert("mlps_median".into(), median.into());
+            m.insert("mlps_runs".into(), runs.to_vec().into());
+            m
+        };
+        let f: super::super::Figure = toml::from_str(
+            "id = \"f\"\ntitle = \"t\"\npaper = \"p\"\nargs = [\"-t\", \"{x}\"]\n\
+             x = { label = \"table\", values = [\"a.txt\", \"b.txt\"], names = [\"A\", \"B\"] }\n",
+        )
+        .unwrap();
+        let (r1, r2) = (
+            rec("s", "a.txt", &[1.0, 3.0, 2.0]),
+            rec("s", "b.txt", &[5.0]),
+        );
+        let p = points(&f, &[&r1, &r2]);
+        assert_eq!(p.xs, ["A", "B"]);
+        assert_eq!(p.ys[0], [Some(3.0), Some(5.0)]);
+        assert_eq!((p.lo[0][0], p.hi[0][0]), (Some(1.0), Some(3.0)));
+        // One run: no spread to draw.
+        assert_eq!((p.lo[0][1], p.hi[0][1]), (None, None));
+        assert_eq!(y_name(&f), "lookups per second (millions)");
+        assert!(caption(&[&r1], &p, false).contains("whiskers"));
     }
 
     #[test]

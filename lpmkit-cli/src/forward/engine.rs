@@ -125,10 +125,20 @@ pub struct Worker<'w, A: Address> {
     pub phases: Phases,
 }
 
+/// Buffer slots of a worker with `ports` output ports.
+fn slots(ports: usize) -> usize {
+    RX_RING + ports * TX_BURST + 64
+}
+
+/// Bytes of a worker's buffer pool with `ports` output ports.
+pub fn worker_bytes(ports: usize) -> usize {
+    slots(ports) * SLOT
+}
+
 impl<'w, A: Address> Worker<'w, A> {
     /// A worker that starts reading the wire at `start`.
     pub fn new(wire: &'w Wire, nbr: &'w Neighbours, start: usize) -> Self {
-        let slots = RX_RING + nbr.ports * TX_BURST + 64;
+        let slots = slots(nbr.ports);
         Worker {
             wire,
             nbr,

@@ -30,10 +30,13 @@ use std::time::{Duration, Instant};
 use anyhow::Context;
 use clap::{Args, ValueEnum};
 use lpmkit::registry::SchemeInfo;
-use lpmkit::sync::{LookupHandle, Publisher, PublisherConfig};
+use lpmkit::sync::{LookupHandle, PublisherConfig};
 use lpmkit::{Address, AnyTable, BuildOptions, Family, NextHop, Prefix, Rib};
 
+use crate::bounds;
 use crate::input::{self, TableArgs};
+use crate::output::outln;
+use crate::output::OutputFile;
 use engine::{Counters, Neighbours, Phases, Wire, Worker};
 use packet::HEADROOM;
 
@@ -47,6 +50,11 @@ pub enum Sizes {
     Imix,
 }
 
+/// The largest batch (the RX ring's size).
+const MAX_BATCH: u64 = 1024;
+/// The most frames on the wire.
+const MAX_FRAMES: u64 = 1 << 26;
+
 #[derive(Args, Debug)]
 pub struct ForwardArgs {
     #[command(flatten)]
@@ -56,12 +64,15 @@ pub struct ForwardArgs {
     #[arg(long, short = 's', default_value = "spider16w,poptrie18")]
     schemes: String,
 
-    /// Batch sizes to sweep.
-    #[arg(long, value_delimiter = ',', default_value = "1,2,4,8,16,32,64")]
+    /// Batch sizes to sweep. Range: 1 to 1024.
+    #[arg(long, value_delimiter = ',', default_value = "1,2,4,8,16,32,64",
+          value_parser = bounds::int::<usize>(1, MAX_BATCH))]
     batches: Vec<usize>,
 
     /// Worker threads (each with its own RX ring), comma-separated counts.
-    #[arg(long, value_delimiter = ',', default_value = "1")]
+    /// Range: 1 to 1024.
+    #[arg(long, value_delimiter = ',', default_value = "1",
+          value_parser = bounds::int::<usize>(1, crate::bench::MAX_THREADS))]
     threads: Vec<usize>,
 
     /// Frame sizes.
@@ -69,19 +80,20 @@ pub struct ForwardArgs {
     sizes: Sizes,
 
     /// Frames on the wire (cycled; each has its own random destination).
-    #[arg(long, default_value_t = 1 << 20)]
+    /// Range: 1 to 67108864.
+    #[arg(long, default_value_t = 1 << 20, value_parser = bounds::int::<usize>(1, MAX_FRAMES))]
     frames: usize,
 
-    /// Output ports.
-    #[arg(long, default_value_t = 4)]
+    /// Output ports. Range: 1 to 256.
+    #[arg(long, default_value_t = 4, value_parser = bounds::int::<usize>(1, 256))]
     ports: usize,
 
-    /// Seconds per measurement.
-    #[arg(long, default_value_t = 0.4)]
+    /// Seconds per measurement. Range: above 0 and at most 3600.
+    #[arg(long, default_value_t = 0.4, value_parser = bounds::float(0.0, 3600.0, true))]
     seconds: f64,
 
-    /// Runs per point (median; the series alternate within each run).
-    #[arg(long, default_value_t = 3)]
+    /// Runs per point (median; the series alternate within each run). Range: 1 to 1000.
+    #[arg(long, default_value_t = 3, value_parser = bounds::int::<usize>(1, 1000))]
     runs: usize,
 
     /// Tables: `full` (the loaded one), `default` (one default route), or both.
@@ -89,15 +101,18 @@ pub struct ForwardArgs {
     tables: Vec<String>,
 
     /// Also count TSC ticks per phase (NIC emulation, parse, lookup, rewrite, enqueue)
-    /// at these batch sizes.
-    #[arg(long, value_delimiter = ',', value_name = "BATCHES")]
+    /// at these batch sizes. Range: 1 to 1024.
+    #[arg(long, value_delimiter = ',', value_name = "BATCHES",
+          value_parser = bounds::int::<usize>(1, MAX_BATCH))]
     breakdown: Vec<usize>,
 
     /// Frames checked against the reference forwarder before measuring (per series).
-    #[arg(long, default_value_t = 100_000)]
+    /// Range: 0 to 67108864.
+    #[arg(long, default_value_t = 100_000, value_parser = bounds::int::<usize>(0, MAX_FRAMES))]
     check: usize,
 
-    /// Use the frames of this pcap file as the wire instead of generating them.
+    /// Use the frames of this pcap file as the wire instead of generating them (at most
+    /// 67108864 frames).
     #[arg(long, value_name = "FILE")]
     read_pcap: Option<PathBuf>,
 
@@ -105,40 +120,61 @@ pub struct ForwardArgs {
     #[arg(long, value_name = "FILE")]
     pcap_in: Option<PathBuf>,
 
-    /// Write the first 1,000 forwarded frames of the check to this pcap file.
+    /// Write the first 1,000 forwarded frames of the first series' check to this pcap
+    /// file.
     #[arg(long, value_name = "FILE")]
     pcap_out: Option<PathBuf>,
 
-    /// Seed of the destinations.
+    /// Seed of the destinations (any 64-bit value).
     #[arg(long, default_value_t = 1)]
     seed: u64,
 }
 
 pub fn run(args: ForwardArgs) -> anyhow::Result<ExitCode> {
+    let mut out = Outputs {
+        pcap_in: OutputFile::create_opt("--pcap-in", args.pcap_in.as_deref())?,
+        pcap_out: OutputFile::create_opt("--pcap-out", args.pcap_out.as_deref())?,
+    };
     match input::load(&args.table)? {
-        AnyTable::V4(t) => bench(t.rib, &args),
-        AnyTable::V6(t) => bench(t.rib, &args),
+        AnyTable::V4(t) => bench(t.rib, &args, &mut out),
+        AnyTable::V6(t) => bench(t.rib, &args, &mut out),
     }
+}
+
+/// The output files, opened before the work.
+struct Outputs {
+    pcap_in: Option<OutputFile>,
+    /// Taken by the first series' check.
+    pcap_out: Option<OutputFile>,
 }
 
 /// Random destinations inside random routes of `rib` (so every frame has a route in the
 /// full table), 1 frame in 1024 with TTL 1 (dropped as expired).
-fn make_wire<A: Address>(rib: &Rib<A>, args: &ForwardArgs) -> anyhow::Result<Wire> {
+fn make_wire<A: Address>(
+    rib: &Rib<A>,
+    args: &ForwardArgs,
+    out: &mut Outputs,
+) -> anyhow::Result<Wire> {
     if let Some(path) = &args.read_pcap {
-        let file = std::fs::File::open(path).with_context(|| format!("{}", path.display()))?;
-        let frames = pcap::read(std::io::BufReader::new(file))?;
-        anyhow::ensure!(!frames.is_empty(), "{} holds no frames", path.display());
+        let file = std::fs::File::open(path)
+            .with_context(|| format!("--read-pcap: cannot open {}", path.display()))?;
         let mut w = Wire {
             headers: Vec::new(),
             lens: Vec::new(),
         };
-        for f in frames {
+        pcap::read_each(std::io::BufReader::new(file), MAX_FRAMES as usize, |f| {
             let mut h = [0u8; HEADROOM];
             let n = f.len().min(HEADROOM);
             h[..n].copy_from_slice(&f[..n]);
             w.headers.push(h);
             w.lens.push(f.len().min(u16::MAX as usize) as u16);
-        }
+        })
+        .with_context(|| format!("--read-pcap: cannot read {}", path.display()))?;
+        anyhow::ensure!(
+            !w.lens.is_empty(),
+            "--read-pcap: {} holds no frames",
+            path.display()
+        );
         return Ok(w);
     }
     anyhow::ensure!(!rib.is_empty(), "the table is empty");
@@ -173,11 +209,9 @@ fn make_wire<A: Address>(rib: &Rib<A>, args: &ForwardArgs) -> anyhow::Result<Wir
                 f
             })
             .collect();
-        let file = std::fs::File::create(path)?;
-        pcap::write(
-            std::io::BufWriter::new(file),
-            frames.iter().map(|f| f.as_slice()),
-        )?;
+        let file = out.pcap_in.take().expect("opened with --pcap-in");
+        let what = file.context();
+        pcap::write(file.into_writer(), frames.iter().map(|f| f.as_slice())).context(what)?;
         eprintln!("wrote 1,000 generated frames to {}", path.display());
     }
     Ok(w)
@@ -187,22 +221,16 @@ fn make_wire<A: Address>(rib: &Rib<A>, args: &ForwardArgs) -> anyhow::Result<Wir
 type Keep = Box<dyn std::any::Any>;
 
 /// A lookup handle on `rib` built by `info`, through the update model a kernel-synced
-/// table uses (RCU publisher or in-place reader); the first value keeps the writer.
+/// table uses (the best the scheme offers: in place, or a rebuild published after the
+/// default hold time); the first value keeps the writer.
 fn handle<A: Address>(
     info: &'static SchemeInfo,
     rib: &Rib<A>,
 ) -> anyhow::Result<(Keep, Box<dyn LookupHandle<A>>)> {
-    let opts = BuildOptions::default();
-    if info.updates_in_place() {
-        let u = info.build_in_place(rib.clone(), &opts)?;
-        let r = u.reader();
-        Ok((Box::new(u), r))
-    } else {
-        let build = move |r: &Rib<A>| info.build(r, &BuildOptions::default());
-        let p = Publisher::new(rib.clone(), build, PublisherConfig::default())?;
-        let r: Box<dyn LookupHandle<A>> = Box::new(p.reader());
-        Ok((Box::new(p), r))
-    }
+    let model = info.best_model(A::FAMILY, PublisherConfig::default().hold_time);
+    let u = info.updater(rib.clone(), &BuildOptions::default(), model)?;
+    let r = u.reader();
+    Ok((Box::new(u), r))
 }
 
 /// One series: a scheme on a table.
@@ -213,8 +241,32 @@ struct Series<A: Address> {
     handle: Box<dyn LookupHandle<A>>,
 }
 
-fn bench<A: Address>(full: Rib<A>, args: &ForwardArgs) -> anyhow::Result<ExitCode> {
-    let wire = make_wire(&full, args)?;
+fn bench<A: Address>(
+    full: Rib<A>,
+    args: &ForwardArgs,
+    out: &mut Outputs,
+) -> anyhow::Result<ExitCode> {
+    let threads = args.threads.iter().copied().max().unwrap_or(1) as u128;
+    bounds::check_memory(&[
+        bounds::Need::items(
+            "--frames",
+            if args.read_pcap.is_some() {
+                0
+            } else {
+                args.frames as u128
+            },
+            // Header copy, length, destination.
+            (HEADROOM + 2 + core::mem::size_of::<A>()) as u128,
+            "frames",
+        ),
+        bounds::Need::items(
+            "--threads",
+            threads,
+            engine::worker_bytes(args.ports) as u128 + crate::bench::THREAD_BYTES,
+            "workers (buffer pool and stack)",
+        ),
+    ])?;
+    let wire = make_wire(&full, args, out)?;
     let mut default_only = Rib::<A>::new();
     default_only.insert(Prefix::DEFAULT, NextHop::new(1).unwrap());
     let max_nh = full.iter().map(|(_, nh)| nh.get()).max().unwrap_or(1) as usize;
@@ -239,10 +291,10 @@ fn bench<A: Address>(full: Rib<A>, args: &ForwardArgs) -> anyhow::Result<ExitCod
     // Check the fast path against the reference forwarder.
     let mut failed = false;
     for s in &mut series {
-        failed |= !check(s, &wire, &nbr, args)?;
+        failed |= !check(s, &wire, &nbr, args, out)?;
     }
     let mean_len = wire.lens.iter().map(|&l| l as f64 + 4.0).sum::<f64>() / wire.lens.len() as f64;
-    println!(
+    outln!(
         "{} frames of {} ({:.0} bytes on the wire on average), destinations in {} routes; {} ports",
         wire.lens.len(),
         A::FAMILY,
@@ -251,15 +303,16 @@ fn bench<A: Address>(full: Rib<A>, args: &ForwardArgs) -> anyhow::Result<ExitCod
         nbr.ports
     );
     for &threads in &args.threads {
-        println!(
+        outln!(
             "\nMpps by batch size, {threads} worker thread(s), median of {} runs of {} s:",
-            args.runs, args.seconds
+            args.runs,
+            args.seconds
         );
         let mut head = format!("{:>6}", "batch");
         for s in &series {
             head.push_str(&format!(" {:>20}", s.label));
         }
-        println!("{head}");
+        outln!("{head}");
         for &b in &args.batches {
             let mut samples = vec![Vec::new(); series.len()];
             for _ in 0..args.runs.max(1) {
@@ -273,7 +326,7 @@ fn bench<A: Address>(full: Rib<A>, args: &ForwardArgs) -> anyhow::Result<ExitCod
                 v.sort_by(|a, b| a.total_cmp(b));
                 row.push_str(&format!(" {:>20.2}", v[v.len() / 2]));
             }
-            println!("{row}");
+            outln!("{row}");
         }
     }
     if !args.breakdown.is_empty() {
@@ -349,6 +402,7 @@ fn check<A: Address>(
     wire: &Wire,
     nbr: &Neighbours,
     args: &ForwardArgs,
+    out: &mut Outputs,
 ) -> anyhow::Result<bool> {
     let n = args.check.min(wire.lens.len());
     let mut got: Vec<Option<(usize, Vec<u8>)>> = vec![None; n];
@@ -399,17 +453,14 @@ fn check<A: Address>(
             }
         }
     }
-    println!(
+    outln!(
         "{}: {n} frames checked against the reference forwarder (port, MACs, TTL, checksum): {forwarded} forwarded, {} dropped, {bad} differ",
         s.label,
         n - forwarded
     );
-    if let Some(path) = &args.pcap_out {
-        let file = std::fs::File::create(path)?;
-        pcap::write(
-            std::io::BufWriter::new(file),
-            out_frames.iter().map(|f| f.as_slice()),
-        )?;
+    if let Some(file) = out.pcap_out.take() {
+        let what = file.context();
+        pcap::write(file.into_writer(), out_frames.iter().map(|f| f.as_slice())).context(what)?;
     }
     Ok(bad == 0)
 }
@@ -420,16 +471,24 @@ fn breakdown<A: Address>(series: &[Series<A>], wire: &Wire, nbr: &Neighbours, ar
     let (t0, i0) = (crate::tsc::ticks(), Instant::now());
     std::thread::sleep(Duration::from_millis(100));
     let per_ns = (crate::tsc::ticks() - t0) as f64 / i0.elapsed().as_nanos() as f64;
-    println!("\nWhere the time goes, ns per frame (1 thread, TSC at {:.2} GHz; timing adds a few ns per batch):", per_ns);
-    println!(
+    outln!("\nWhere the time goes, ns per frame (1 thread, TSC at {:.2} GHz; timing adds a few ns per batch):", per_ns);
+    outln!(
         "{:<22} {:>5} {:>8} {:>8} {:>8} {:>8} {:>8} {:>8} {:>7}",
-        "series", "batch", "nic-rx", "parse", "lookup", "rewrite", "enqueue", "total", "Mpps"
+        "series",
+        "batch",
+        "nic-rx",
+        "parse",
+        "lookup",
+        "rewrite",
+        "enqueue",
+        "total",
+        "Mpps"
     );
     for s in series {
         for &b in &args.breakdown {
             let (c, secs, p) = measure(s, wire, nbr, b, 1, args.seconds, true);
             let f = c.received.max(1) as f64 * per_ns;
-            println!(
+            outln!(
                 "{:<22} {:>5} {:>8.1} {:>8.1} {:>8.1} {:>8.1} {:>8.1} {:>8.1} {:>7.2}",
                 s.label,
                 b,

@@ -32,15 +32,30 @@ pub fn write<'a>(
 }
 
 /// Reads the frames of a pcap file (either byte order, microsecond or nanosecond).
-pub fn read(mut r: impl Read) -> io::Result<Vec<Vec<u8>>> {
-    let bad = |m: &str| io::Error::new(io::ErrorKind::InvalidData, m.to_string());
+#[cfg(test)]
+pub fn read(r: impl Read) -> io::Result<Vec<Vec<u8>>> {
+    let mut frames = Vec::new();
+    read_each(r, usize::MAX, |f| frames.push(f.to_vec()))?;
+    Ok(frames)
+}
+
+/// Reads the frames of a pcap file one at a time into `frame` (either byte order,
+/// microsecond or nanosecond); returns how many. More than `max_frames` frames, a record
+/// longer than 256 KiB or a truncated record are errors (with the record's number).
+pub fn read_each(
+    mut r: impl Read,
+    max_frames: usize,
+    mut frame: impl FnMut(&[u8]),
+) -> io::Result<usize> {
+    let bad = |m: String| io::Error::new(io::ErrorKind::InvalidData, m);
     let mut hdr = [0u8; 24];
-    r.read_exact(&mut hdr)?;
+    r.read_exact(&mut hdr)
+        .map_err(|e| bad(format!("not a pcap file (no 24-byte header: {e})")))?;
     let magic = u32::from_le_bytes(hdr[0..4].try_into().unwrap());
     let le = match magic {
         0xa1b2_c3d4 | 0xa1b2_3c4d => true,
         0xd4c3_b2a1 | 0x4d3c_b2a1 => false,
-        _ => return Err(bad("not a pcap file (bad magic)")),
+        _ => return Err(bad("not a pcap file (bad magic)".into())),
     };
     let u32_at = |b: &[u8]| {
         let a: [u8; 4] = b.try_into().unwrap();
@@ -51,9 +66,10 @@ pub fn read(mut r: impl Read) -> io::Result<Vec<Vec<u8>>> {
         }
     };
     if u32_at(&hdr[20..24]) != 1 {
-        return Err(bad("pcap link type is not Ethernet"));
+        return Err(bad("pcap link type is not Ethernet".into()));
     }
-    let mut frames = Vec::new();
+    let mut buf = Vec::new();
+    let mut n = 0usize;
     loop {
         let mut rec = [0u8; 16];
         match r.read_exact(&mut rec) {
@@ -61,15 +77,20 @@ pub fn read(mut r: impl Read) -> io::Result<Vec<Vec<u8>>> {
             Err(e) if e.kind() == io::ErrorKind::UnexpectedEof => break,
             Err(e) => return Err(e),
         }
+        n += 1;
+        if n > max_frames {
+            return Err(bad(format!("more than {max_frames} frames")));
+        }
         let len = u32_at(&rec[8..12]) as usize;
         if len > 1 << 18 {
-            return Err(bad("pcap record longer than 256 KiB"));
+            return Err(bad(format!("record {n} is longer than 256 KiB")));
         }
-        let mut f = vec![0u8; len];
-        r.read_exact(&mut f)?;
-        frames.push(f);
+        buf.resize(len, 0);
+        r.read_exact(&mut buf)
+            .map_err(|e| bad(format!("record {n} is truncated: {e}")))?;
+        frame(&buf);
     }
-    Ok(frames)
+    Ok(n)
 }
 
 #[cfg(test)]

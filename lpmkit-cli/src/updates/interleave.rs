@@ -46,6 +46,10 @@ pub struct Interleaved {
     pub writer_alone_rate: f64,
     /// Changes applied.
     pub applied: usize,
+    /// Every round's reader ratio (the spread behind `reader_ratio`).
+    pub reader_ratios: Vec<f64>,
+    /// Every round's writer ratio (the spread behind `writer_ratio`).
+    pub writer_ratios: Vec<f64>,
 }
 
 fn median(v: &mut [f64]) -> f64 {
@@ -168,6 +172,8 @@ pub fn replay<A: Address>(
         writer_busy_rate: median(&mut col(|r| r.2)),
         writer_alone_rate: median(&mut col(|r| r.3)),
         applied: next.get(),
+        reader_ratios: col(|r| r.1 / r.0),
+        writer_ratios: col(|r| r.2 / r.3),
     })
 }
 

@@ -38,39 +38,31 @@
 //! ## Choosing the scheme: `auto`
 //!
 //! `auto` picks by family, then falls back on a capacity error (a table the layout cannot
-//! hold) to the next candidate; [`auto_candidates`] lists them. The rule follows the
-//! measurements in the README and `docs/bindings.md` (one process, same keys, bart
-//! tier-1 tables): what matters for a table that is looked up *and updated* is the lookup
-//! rate among the schemes that patch one instance in place (a rebuild-style scheme
-//! rebuilds the whole table at every update: Spider is faster to look up but takes 70 ms
-//! per change on a full IPv4 table).
+//! hold) to the next candidate; [`auto_candidates`] lists them. A table that is looked up
+//! *and updated* wants the fastest lookups among the schemes that patch one instance in
+//! place: a rebuild-style scheme rebuilds the whole table at every update, so its update
+//! latency is a full build.
 //!
 //! * **IPv4: DXR, `d16r` below 2^19 routes, `d18r` from there on**; then `poptrie18`,
-//!   then `trie`. Measured (`lpmkit bench --threads 1 --runs 3`, uniform keys, Mlps): a
-//!   10,000-route synthetic table — `d16r` 168, `d18r` 147, `poptrie16` 132; RIS rrc06,
-//!   323,487 routes — `d16r` 131, `d18r` 99, `poptrie16` 85; bart, 901,899 routes (README,
-//!   runs 7) — `d18r` 188, `d16r` 165, `poptrie18` 197 (in 3.7 MiB against `d18r`'s
-//!   2.3). A small table's ranges fit the 2^16-entry direct table's chunks; a full one
-//!   gains from resolving two more bits directly.
-//! * **IPv6: `poptrie16`** whatever the size: among the IPv6 schemes that update in
-//!   place it led on both IPv6 tables, with the least memory (`lpmkit bench --pattern
-//!   v6match --threads 1 --runs 3`, Mlps: bart 160,147 routes — `poptrie16` 58.9,
-//!   `poptrie18` 55.6, `sail-m` 34.3, `miht` 6.3; LINX 37,343 routes — 71.9, 70.4, 54.1,
-//!   10.0); then `trie`.
+//!   then `trie`. A small table's ranges fit the 2^16-entry direct table's chunks, which
+//!   keeps the whole structure in cache; a full table gains from resolving two more bits
+//!   directly (fewer and shorter binary searches) for a 1 MiB lookup table instead of 256 KiB.
+//! * **IPv6: `poptrie16`** whatever the size: of the IPv6 schemes that update in place it
+//!   looks up fastest on the real IPv6 tables, in the least memory; then `trie`.
 //!
-//! A table that is loaded once and only looked up (no updates) is faster with a
-//! rebuild-style scheme named explicitly: `spider16w` did 175–184 Mlps on the same IPv6
-//! runs and 334 on IPv4 (README).
+//! The lookup rates behind the rule are in `docs/results/` (`lpmkit experiment run
+//! lpmkit`); `lpmkit bench -t TABLE -s d16r,d18r,poptrie16,poptrie18` measures them on a
+//! table of one's own. A table that is loaded once and only looked up (no updates) is
+//! faster with a rebuild-style scheme named explicitly, such as `spider16w`.
 //!
 //! ## Update models
 //!
 //! The table drives its scheme through the best model the scheme offers
-//! ([`crate::sync`]): one instance patched in place where it can be (DXR, Poptrie, Luleå,
-//! SAIL, MIHT, OBMA, and the Bloom-filter schemes, whose readers validate each batch
-//! against the generation counters and look it up again if a patch began meanwhile),
-//! left-right twins for an incremental scheme that cannot patch one instance (none of
-//! the registry's at present), a rebuild published with one pointer swap for the rest
-//! (DIR-24-8, Spider, the trie). Lookups never lock: each
+//! ([`SchemeInfo::best_model`](crate::registry::SchemeInfo::best_model)): one instance
+//! patched in place where it can be (DXR, Poptrie, Luleå, SAIL, MIHT, OBMA, and the
+//! Bloom-filter schemes, whose readers validate each batch against the generation counters
+//! and look it up again if a patch began meanwhile), a rebuild published with one pointer
+//! swap at every change for the rest (DIR-24-8, Spider, the trie). Lookups never lock: each
 //! thread's batch runs on a reader handle taken from a small pool (one lock of the pool per
 //! call, not per key; [`RouteTable::reader`] gives a thread a handle of its own). Updates
 //! take the table's writer lock, one at a time. **Values** are interned (equal values
@@ -102,7 +94,6 @@ use crate::sync::{LookupHandle, Updater};
 use crate::table::Table;
 
 mod blob;
-mod models;
 mod values;
 
 pub use blob::blob_family;
@@ -327,7 +318,8 @@ impl<A: Address, V: TableValue> RouteTable<A, V> {
             } else {
                 rib.as_ref().expect("kept").clone()
             };
-            match models::updater(info, r, options) {
+            let model = info.best_model(A::FAMILY, std::time::Duration::ZERO);
+            match info.updater(r, options, model) {
                 Ok(updater) => {
                     let store = AppendOnly::default();
                     for v in values {
@@ -337,7 +329,7 @@ impl<A: Address, V: TableValue> RouteTable<A, V> {
                     return Ok(RouteTable {
                         scheme: info,
                         options: options.clone(),
-                        model: updater.model(),
+                        model: updater.model().as_str(),
                         writer: Mutex::new(Writer { updater, ids }),
                         values: store,
                         pool: Mutex::new(Vec::new()),
@@ -370,8 +362,8 @@ impl<A: Address, V: TableValue> RouteTable<A, V> {
         &self.options
     }
 
-    /// The update model (`"in place, one instance"`, `"left-right twins"`, `"rebuild,
-    /// published with one pointer swap"`).
+    /// The update model (`"in place, one instance"` or `"rebuild, published with one
+    /// pointer swap"`: [`UpdateModel::as_str`](crate::sync::UpdateModel::as_str)).
     pub fn model(&self) -> &'static str {
         self.model
     }
@@ -501,8 +493,20 @@ impl<A: Address, V: TableValue> RouteTable<A, V> {
     /// Applies announcements (`Some(value)`) and withdrawals (`None`) in order, as one
     /// batch (one patch or rebuild for all of them); returns each prefix's value before
     /// its change. Lookups on other threads go on meanwhile and see, per key, the table
-    /// before or after the batch. An error (a capacity limit of the scheme) changes
-    /// nothing.
+    /// before or after the batch.
+    ///
+    /// An error (a capacity limit of the scheme) leaves the routes as they were. What
+    /// other threads' lookups see *while* the failing batch runs depends on the update
+    /// model ([`model`](Self::model)):
+    ///
+    /// * **rebuild**: nothing of the batch — the new table is built aside and never
+    ///   published, readers keep the table before it;
+    /// * **in place**: the batch is patched in, fails, and is patched out again; until it
+    ///   is undone, a lookup of a key the batch touched may return the batch's answer for
+    ///   it (each key still gets the answer of the table before the batch, during it, or
+    ///   after the undo — never one no version had). If undoing fails too, a table rebuilt
+    ///   from the routes replaces it; if that fails as well, the table is poisoned:
+    ///   lookups panic and every later update is an error.
     pub fn apply(
         &self,
         changes: impl IntoIterator<Item = (Prefix<A>, Option<V>)>,

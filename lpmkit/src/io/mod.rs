@@ -15,7 +15,11 @@
 //! | update trace | [`read_updates`] | text `UNIXTIME A\|W PREFIX/LEN NEXTHOP\|- [PEER]`, `bgpdump -m` update text, MRT `BGP4MP` (RFC 6396 §4.4) |
 //! | address list | [`read_addresses`] | one address per line |
 //!
-//! The text formats are those of the project's data set (`shared/data/README.md`).
+//! The text formats are those of the project's data set (`shared/data/README.md`). A
+//! text line may be at most [`MAX_LINE_BYTES`] (64 KiB) long: a longer one is an error
+//! naming its line, found in bounded memory (a file of zeros fails at once, not after
+//! being read whole). [`LineReader`] reads text one line at a time with that bound, for
+//! streams read in constant memory.
 //! A text table has one route per line, `PREFIX/LEN NEXTHOP`, where NEXTHOP is any token
 //! (an address, `AS64500`, a name); `#` starts a comment (whole line or trailing); blank
 //! lines and CRLF line ends are accepted. A table whose lines are only `PREFIX/LEN` gets
@@ -54,6 +58,9 @@ use std::path::Path;
 
 use crate::prefix::Family;
 
+mod lines;
+pub(crate) use lines::read_text;
+pub use lines::{LineReader, MAX_LINE_BYTES};
 mod text;
 pub use text::{assigned_next_hop, parse_text_table};
 
@@ -473,14 +480,6 @@ impl std::error::Error for DecodeError {}
 #[allow(dead_code)]
 pub(crate) fn is_decode_error(e: &std::io::Error) -> bool {
     e.get_ref().is_some_and(|inner| inner.is::<DecodeError>())
-}
-
-/// Reads a whole input into a string; non-UTF-8 text is an error naming the line.
-pub(crate) fn read_text(source: &str, mut r: impl Read) -> Result<String, ReadError> {
-    let mut bytes = Vec::new();
-    r.read_to_end(&mut bytes)
-        .map_err(|e| ReadError::io(source, e))?;
-    text_from_bytes(source, bytes)
 }
 
 /// Converts bytes to a string; non-UTF-8 text is an error naming the line.

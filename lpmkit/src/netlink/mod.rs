@@ -11,11 +11,20 @@
 //!   [`sync`](crate::sync): a [`Publisher`](crate::sync::Publisher) (batch rebuild:
 //!   Spider, DIR-24-8) or an [`InPlace`](crate::sync::InPlace) updater (DXR, Poptrie).
 //!   Lost notifications (`ENOBUFS`) trigger a full re-dump and a diff, never a silent
-//!   drift.
+//!   drift; [`KernelSync::reconcile`] re-dumps and diffs on demand (a daemon's periodic
+//!   safety net) and counts what it found.
+//! * What the kernel changes without a route notification is followed as the kernel does
+//!   it (see [`KernelRoutes`]): an interface going down removes the routes through it
+//!   (multipath routes lose the path, marked dead) and its nexthop objects, coming back
+//!   up revives dead paths, a lost carrier flushes its nexthop objects, a deleted
+//!   interface takes its routes; a deleted nexthop object takes the routes through it
+//!   and leaves its groups.
 //! * Next-hop values are [`RouteTarget`]s: gateway and output interface, a multipath
-//!   group as one value, nexthop objects by id, `blackhole`/`unreachable`/`prohibit`/
-//!   `throw` and the local types as themselves. A prefix may hold several kernel routes
-//!   (metrics); [`KernelRoutes`] keeps them all and follows the best.
+//!   group as one value (dead paths marked), a route through a nexthop object as the
+//!   paths the object resolves to, `blackhole`/`unreachable`/`prohibit`/`throw` and the
+//!   local types as themselves. A prefix may hold several kernel routes (metrics; IPv6
+//!   routes of one metric on different interfaces); [`KernelRoutes`] keeps them all, in
+//!   the kernel's order, and follows the one the kernel uses.
 //! * Routes lpmkit cannot represent (IPv4 TOS routes, IPv6 source-specific routes,
 //!   lightweight-tunnel encapsulations, unknown types) are counted by
 //!   [`Unrepresentable`] reason, never dropped silently.
@@ -24,11 +33,14 @@
 //!   `replace`/`del` requests (churn generators, tests).
 //!
 //! What is deliberately left out: policy rules (one table is followed; lookups the rules
-//! send to another table are [`Verdict::Skip`] in comparisons), the route cache, and
-//! link state (a route over an interface that goes down stays in the FIB, as in the
-//! kernel's table).
+//! send to another table are [`Verdict::Skip`] in comparisons), the route cache, and the
+//! sysctls that change lookups without changing the table
+//! (`net.ipv4.conf.*.ignore_routes_with_linkdown`, which makes lookups skip the paths of
+//! an interface without carrier; the followed table keeps using them, as the kernel does
+//! by default). A periodic [`KernelSync::reconcile`] repairs anything the model misses.
 
 mod follow;
+mod nexthop;
 mod query;
 mod route;
 mod socket;
@@ -36,7 +48,8 @@ mod state;
 mod sync;
 mod writer;
 
-pub use follow::{Follower, Visible};
+pub use follow::{BuildBox, Follower, Visible};
+pub use nexthop::{Nexthop, NexthopObject};
 pub use query::{compare, KernelAnswer, RouteQuery, Verdict};
 pub use route::{KernelRoute, Path, RouteTarget, Unrepresentable};
 pub use socket::in_netns;

@@ -12,7 +12,7 @@ use netlink_packet_route::route::{
 use netlink_packet_route::RouteNetlinkMessage;
 
 use super::route::{table_of, Path, RouteTarget};
-use super::socket::{address_family, RtSocket};
+use super::socket::{address_family, Message, RtSocket};
 use crate::prefix::Address;
 
 /// What the kernel answers for one destination.
@@ -34,17 +34,19 @@ pub enum KernelAnswer {
 /// How a lookup's answer compares with the kernel's.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Verdict {
-    /// The same action (for multipath: the kernel's path is one of the group's).
+    /// The same action (for multipath: the kernel's path is one of the group's live
+    /// paths).
     Agree,
     /// Different.
     Differ,
-    /// Not comparable: another table answered (the `local` table, say), or the route
-    /// uses a nexthop object whose paths lpmkit does not resolve.
+    /// Not comparable: another table answered (the `local` table, say).
     Skip,
 }
 
 /// Compares the kernel's `answer` with `ours` (the target of the next hop a lookup in
-/// the followed `table` returned; `None` for no route).
+/// the followed `table` returned; `None` for no route). A route through a nexthop object
+/// is compared by the paths it resolves to; one lpmkit could not resolve
+/// ([`RouteTarget::NexthopObject`]) never agrees.
 pub fn compare(answer: &KernelAnswer, ours: Option<&RouteTarget>, table: u32) -> Verdict {
     let agree = |b: bool| if b { Verdict::Agree } else { Verdict::Differ };
     match answer {
@@ -61,11 +63,9 @@ pub fn compare(answer: &KernelAnswer, ours: Option<&RouteTarget>, table: u32) ->
             ..
         } if ours != Some(t) => Verdict::Skip,
         KernelAnswer::Route { target, .. } => match (target, ours) {
-            (_, Some(RouteTarget::NexthopObject(_))) => Verdict::Skip,
-            (RouteTarget::Unicast(got), Some(RouteTarget::Unicast(paths))) => {
+            (RouteTarget::Unicast(got), Some(ours @ RouteTarget::Unicast(_))) => {
                 agree(got.first().is_some_and(|g| {
-                    paths
-                        .iter()
+                    ours.live_paths()
                         .any(|p| p.gateway == g.gateway && p.ifindex == g.ifindex)
                 }))
             }
@@ -106,7 +106,17 @@ impl RouteQuery {
     }
 
     /// The kernel's answer for each of `addrs`, in order.
+    ///
+    /// A route that drops (blackhole, unreachable, prohibit, throw) makes the kernel
+    /// answer with an error, which does not say which table held the route (not even
+    /// with `RTM_F_FIB_MATCH`): to compare a table other than the one such answers come
+    /// from, look up addresses the policy rules send to it.
     pub fn get_many<A: Address>(&mut self, addrs: &[A]) -> io::Result<Vec<KernelAnswer>> {
+        self.ask(addrs)
+    }
+
+    /// One `RTM_GETROUTE` per address, [`WINDOW`] in flight.
+    fn ask<A: Address>(&mut self, addrs: &[A]) -> io::Result<Vec<KernelAnswer>> {
         let mut out = Vec::with_capacity(addrs.len());
         for window in addrs.chunks(WINDOW) {
             let mut seqs = HashMap::with_capacity(window.len());
@@ -129,6 +139,7 @@ impl RouteQuery {
                     continue;
                 };
                 for m in msgs {
+                    let Message::Rt(m) = m else { continue };
                     let Some(&i) = seqs.get(&m.header.sequence_number) else {
                         continue;
                     };
@@ -145,11 +156,7 @@ impl RouteQuery {
                     }
                 }
             }
-            out.extend(
-                answers
-                    .into_iter()
-                    .map(|a| a.expect("every request answered")),
-            );
+            out.extend(answers.into_iter().flatten());
         }
         Ok(out)
     }
@@ -171,6 +178,7 @@ fn answer_of(r: &RouteMessage) -> KernelAnswer {
             gateway,
             ifindex: oif,
             weight: 1,
+            dead: false,
         }]),
         RouteType::Local => RouteTarget::Local,
         RouteType::Broadcast => RouteTarget::Broadcast,

@@ -5,7 +5,8 @@ use core::fmt;
 use std::net::IpAddr;
 
 use netlink_packet_route::route::{
-    RouteAddress, RouteAttribute, RouteFlags, RouteMessage, RouteNextHop, RouteType,
+    RouteAddress, RouteAttribute, RouteFlags, RouteMessage, RouteNextHop, RouteNextHopFlags,
+    RouteProtocol, RouteScope, RouteType,
 };
 use netlink_packet_route::AddressFamily;
 
@@ -21,6 +22,18 @@ pub struct Path {
     pub ifindex: u32,
     /// The multipath weight (`weight`, 1 for a single path).
     pub weight: u16,
+    /// The kernel marked the path dead (`RTNH_F_DEAD`: its interface went down while
+    /// other paths of the route stayed up); lookups never use a dead path, and an
+    /// interface coming back up revives it.
+    pub dead: bool,
+}
+
+impl Path {
+    /// The same next hop (gateway and interface; weight and state aside): what the
+    /// kernel matches a path by.
+    pub fn same_hop(&self, other: &Path) -> bool {
+        self.gateway == other.gateway && self.ifindex == other.ifindex
+    }
 }
 
 impl fmt::Display for Path {
@@ -32,6 +45,9 @@ impl fmt::Display for Path {
         if self.weight != 1 {
             write!(f, " weight {}", self.weight)?;
         }
+        if self.dead {
+            f.write_str(" dead")?;
+        }
         Ok(())
     }
 }
@@ -42,9 +58,13 @@ impl fmt::Display for Path {
 #[non_exhaustive]
 pub enum RouteTarget {
     /// A unicast route: one path, or a multipath group (paths sorted, so that the same
-    /// group is one value whatever order the kernel listed it in).
+    /// group is one value whatever order the kernel listed it in). A route through a
+    /// nexthop object (`ip route … nhid N`) is followed as the paths the object resolves
+    /// to (a group's members with their weights).
     Unicast(Vec<Path>),
-    /// A unicast route through a nexthop object (`ip route … nhid N`).
+    /// A route through nexthop object `N` that the sync does not know (no such object
+    /// was dumped or announced): a lookup answer that can match no kernel answer. In the
+    /// kernel's own route messages, the object a route refers to.
     NexthopObject(u32),
     /// `blackhole`: drop silently.
     Blackhole,
@@ -71,7 +91,32 @@ impl RouteTarget {
             gateway: Some(gateway),
             ifindex,
             weight: 1,
+            dead: false,
         }])
+    }
+
+    /// The paths a lookup may use: every path of a unicast route but the dead ones;
+    /// empty for the other kinds.
+    pub fn live_paths(&self) -> impl Iterator<Item = &Path> + '_ {
+        let paths: &[Path] = match self {
+            RouteTarget::Unicast(p) => p,
+            _ => &[],
+        };
+        paths.iter().filter(|p| !p.dead)
+    }
+
+    /// The same route as the kernel matches routes: equal kinds, and for unicast the same
+    /// paths (gateway, interface, weight), whatever their dead marks.
+    pub fn same_route(&self, other: &RouteTarget) -> bool {
+        match (self, other) {
+            (RouteTarget::Unicast(a), RouteTarget::Unicast(b)) => {
+                a.len() == b.len()
+                    && a.iter()
+                        .zip(b)
+                        .all(|(x, y)| x.same_hop(y) && x.weight == y.weight)
+            }
+            (a, b) => a == b,
+        }
     }
 
     /// True for the routes that forward (unicast, possibly multipath).
@@ -158,8 +203,20 @@ pub struct KernelRoute<A: Address> {
     pub tos: u8,
     /// IPv6 source prefix length (≠ 0: unrepresentable).
     pub src_len: u8,
-    /// What the route does, or why lpmkit cannot represent it.
+    /// What the route does, or why lpmkit cannot represent it. A route through a
+    /// nexthop object is [`RouteTarget::NexthopObject`] here (the reference, resolved by
+    /// the sync); unicast paths carry the kernel's dead marks.
     pub target: Result<RouteTarget, Unrepresentable>,
+    /// The interface a route that is not unicast is bound to (`dev`; 0: none), which
+    /// goes with it when the interface goes down.
+    pub oif: u32,
+    /// Scope `host` (IPv4): the route outlives its interface going down (not its
+    /// deletion).
+    pub host_scope: bool,
+    /// An IPv6 gateway route that the kernel joins with the other gateway routes of the
+    /// same prefix and metric into one multipath route (`rt6_qualify_for_ecmp`: a
+    /// gateway, no nexthop object, not learned from a router advertisement).
+    pub siblings: bool,
 }
 
 /// The routing table a message belongs to (`RTA_TABLE`, else the header's 8-bit field).
@@ -190,7 +247,12 @@ pub(crate) fn family_of(msg: &RouteMessage) -> Option<Family> {
     }
 }
 
-fn path_of(attrs: &[RouteAttribute], ifindex: u32, weight: u16) -> Result<Path, Unrepresentable> {
+fn path_of(
+    attrs: &[RouteAttribute],
+    ifindex: u32,
+    weight: u16,
+    dead: bool,
+) -> Result<Path, Unrepresentable> {
     let mut gateway = None;
     for a in attrs {
         match a {
@@ -208,13 +270,21 @@ fn path_of(attrs: &[RouteAttribute], ifindex: u32, weight: u16) -> Result<Path, 
         gateway,
         ifindex,
         weight,
+        dead,
     })
 }
 
 fn multipath(hops: &[RouteNextHop]) -> Result<RouteTarget, Unrepresentable> {
     let mut paths = hops
         .iter()
-        .map(|h| path_of(&h.attributes, h.interface_index, h.hops as u16 + 1))
+        .map(|h| {
+            path_of(
+                &h.attributes,
+                h.interface_index,
+                h.hops as u16 + 1,
+                h.flags.contains(RouteNextHopFlags::Dead),
+            )
+        })
         .collect::<Result<Vec<_>, _>>()?;
     paths.sort();
     Ok(RouteTarget::Unicast(paths))
@@ -252,12 +322,20 @@ pub(crate) fn decode<A: Address>(msg: &RouteMessage) -> Option<KernelRoute<A>> {
         Err(Unrepresentable::SourceSpecific)
     } else {
         match msg.header.kind {
-            RouteType::Unicast => match (nhid, multi) {
-                (Some(id), _) => Ok(RouteTarget::NexthopObject(id)),
-                (None, Some(hops)) => multipath(hops),
-                (None, None) => {
-                    path_of(&msg.attributes, oif, 1).map(|p| RouteTarget::Unicast(vec![p]))
-                }
+            // A route through a nexthop object (the kernel reports one through a
+            // blackhole object as a blackhole route).
+            RouteType::Unicast | RouteType::BlackHole if nhid.is_some() => {
+                Ok(RouteTarget::NexthopObject(nhid.unwrap_or_default()))
+            }
+            RouteType::Unicast => match multi {
+                Some(hops) => multipath(hops),
+                None => path_of(
+                    &msg.attributes,
+                    oif,
+                    1,
+                    msg.header.flags.contains(RouteFlags::Dead),
+                )
+                .map(|p| RouteTarget::Unicast(vec![p])),
             },
             RouteType::BlackHole => Ok(RouteTarget::Blackhole),
             RouteType::Unreachable => Ok(RouteTarget::Unreachable),
@@ -270,11 +348,22 @@ pub(crate) fn decode<A: Address>(msg: &RouteMessage) -> Option<KernelRoute<A>> {
             _ => Err(Unrepresentable::RouteType),
         }
     };
+    let siblings = A::FAMILY == Family::V6
+        && msg.header.protocol != RouteProtocol::Ra
+        && matches!(&target, Ok(RouteTarget::Unicast(paths))
+            if !paths.is_empty() && paths.iter().all(|p| p.gateway.is_some()));
     Some(KernelRoute {
         prefix,
         metric,
         tos: msg.header.tos,
         src_len: msg.header.source_prefix_length,
         target,
+        oif: if matches!(msg.header.kind, RouteType::Unicast) {
+            0
+        } else {
+            oif
+        },
+        host_scope: A::FAMILY == Family::V4 && msg.header.scope == RouteScope::Host,
+        siblings,
     })
 }

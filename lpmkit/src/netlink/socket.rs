@@ -7,8 +7,13 @@ use std::time::Duration;
 use netlink_packet_core::{
     NetlinkHeader, NetlinkMessage, NetlinkPayload, NLM_F_DUMP, NLM_F_DUMP_INTR, NLM_F_REQUEST,
 };
+use netlink_packet_route::link::LinkMessage;
 use netlink_packet_route::route::RouteMessage;
 use netlink_packet_route::{AddressFamily, RouteNetlinkMessage};
+
+use super::nexthop::{
+    self, NexthopObject, RTM_DELNEXTHOP, RTM_GETNEXTHOP, RTM_NEWNEXTHOP, RTNLGRP_NEXTHOP,
+};
 use netlink_sys::{protocols::NETLINK_ROUTE, Socket, SocketAddr};
 
 use crate::prefix::Family;
@@ -70,12 +75,37 @@ pub(crate) struct RtSocket {
     buf: Vec<u8>,
 }
 
+/// One message read from the socket.
+pub(crate) enum Message {
+    /// Anything the route crate decodes (routes, links, errors, dump ends).
+    Rt(NetlinkMessage<RouteNetlinkMessage>),
+    /// A nexthop object announced (`RTM_NEWNEXTHOP`) or deleted (`RTM_DELNEXTHOP`).
+    Nexthop {
+        header: NetlinkHeader,
+        deleted: bool,
+        object: NexthopObject,
+    },
+}
+
+impl Message {
+    pub(crate) fn header(&self) -> &NetlinkHeader {
+        match self {
+            Message::Rt(m) => &m.header,
+            Message::Nexthop { header, .. } => header,
+        }
+    }
+}
+
 /// One decoded datagram's messages.
-pub(crate) type Messages = Vec<NetlinkMessage<RouteNetlinkMessage>>;
+pub(crate) type Messages = Vec<Message>;
+
+/// The rtnetlink multicast group of link notifications (`RTNLGRP_LINK`).
+pub(crate) const RTNLGRP_LINK: u32 = 1;
 
 impl RtSocket {
     /// A socket in `netns` (see [`in_netns`]), subscribed to `groups`, with a receive
-    /// buffer of `rcvbuf` bytes (0: the system default).
+    /// buffer of `rcvbuf` bytes (0: the system default). Groups the kernel does not
+    /// know (nexthop objects before Linux 5.3) are skipped.
     pub(crate) fn open(netns: Option<&str>, groups: &[u32], rcvbuf: usize) -> io::Result<Self> {
         let sock = in_netns(netns, || {
             let mut s = Socket::new(NETLINK_ROUTE)?;
@@ -84,7 +114,11 @@ impl RtSocket {
             Ok(s)
         })?;
         for &g in groups {
-            sock.add_membership(g)?;
+            match sock.add_membership(g) {
+                Ok(()) => {}
+                Err(e) if g == RTNLGRP_NEXTHOP && e.raw_os_error() == Some(libc::EINVAL) => {}
+                Err(e) => return Err(e),
+            }
         }
         if rcvbuf > 0 {
             set_rcvbuf(&sock, rcvbuf)?;
@@ -129,7 +163,24 @@ impl RtSocket {
         Ok(())
     }
 
+    /// Sends a request the route crate has no type for: message type `kind`, `body`
+    /// after the netlink header. Returns its sequence number.
+    pub(crate) fn send_raw(&mut self, kind: u16, flags: u16, body: &[u8]) -> io::Result<u32> {
+        self.seq = self.seq.wrapping_add(1);
+        let len = 16 + body.len();
+        let mut out = Vec::with_capacity(len);
+        out.extend_from_slice(&(len as u32).to_ne_bytes());
+        out.extend_from_slice(&kind.to_ne_bytes());
+        out.extend_from_slice(&(NLM_F_REQUEST | flags).to_ne_bytes());
+        out.extend_from_slice(&self.seq.to_ne_bytes());
+        out.extend_from_slice(&0u32.to_ne_bytes());
+        out.extend_from_slice(body);
+        self.sock.send(&out, 0)?;
+        Ok(self.seq)
+    }
+
     /// Waits up to `timeout` (`None`: forever) for something to read; true if there is.
+    /// A signal delivered to the thread ends the wait early (false).
     pub(crate) fn wait(&self, timeout: Option<Duration>) -> io::Result<bool> {
         let mut pfd = libc::pollfd {
             fd: self.sock.as_raw_fd(),
@@ -137,17 +188,16 @@ impl RtSocket {
             revents: 0,
         };
         let ms = timeout.map_or(-1, |t| t.as_millis().min(i32::MAX as u128) as i32);
-        loop {
-            // SAFETY: one valid pollfd.
-            let r = unsafe { libc::poll(&mut pfd, 1, ms) };
-            if r >= 0 {
-                return Ok(r > 0);
-            }
-            let e = io::Error::last_os_error();
-            if e.kind() != io::ErrorKind::Interrupted {
-                return Err(e);
-            }
+        // SAFETY: one valid pollfd.
+        let r = unsafe { libc::poll(&mut pfd, 1, ms) };
+        if r >= 0 {
+            return Ok(r > 0);
         }
+        let e = io::Error::last_os_error();
+        if e.kind() == io::ErrorKind::Interrupted {
+            return Ok(false);
+        }
+        Err(e)
     }
 
     /// Reads one datagram (`Ok(None)` if `nonblocking` and nothing is there) and decodes
@@ -159,7 +209,10 @@ impl RtSocket {
     ) -> io::Result<Option<Messages>> {
         let flags = if nonblocking { libc::MSG_DONTWAIT } else { 0 };
         let n = loop {
-            match self.sock.recv(&mut &mut self.buf[..], flags) {
+            match self
+                .sock
+                .recv(&mut &mut self.buf[..], flags | libc::MSG_TRUNC)
+            {
                 Ok(n) => break n,
                 Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
                 Err(e) if e.kind() == io::ErrorKind::WouldBlock => return Ok(None),
@@ -179,51 +232,142 @@ impl RtSocket {
                 *bad += 1;
                 break;
             }
-            match NetlinkMessage::<RouteNetlinkMessage>::deserialize(&self.buf[off..off + len]) {
-                Ok(m) => out.push(m),
-                Err(_) => *bad += 1,
+            let raw = &self.buf[off..off + len];
+            let kind = u16::from_ne_bytes([raw[4], raw[5]]);
+            if kind == RTM_NEWNEXTHOP || kind == RTM_DELNEXTHOP {
+                let mut header = NetlinkHeader::default();
+                header.length = len as u32;
+                header.message_type = kind;
+                header.flags = u16::from_ne_bytes([raw[6], raw[7]]);
+                header.sequence_number = u32::from_ne_bytes(raw[8..12].try_into().unwrap());
+                header.port_number = u32::from_ne_bytes(raw[12..16].try_into().unwrap());
+                match nexthop::parse(&raw[16..]) {
+                    Some(object) => out.push(Message::Nexthop {
+                        header,
+                        deleted: kind == RTM_DELNEXTHOP,
+                        object,
+                    }),
+                    None => *bad += 1,
+                }
+            } else {
+                match NetlinkMessage::<RouteNetlinkMessage>::deserialize(raw) {
+                    Ok(m) => out.push(Message::Rt(m)),
+                    Err(_) => *bad += 1,
+                }
             }
             off += (len + 3) & !3;
         }
         Ok(Some(out))
     }
 
-    /// Dumps every route of `family` (all tables); retries when the kernel says the dump
-    /// was interrupted by a change (`NLM_F_DUMP_INTR`).
-    pub(crate) fn dump_routes(&mut self, family: Family) -> io::Result<Vec<RouteMessage>> {
+    /// Runs a dump: `send` sends the request (and returns its sequence number); returns
+    /// every message of the answer. Retries when the kernel says the dump was
+    /// interrupted by a change (`NLM_F_DUMP_INTR`).
+    fn dump(
+        &mut self,
+        mut send: impl FnMut(&mut RtSocket) -> io::Result<u32>,
+    ) -> io::Result<Vec<Message>> {
         let mut bad = 0;
         for _ in 0..16 {
-            let mut req = RouteMessage::default();
-            req.header.address_family = address_family(family);
-            let seq = self.send(RouteNetlinkMessage::GetRoute(req), NLM_F_DUMP)?;
-            let mut routes = Vec::new();
+            let seq = send(self)?;
+            let mut msgs_out = Vec::new();
             let mut interrupted = false;
             'dump: loop {
                 let Some(msgs) = self.recv(false, &mut bad)? else {
                     continue;
                 };
                 for m in msgs {
-                    if m.header.sequence_number != seq {
+                    let h = m.header();
+                    if h.sequence_number != seq {
                         continue;
                     }
-                    interrupted |= m.header.flags & NLM_F_DUMP_INTR != 0;
-                    match m.payload {
-                        NetlinkPayload::Done(_) => break 'dump,
-                        NetlinkPayload::Error(e) if e.code.is_some() => return Err(e.to_io()),
-                        NetlinkPayload::InnerMessage(RouteNetlinkMessage::NewRoute(r)) => {
-                            routes.push(r)
+                    interrupted |= h.flags & NLM_F_DUMP_INTR != 0;
+                    if let Message::Rt(rt) = &m {
+                        match &rt.payload {
+                            NetlinkPayload::Done(_) => break 'dump,
+                            NetlinkPayload::Error(e) if e.code.is_some() => {
+                                return Err(e.clone().to_io())
+                            }
+                            _ => {}
                         }
-                        _ => {}
                     }
+                    msgs_out.push(m);
                 }
             }
             if !interrupted {
-                return Ok(routes);
+                return Ok(msgs_out);
             }
         }
         Err(io::Error::other(
-            "the route dump was interrupted by changes 16 times in a row",
+            "a dump was interrupted by changes 16 times in a row",
         ))
+    }
+
+    /// Runs the dump `request` asks for; returns the messages `pick` keeps.
+    fn dump_messages<T>(
+        &mut self,
+        request: RouteNetlinkMessage,
+        pick: impl Fn(RouteNetlinkMessage) -> Option<T>,
+    ) -> io::Result<Vec<T>> {
+        let msgs = self.dump(|s| s.send(request.clone(), NLM_F_DUMP))?;
+        Ok(msgs
+            .into_iter()
+            .filter_map(|m| match m {
+                Message::Rt(NetlinkMessage {
+                    payload: NetlinkPayload::InnerMessage(inner),
+                    ..
+                }) => pick(inner),
+                _ => None,
+            })
+            .collect())
+    }
+
+    /// Dumps every route of `family` (all tables).
+    pub(crate) fn dump_routes(&mut self, family: Family) -> io::Result<Vec<RouteMessage>> {
+        let mut req = RouteMessage::default();
+        req.header.address_family = address_family(family);
+        self.dump_messages(RouteNetlinkMessage::GetRoute(req), |m| match m {
+            RouteNetlinkMessage::NewRoute(r) => Some(r),
+            _ => None,
+        })
+    }
+
+    /// Dumps every interface.
+    pub(crate) fn dump_links(&mut self) -> io::Result<Vec<LinkMessage>> {
+        self.dump_messages(
+            RouteNetlinkMessage::GetLink(LinkMessage::default()),
+            |m| match m {
+                RouteNetlinkMessage::NewLink(l) => Some(l),
+                _ => None,
+            },
+        )
+    }
+
+    /// Dumps every nexthop object (none on kernels without them).
+    pub(crate) fn dump_nexthops(&mut self) -> io::Result<Vec<NexthopObject>> {
+        let body = nexthop::dump_request();
+        match self.dump(|s| s.send_raw(RTM_GETNEXTHOP, NLM_F_DUMP, &body)) {
+            Ok(msgs) => Ok(msgs
+                .into_iter()
+                .filter_map(|m| match m {
+                    Message::Nexthop {
+                        deleted: false,
+                        object,
+                        ..
+                    } => Some(object),
+                    _ => None,
+                })
+                .collect()),
+            Err(e)
+                if matches!(
+                    e.raw_os_error(),
+                    Some(libc::EOPNOTSUPP | libc::EINVAL | libc::EAFNOSUPPORT)
+                ) =>
+            {
+                Ok(Vec::new())
+            }
+            Err(e) => Err(e),
+        }
     }
 }
 

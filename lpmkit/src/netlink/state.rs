@@ -1,10 +1,27 @@
 //! The kernel's routes of one table, mirrored: every route of every prefix (a prefix may
-//! have several, with different metrics), the best one per prefix in a [`Rib`], and the
-//! [`Change`]s that route messages make to it. Pure bookkeeping: no socket here.
+//! have several, with different metrics, and IPv6 several with the same metric on
+//! different interfaces), the nexthop objects routes refer to, the best route per prefix
+//! in a [`Rib`], and the [`Change`]s that route, nexthop and link events make to it.
+//! Pure bookkeeping: no socket here.
+//!
+//! The kernel removes and revives routes without a route notification when an interface
+//! goes down, comes up or disappears, and when a nexthop object goes; these are modelled
+//! here as the kernel does them (`fib_sync_down_dev`, `fib_sync_up`, `fib6_ifdown`,
+//! `fib6_ifup`, `nexthop_flush_dev`, `remove_nexthop`, Linux 6.x):
+//!
+//! | event | IPv4 routes | IPv6 routes | nexthop objects |
+//! |---|---|---|---|
+//! | interface down | a path through it is dead; a route whose paths are all dead is removed (scope `host` ones stay) | the same (the kernel notifies the removals) | removed (not blackholes) |
+//! | interface up | its dead paths live again | the same | — |
+//! | carrier lost | unchanged (`linkdown`, still used) | unchanged | removed (not blackholes) |
+//! | interface deleted | every route with a path through it is removed | paths through it are removed, then routes left without one | removed |
+//! | object deleted | its routes are removed | the same | removed from groups; a group left empty is removed |
 
-use std::collections::HashMap;
+use std::borrow::Cow;
+use std::collections::{HashMap, HashSet};
 
-use super::route::{KernelRoute, RouteTarget, Unrepresentable};
+use super::nexthop::{Nexthop, NexthopObject};
+use super::route::{KernelRoute, Path, RouteTarget, Unrepresentable};
 use crate::fib::Change;
 use crate::nexthop::{NextHop, NextHopTable};
 use crate::prefix::{Address, Family, Prefix};
@@ -25,10 +42,36 @@ pub enum RouteOp {
 }
 
 /// One route of a prefix, in the kernel's order.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-struct Alias {
+#[derive(Clone, Debug, PartialEq, Eq)]
+struct Entry {
     metric: u32,
-    nh: NextHop,
+    /// As the kernel holds it: unicast paths with their dead marks, a nexthop object by
+    /// id, or a route type.
+    route: RouteTarget,
+    /// The interface a route that is not unicast is bound to (0: none).
+    oif: u32,
+    /// IPv4 scope `host`: survives its interface going down.
+    host: bool,
+    /// IPv6: joins the same-metric gateway routes as one multipath route.
+    siblings: bool,
+}
+
+impl Entry {
+    /// True if the route goes through interface `ifindex`.
+    fn uses(&self, ifindex: u32) -> bool {
+        match &self.route {
+            RouteTarget::Unicast(paths) => paths.iter().any(|p| p.ifindex == ifindex),
+            RouteTarget::NexthopObject(_) => false,
+            _ => self.oif == ifindex,
+        }
+    }
+
+    fn object(&self) -> Option<u32> {
+        match self.route {
+            RouteTarget::NexthopObject(id) => Some(id),
+            _ => None,
+        }
+    }
 }
 
 /// Key of a route lpmkit cannot represent.
@@ -36,14 +79,21 @@ type OtherKey<A> = (Prefix<A>, u8, u8, u32);
 
 /// The routes of one kernel table of family `A`, as lpmkit follows them.
 ///
-/// The kernel may hold several routes for one prefix (different metrics, or IPv4 routes
-/// appended with the same metric); a lookup uses the first of the lowest metric. This
-/// keeps all of them, so that deleting the best route brings the next one back, and puts
-/// the best in the [`Rib`] with its [`RouteTarget`] interned as the next hop.
+/// The kernel may hold several routes for one prefix (different metrics; IPv4 routes
+/// appended with the same metric; IPv6 routes of the same metric on different interfaces
+/// — gateway routes of one metric are one multipath route); a lookup uses the first of
+/// the lowest metric. This keeps all of them in the kernel's order, so that deleting the
+/// best route brings the next one back, and puts the best in the [`Rib`] with its
+/// [`RouteTarget`] interned as the next hop: a route through a nexthop object as the
+/// paths the object resolves to now, a multipath route with its dead paths marked.
 #[derive(Clone, Debug)]
 pub struct KernelRoutes<A: Address> {
-    aliases: HashMap<Prefix<A>, Vec<Alias>>,
+    routes: HashMap<Prefix<A>, Vec<Entry>>,
     other: HashMap<OtherKey<A>, Unrepresentable>,
+    nexthops: HashMap<u32, Nexthop>,
+    /// The prefixes with a route through each nexthop object (named by the route; the
+    /// routes through a group's members are found through the group).
+    users: HashMap<u32, HashSet<Prefix<A>>>,
     rib: Rib<A>,
     hops: NextHopTable<RouteTarget>,
 }
@@ -52,6 +102,41 @@ impl<A: Address> Default for KernelRoutes<A> {
     fn default() -> Self {
         Self::with_next_hops(NextHopTable::new())
     }
+}
+
+/// What a route through `route` does now: the route itself, or for a nexthop object the
+/// paths it resolves to (a group's members, each with its weight in the group).
+fn resolve<'a>(nexthops: &HashMap<u32, Nexthop>, route: &'a RouteTarget) -> Cow<'a, RouteTarget> {
+    let RouteTarget::NexthopObject(id) = route else {
+        return Cow::Borrowed(route);
+    };
+    let resolved = match nexthops.get(id) {
+        Some(Nexthop::Single(p)) => Some(RouteTarget::Unicast(vec![p.clone()])),
+        Some(Nexthop::Blackhole) => Some(RouteTarget::Blackhole),
+        Some(Nexthop::Group(members)) => {
+            let mut paths = Vec::with_capacity(members.len());
+            let mut blackhole = false;
+            for (m, w) in members {
+                match nexthops.get(m) {
+                    Some(Nexthop::Single(p)) => paths.push(Path {
+                        weight: *w,
+                        ..p.clone()
+                    }),
+                    Some(Nexthop::Blackhole) => blackhole = true,
+                    _ => {}
+                }
+            }
+            paths.sort();
+            if blackhole && paths.is_empty() {
+                Some(RouteTarget::Blackhole)
+            } else {
+                (!paths.is_empty() && paths.len() == members.len())
+                    .then_some(RouteTarget::Unicast(paths))
+            }
+        }
+        _ => None,
+    };
+    resolved.map_or(Cow::Borrowed(route), Cow::Owned)
 }
 
 impl<A: Address> KernelRoutes<A> {
@@ -63,8 +148,10 @@ impl<A: Address> KernelRoutes<A> {
     /// No routes, interning next hops into `hops` (so that ids stay what they were).
     pub fn with_next_hops(hops: NextHopTable<RouteTarget>) -> Self {
         KernelRoutes {
-            aliases: HashMap::new(),
+            routes: HashMap::new(),
             other: HashMap::new(),
+            nexthops: HashMap::new(),
+            users: HashMap::new(),
             rib: Rib::new(),
             hops,
         }
@@ -96,9 +183,29 @@ impl<A: Address> KernelRoutes<A> {
         v
     }
 
-    /// Every route held (all metrics), representable or not.
+    /// Every route held (all metrics; a multipath route counts once), representable or
+    /// not.
     pub fn route_count(&self) -> usize {
-        self.aliases.values().map(Vec::len).sum::<usize>() + self.other.len()
+        self.routes.values().map(Vec::len).sum::<usize>() + self.other.len()
+    }
+
+    /// Every representable route, as the kernel holds it: prefix, metric and target (a
+    /// route through a nexthop object as [`RouteTarget::NexthopObject`]), the routes of a
+    /// prefix in the kernel's order; prefixes in no particular order.
+    pub fn iter(&self) -> impl Iterator<Item = (Prefix<A>, u32, &RouteTarget)> + '_ {
+        self.routes
+            .iter()
+            .flat_map(|(p, list)| list.iter().map(move |e| (*p, e.metric, &e.route)))
+    }
+
+    /// The nexthop object `id`, if the kernel has it.
+    pub fn nexthop(&self, id: u32) -> Option<&Nexthop> {
+        self.nexthops.get(&id)
+    }
+
+    /// The nexthop objects (of both families: routes of one family may use the other's).
+    pub fn nexthops(&self) -> impl Iterator<Item = (u32, &Nexthop)> + '_ {
+        self.nexthops.iter().map(|(id, n)| (*id, n))
     }
 
     /// Applies one route message; returns the change to the best route of its prefix, if
@@ -115,28 +222,76 @@ impl<A: Address> KernelRoutes<A> {
                 return None;
             }
         };
-        let prefix = route.prefix;
-        let before = self.best(&prefix);
-        match op {
+        let entry = Entry {
+            metric: route.metric,
+            route: target.clone(),
+            oif: route.oif,
+            host: route.host_scope,
+            siblings: route.siblings,
+        };
+        let v6 = A::FAMILY == Family::V6;
+        self.edit(route.prefix, |list| match op {
             RouteOp::New { replace, append } => {
-                let nh = self.hops.intern(target.clone());
-                self.insert(
-                    prefix,
-                    Alias {
-                        metric: route.metric,
-                        nh,
-                    },
-                    replace,
-                    append,
-                );
+                if v6 {
+                    insert_v6(list, entry, replace)
+                } else {
+                    insert_v4(list, entry, replace, append)
+                }
             }
-            RouteOp::Del => self.delete(prefix, route.metric, target),
+            RouteOp::Del => {
+                if v6 {
+                    delete_v6(list, &entry)
+                } else if let Some(i) = list
+                    .iter()
+                    .position(|e| e.metric == entry.metric && e.route.same_route(&entry.route))
+                {
+                    list.remove(i);
+                }
+            }
+        })
+    }
+
+    /// Changes the routes of `prefix` by `f`, keeps the nexthop users' index, and
+    /// returns the change to the prefix's best route.
+    fn edit(&mut self, prefix: Prefix<A>, f: impl FnOnce(&mut Vec<Entry>)) -> Option<Change<A>> {
+        let list = self.routes.entry(prefix).or_default();
+        let before: Vec<u32> = list.iter().filter_map(Entry::object).collect();
+        f(list);
+        let after: Vec<u32> = list.iter().filter_map(Entry::object).collect();
+        if list.is_empty() {
+            self.routes.remove(&prefix);
         }
-        let after = self.best(&prefix);
-        if before == after {
+        for id in &before {
+            if !after.contains(id) {
+                if let Some(set) = self.users.get_mut(id) {
+                    set.remove(&prefix);
+                    if set.is_empty() {
+                        self.users.remove(id);
+                    }
+                }
+            }
+        }
+        for &id in &after {
+            self.users.entry(id).or_default().insert(prefix);
+        }
+        self.settle(prefix)
+    }
+
+    /// Puts the best route of `prefix` (resolved) in the `Rib`; returns the change.
+    fn settle(&mut self, prefix: Prefix<A>) -> Option<Change<A>> {
+        let best = self
+            .routes
+            .get(&prefix)
+            .and_then(|l| l.first())
+            .map(|e| resolve(&self.nexthops, &e.route));
+        let nh = best.map(|t| match self.hops.id(&t) {
+            Some(id) => id,
+            None => self.hops.intern(t.into_owned()),
+        });
+        if self.rib.get(&prefix) == nh {
             return None;
         }
-        Some(match after {
+        Some(match nh {
             Some(nh) => {
                 self.rib.insert(prefix, nh);
                 Change::Announce(prefix, nh)
@@ -148,81 +303,163 @@ impl<A: Address> KernelRoutes<A> {
         })
     }
 
-    fn best(&self, prefix: &Prefix<A>) -> Option<NextHop> {
-        self.aliases
-            .get(prefix)
-            .and_then(|v| v.first())
-            .map(|a| a.nh)
-    }
-
-    fn insert(&mut self, prefix: Prefix<A>, new: Alias, replace: bool, append: bool) {
-        let list = self.aliases.entry(prefix).or_default();
-        let same = |a: &Alias| a.metric == new.metric;
-        // IPv6 keeps one route per (prefix, metric): multipath siblings are one route and
-        // every notification carries the whole set, so a new message replaces it.
-        if replace || A::FAMILY == Family::V6 {
-            if let Some(a) = list.iter_mut().find(|a| same(a)) {
-                *a = new;
-                return;
-            }
-        } else if list.contains(&new) {
-            // The kernel refuses a duplicate, so this is a message seen twice (a dump and
-            // a notification that raced it): nothing to do.
-            return;
-        }
-        let at = if append {
-            list.iter().position(|a| a.metric > new.metric)
-        } else {
-            list.iter().position(|a| a.metric >= new.metric)
-        }
-        .unwrap_or(list.len());
-        list.insert(at, new);
-    }
-
-    fn delete(&mut self, prefix: Prefix<A>, metric: u32, target: &RouteTarget) {
-        let Some(list) = self.aliases.get_mut(&prefix) else {
-            return;
-        };
-        let nh = self.hops.id(target);
-        let exact = list
+    /// Edits every prefix with a route through interface `ifindex` by `f`.
+    fn edit_uses(&mut self, ifindex: u32, f: impl Fn(&mut Vec<Entry>)) -> Vec<Change<A>> {
+        let prefixes: Vec<Prefix<A>> = self
+            .routes
             .iter()
-            .position(|a| a.metric == metric && Some(a.nh) == nh);
-        match exact {
-            Some(i) => {
-                list.remove(i);
-            }
-            None => {
-                if let Some(i) = list.iter().position(|a| a.metric == metric) {
-                    // IPv6 deletes one path of a multipath route at a time: keep the rest.
-                    let rest = match (self.hops.value(list[i].nh), target) {
-                        (Some(RouteTarget::Unicast(have)), RouteTarget::Unicast(gone))
-                            if A::FAMILY == Family::V6 =>
-                        {
-                            let left: Vec<_> = have
-                                .iter()
-                                .filter(|p| {
-                                    !gone
-                                        .iter()
-                                        .any(|g| g.gateway == p.gateway && g.ifindex == p.ifindex)
-                                })
-                                .cloned()
-                                .collect();
-                            (left.len() < have.len() && !left.is_empty()).then_some(left)
+            .filter(|(_, l)| l.iter().any(|e| e.uses(ifindex)))
+            .map(|(p, _)| *p)
+            .collect();
+        prefixes
+            .into_iter()
+            .filter_map(|p| self.edit(p, &f))
+            .collect()
+    }
+
+    /// Removes the nexthop objects `pick` selects (as the kernel flushes them from an
+    /// interface).
+    fn flush_nexthops(&mut self, pick: impl Fn(&Nexthop) -> bool) -> Vec<Change<A>> {
+        let ids: Vec<u32> = self
+            .nexthops
+            .iter()
+            .filter(|(_, n)| pick(n))
+            .map(|(id, _)| *id)
+            .collect();
+        ids.into_iter()
+            .flat_map(|id| self.nexthop_removed(id))
+            .collect()
+    }
+
+    /// Interface `ifindex` went down (`IFF_UP` cleared): its paths are dead, routes left
+    /// without a live path are removed, its nexthop objects too.
+    pub fn link_down(&mut self, ifindex: u32) -> Vec<Change<A>> {
+        let mut changes =
+            self.flush_nexthops(|n| matches!(n, Nexthop::Single(p) if p.ifindex == ifindex));
+        changes.extend(self.edit_uses(ifindex, |list| {
+            list.retain_mut(|e| {
+                if e.host || !e.uses(ifindex) {
+                    return true;
+                }
+                match &mut e.route {
+                    RouteTarget::Unicast(paths) => {
+                        for p in paths.iter_mut().filter(|p| p.ifindex == ifindex) {
+                            p.dead = true;
                         }
-                        _ => None,
-                    };
-                    match rest {
-                        Some(paths) => list[i].nh = self.hops.intern(RouteTarget::Unicast(paths)),
-                        None => {
-                            list.remove(i);
+                        paths.iter().any(|p| !p.dead)
+                    }
+                    _ => false,
+                }
+            })
+        }));
+        changes
+    }
+
+    /// Interface `ifindex` came up: its dead paths live again.
+    pub fn link_up(&mut self, ifindex: u32) -> Vec<Change<A>> {
+        self.edit_uses(ifindex, |list| {
+            for e in list.iter_mut() {
+                if let RouteTarget::Unicast(paths) = &mut e.route {
+                    for p in paths.iter_mut().filter(|p| p.ifindex == ifindex) {
+                        p.dead = false;
+                    }
+                }
+            }
+        })
+    }
+
+    /// Interface `ifindex` lost its carrier: routes stay (`linkdown`, still used), its
+    /// nexthop objects are removed.
+    pub fn carrier_lost(&mut self, ifindex: u32) -> Vec<Change<A>> {
+        self.flush_nexthops(|n| matches!(n, Nexthop::Single(p) if p.ifindex == ifindex))
+    }
+
+    /// Interface `ifindex` was deleted: IPv4 routes with a path through it are removed,
+    /// IPv6 routes lose their paths through it; its nexthop objects are removed.
+    pub fn link_removed(&mut self, ifindex: u32) -> Vec<Change<A>> {
+        let mut changes =
+            self.flush_nexthops(|n| matches!(n, Nexthop::Single(p) if p.ifindex == ifindex));
+        let v6 = A::FAMILY == Family::V6;
+        changes.extend(self.edit_uses(ifindex, |list| {
+            list.retain_mut(|e| {
+                if !e.uses(ifindex) {
+                    return true;
+                }
+                match &mut e.route {
+                    RouteTarget::Unicast(paths) if v6 => {
+                        paths.retain(|p| p.ifindex != ifindex);
+                        !paths.is_empty()
+                    }
+                    _ => false,
+                }
+            })
+        }));
+        changes
+    }
+
+    /// A nexthop object was announced (added, replaced, or a group's members changed):
+    /// the routes through it, or through a group holding it, follow.
+    pub fn nexthop_set(&mut self, object: NexthopObject) -> Vec<Change<A>> {
+        let id = object.id;
+        if self.nexthops.get(&id) == Some(&object.kind) {
+            return Vec::new();
+        }
+        self.nexthops.insert(id, object.kind);
+        let mut prefixes: HashSet<Prefix<A>> = self.users.get(&id).cloned().unwrap_or_default();
+        for (gid, n) in &self.nexthops {
+            if matches!(n, Nexthop::Group(m) if m.iter().any(|(m, _)| *m == id)) {
+                if let Some(u) = self.users.get(gid) {
+                    prefixes.extend(u.iter().copied());
+                }
+            }
+        }
+        prefixes
+            .into_iter()
+            .filter_map(|p| self.settle(p))
+            .collect()
+    }
+
+    /// A nexthop object was deleted (or flushed with its interface): routes through it
+    /// are removed, groups lose it as a member, and a group left empty goes too.
+    pub fn nexthop_removed(&mut self, id: u32) -> Vec<Change<A>> {
+        let mut changes = Vec::new();
+        let mut gone = vec![id];
+        let mut shrunk = Vec::new();
+        while let Some(id) = gone.pop() {
+            self.nexthops.remove(&id);
+            for (gid, n) in self.nexthops.iter_mut() {
+                if let Nexthop::Group(members) = n {
+                    let before = members.len();
+                    members.retain(|(m, _)| *m != id);
+                    if members.len() < before {
+                        if members.is_empty() {
+                            gone.push(*gid);
+                        } else {
+                            shrunk.push(*gid);
                         }
                     }
                 }
             }
+            let prefixes: Vec<Prefix<A>> = self
+                .users
+                .get(&id)
+                .map(|u| u.iter().copied().collect())
+                .unwrap_or_default();
+            for p in prefixes {
+                changes.extend(self.edit(p, |list| {
+                    list.retain(|e| e.object() != Some(id));
+                }));
+            }
         }
-        if list.is_empty() {
-            self.aliases.remove(&prefix);
+        for gid in shrunk {
+            let prefixes: Vec<Prefix<A>> = self
+                .users
+                .get(&gid)
+                .map(|u| u.iter().copied().collect())
+                .unwrap_or_default();
+            changes.extend(prefixes.into_iter().filter_map(|p| self.settle(p)));
         }
+        changes
     }
 
     /// Replaces this state by `fresh` (a new dump interned into this state's next hops,
@@ -239,6 +476,104 @@ impl<A: Address> KernelRoutes<A> {
     pub fn take_next_hops(&self) -> NextHopTable<RouteTarget> {
         self.hops.clone()
     }
+}
+
+/// An IPv4 route message's route into the prefix's list (`fib_table_insert`): `replace`
+/// takes the place of the first route of the same metric; otherwise the route goes
+/// before the routes of its metric, or after them with `append`. A route the list
+/// already holds is a message seen twice (a dump and a notification that raced it): the
+/// kernel refuses duplicates.
+fn insert_v4(list: &mut Vec<Entry>, new: Entry, replace: bool, append: bool) {
+    let same_metric = |e: &Entry| e.metric == new.metric;
+    if list
+        .iter()
+        .any(|e| same_metric(e) && e.route.same_route(&new.route))
+    {
+        return;
+    }
+    if replace {
+        if let Some(e) = list.iter_mut().find(|e| same_metric(e)) {
+            *e = new;
+            return;
+        }
+    }
+    let at = if append {
+        list.iter().position(|a| a.metric > new.metric)
+    } else {
+        list.iter().position(|a| a.metric >= new.metric)
+    }
+    .unwrap_or(list.len());
+    list.insert(at, new);
+}
+
+/// An IPv6 route message's route into the prefix's list (`fib6_add_rt2node`): gateway
+/// routes of one metric are one multipath route (a message adds its paths to it: the
+/// kernel announces an added sibling with the whole group); `replace` takes the place of
+/// the first route of the metric of the same kind (multipath-capable or not), else of
+/// the first of the metric; a new route goes after the routes of its metric.
+fn insert_v6(list: &mut Vec<Entry>, new: Entry, replace: bool) {
+    let same_metric = |e: &Entry| e.metric == new.metric;
+    if replace {
+        let at = list
+            .iter()
+            .position(|e| same_metric(e) && e.siblings == new.siblings)
+            .or_else(|| list.iter().position(same_metric));
+        if let Some(i) = at {
+            list[i] = new;
+            return;
+        }
+    } else if new.siblings {
+        if let Some(e) = list.iter_mut().find(|e| same_metric(e) && e.siblings) {
+            if let (RouteTarget::Unicast(have), RouteTarget::Unicast(add)) =
+                (&mut e.route, &new.route)
+            {
+                for p in add {
+                    match have.iter_mut().find(|h| h.same_hop(p)) {
+                        Some(h) => *h = p.clone(),
+                        None => have.push(p.clone()),
+                    }
+                }
+                have.sort();
+                return;
+            }
+        }
+    } else if list
+        .iter()
+        .any(|e| same_metric(e) && e.route.same_route(&new.route))
+    {
+        return;
+    }
+    let at = list
+        .iter()
+        .position(|a| a.metric > new.metric)
+        .unwrap_or(list.len());
+    list.insert(at, new);
+}
+
+/// An IPv6 delete message (`fib6_del`): the kernel deletes a multipath route's paths one
+/// sibling at a time, or the whole group in one message; a route left without a path is
+/// gone.
+fn delete_v6(list: &mut Vec<Entry>, gone: &Entry) {
+    let at = list.iter().position(|e| {
+        e.metric == gone.metric
+            && match (&e.route, &gone.route) {
+                (RouteTarget::Unicast(have), RouteTarget::Unicast(del)) => {
+                    del.iter().all(|d| have.iter().any(|h| h.same_hop(d)))
+                        && (e.siblings || e.route.same_route(&gone.route))
+                }
+                (a, b) => a.same_route(b),
+            }
+    });
+    let Some(i) = at else { return };
+    if let (RouteTarget::Unicast(have), RouteTarget::Unicast(del)) =
+        (&mut list[i].route, &gone.route)
+    {
+        have.retain(|h| !del.iter().any(|d| h.same_hop(d)));
+        if !have.is_empty() {
+            return;
+        }
+    }
+    list.remove(i);
 }
 
 /// The changes that turn `old` into `new`: withdrawals first, then announcements.
@@ -268,12 +603,17 @@ mod tests {
     }
 
     fn route<A: Address>(p: &str, metric: u32, t: RouteTarget) -> KernelRoute<A> {
+        let siblings = A::FAMILY == Family::V6
+            && matches!(&t, RouteTarget::Unicast(ps) if ps.iter().all(|p| p.gateway.is_some()));
         KernelRoute {
             prefix: p.parse().unwrap(),
             metric,
             tos: 0,
             src_len: 0,
             target: Ok(t),
+            oif: 0,
+            host_scope: false,
+            siblings,
         }
     }
 
@@ -350,6 +690,7 @@ mod tests {
             gateway: Some(g.parse().unwrap()),
             ifindex: 2,
             weight: 1,
+            dead: false,
         };
         let both = RouteTarget::Unicast(vec![p("fe80::1"), p("fe80::2")]);
         k.apply(ADD, &route("2001:db8::/32", 1024, both));
@@ -403,5 +744,226 @@ mod tests {
         assert_eq!(changes.len(), 3);
         assert_eq!(k.next_hops().id(&via("192.0.2.1")), Some(id1));
         assert_eq!(k.rib().len(), 2);
+    }
+
+    fn path(g: Option<&str>, ifindex: u32) -> Path {
+        Path {
+            gateway: g.map(|g| g.parse().unwrap()),
+            ifindex,
+            weight: 1,
+            dead: false,
+        }
+    }
+
+    fn unicast(paths: &[(Option<&str>, u32)]) -> RouteTarget {
+        let mut v: Vec<Path> = paths.iter().map(|&(g, i)| path(g, i)).collect();
+        v.sort();
+        RouteTarget::Unicast(v)
+    }
+
+    /// The best route's target of the prefix holding `addr`.
+    fn best<A: Address>(k: &KernelRoutes<A>, addr: A) -> Option<RouteTarget> {
+        k.rib().lookup(addr).and_then(|n| k.target(n)).cloned()
+    }
+
+    #[test]
+    fn ipv4_link_down_up_and_delete() {
+        let mut k = KernelRoutes::<Ipv4>::new();
+        // 10.2/16 via dev 3; 10.9/16 multipath over dev 2 and 3; 10.7/16 via dev 3
+        // (metric 10) and dev 2 (metric 20); a blackhole; a host-scope route on dev 3.
+        k.apply(
+            ADD,
+            &route("10.2.0.0/16", 0, unicast(&[(Some("192.0.2.2"), 3)])),
+        );
+        let mp = unicast(&[(Some("192.0.2.1"), 2), (Some("192.0.2.2"), 3)]);
+        k.apply(ADD, &route("10.9.0.0/16", 0, mp.clone()));
+        k.apply(
+            ADD,
+            &route("10.7.0.0/16", 10, unicast(&[(Some("192.0.2.2"), 3)])),
+        );
+        k.apply(
+            ADD,
+            &route("10.7.0.0/16", 20, unicast(&[(Some("192.0.2.1"), 2)])),
+        );
+        k.apply(ADD, &route("10.66.0.0/16", 0, RouteTarget::Blackhole));
+        let mut host = route("10.5.0.0/16", 0, unicast(&[(None, 3)]));
+        host.host_scope = true;
+        k.apply(ADD, &host);
+        assert_eq!(k.route_count(), 6);
+
+        let changes = k.link_down(3);
+        // 10.2 gone, 10.9 loses a path, 10.7 falls back to metric 20.
+        assert_eq!(changes.len(), 3, "{changes:?}");
+        assert_eq!(best(&k, 0x0a02_0001), None);
+        let dead = best(&k, 0x0a09_0001).unwrap();
+        assert_eq!(
+            dead.live_paths().cloned().collect::<Vec<_>>(),
+            vec![path(Some("192.0.2.1"), 2)]
+        );
+        assert!(
+            dead.same_route(&mp) && dead != mp,
+            "the path is marked dead"
+        );
+        assert_eq!(
+            best(&k, 0x0a07_0001),
+            Some(unicast(&[(Some("192.0.2.1"), 2)]))
+        );
+        assert_eq!(best(&k, 0x0a42_0001), Some(RouteTarget::Blackhole));
+        assert_eq!(best(&k, 0x0a05_0001), Some(unicast(&[(None, 3)])));
+        assert_eq!(k.route_count(), 4);
+
+        // Up: the dead path lives again; the removed routes do not come back.
+        let changes = k.link_up(3);
+        assert_eq!(changes.len(), 1);
+        assert_eq!(best(&k, 0x0a09_0001), Some(mp.clone()));
+        assert_eq!(best(&k, 0x0a02_0001), None);
+
+        // Deleting the interface removes the whole multipath route (IPv4) and the host
+        // route.
+        k.link_removed(3);
+        assert_eq!(best(&k, 0x0a09_0001), None);
+        assert_eq!(best(&k, 0x0a05_0001), None);
+        assert_eq!(k.route_count(), 2);
+        // A delete notification the kernel sends afterwards is a no-op.
+        assert_eq!(k.apply(RouteOp::Del, &route("10.9.0.0/16", 0, mp)), None);
+    }
+
+    #[test]
+    fn ipv6_same_prefix_on_two_interfaces_and_siblings() {
+        let mut k = KernelRoutes::<Ipv6>::new();
+        let append = RouteOp::New {
+            replace: false,
+            append: true,
+        };
+        // Two device routes of one prefix and metric: two routes, the first used.
+        k.apply(ADD, &route("2001:db8:7::/48", 1024, unicast(&[(None, 2)])));
+        k.apply(
+            append,
+            &route("2001:db8:7::/48", 1024, unicast(&[(None, 3)])),
+        );
+        assert_eq!(k.route_count(), 2);
+        let a: u128 = 0x2001_0db8_0007_0000_0000_0000_0000_0001;
+        assert_eq!(best(&k, a), Some(unicast(&[(None, 2)])));
+        // Deleting one device's route keeps the other.
+        let c = k.apply(
+            RouteOp::Del,
+            &route("2001:db8:7::/48", 1024, unicast(&[(None, 2)])),
+        );
+        assert!(c.is_some());
+        assert_eq!(best(&k, a), Some(unicast(&[(None, 3)])));
+        // Gone with its interface, the other one too.
+        k.apply(
+            append,
+            &route("2001:db8:7::/48", 1024, unicast(&[(None, 2)])),
+        );
+        k.link_removed(3);
+        assert_eq!(best(&k, a), Some(unicast(&[(None, 2)])));
+        assert_eq!(k.route_count(), 1);
+
+        // Gateway routes of one metric join as one multipath route; the kernel announces
+        // an added sibling with the whole group.
+        let b: u128 = 0x2001_0db8_0005_0000_0000_0000_0000_0001;
+        k.apply(
+            ADD,
+            &route("2001:db8:5::/48", 1024, unicast(&[(Some("fe80::5"), 4)])),
+        );
+        let both = unicast(&[(Some("fe80::5"), 4), (Some("fe80::6"), 3)]);
+        k.apply(append, &route("2001:db8:5::/48", 1024, both.clone()));
+        // A device route of the same metric goes after the group.
+        k.apply(
+            append,
+            &route("2001:db8:5::/48", 1024, unicast(&[(None, 2)])),
+        );
+        assert_eq!(best(&k, b), Some(both.clone()));
+        assert_eq!(k.route_count(), 3);
+        // Interface 3 down: its sibling is dead, not gone (the kernel notifies nothing).
+        k.link_down(3);
+        let t = best(&k, b).unwrap();
+        assert_eq!(t.live_paths().count(), 1);
+        k.link_up(3);
+        assert_eq!(best(&k, b), Some(both.clone()));
+        // Replace: the group (first of its kind) by one path.
+        let rep = RouteOp::New {
+            replace: true,
+            append: false,
+        };
+        k.apply(
+            rep,
+            &route("2001:db8:5::/48", 1024, unicast(&[(Some("fe80::7"), 2)])),
+        );
+        assert_eq!(best(&k, b), Some(unicast(&[(Some("fe80::7"), 2)])));
+        assert_eq!(k.route_count(), 3);
+        // Deleting the interface of a sibling removes just that path.
+        k.apply(
+            append,
+            &route("2001:db8:5::/48", 1024, unicast(&[(Some("fe80::8"), 4)])),
+        );
+        assert_eq!(
+            best(&k, b),
+            Some(unicast(&[(Some("fe80::7"), 2), (Some("fe80::8"), 4)]))
+        );
+        k.link_removed(4);
+        assert_eq!(best(&k, b), Some(unicast(&[(Some("fe80::7"), 2)])));
+    }
+
+    fn nh(id: u32, kind: Nexthop) -> NexthopObject {
+        NexthopObject { id, kind }
+    }
+
+    #[test]
+    fn nexthop_objects_resolve_follow_and_go() {
+        let mut k = KernelRoutes::<Ipv4>::new();
+        k.nexthop_set(nh(10, Nexthop::Single(path(Some("192.0.2.1"), 2))));
+        k.nexthop_set(nh(12, Nexthop::Single(path(Some("192.0.2.2"), 3))));
+        k.nexthop_set(nh(14, Nexthop::Single(path(Some("192.0.2.4"), 4))));
+        k.nexthop_set(nh(20, Nexthop::Group(vec![(10, 1), (12, 1)])));
+        k.nexthop_set(nh(22, Nexthop::Group(vec![(10, 3), (14, 1)])));
+        k.nexthop_set(nh(30, Nexthop::Blackhole));
+        for (p, id) in [
+            ("10.10.0.0/16", 10),
+            ("10.20.0.0/16", 20),
+            ("10.22.0.0/16", 22),
+            ("10.30.0.0/16", 30),
+            ("10.99.0.0/16", 99),
+        ] {
+            k.apply(ADD, &route(p, 0, RouteTarget::NexthopObject(id)));
+        }
+        assert_eq!(
+            best(&k, 0x0a14_0001),
+            Some(unicast(&[(Some("192.0.2.1"), 2), (Some("192.0.2.2"), 3)]))
+        );
+        let weighted = best(&k, 0x0a16_0001).unwrap();
+        let RouteTarget::Unicast(ps) = &weighted else {
+            panic!("{weighted:?}")
+        };
+        assert_eq!(ps.iter().map(|p| p.weight).collect::<Vec<_>>(), vec![3, 1]);
+        assert_eq!(best(&k, 0x0a1e_0001), Some(RouteTarget::Blackhole));
+        // An object nobody announced: unresolved, and says so.
+        assert_eq!(best(&k, 0x0a63_0001), Some(RouteTarget::NexthopObject(99)));
+
+        // Replacing object 12 moves the routes through group 20 with it.
+        let c = k.nexthop_set(nh(12, Nexthop::Single(path(Some("192.0.2.9"), 3))));
+        assert_eq!(c.len(), 1);
+        // Deleting object 10: its route goes, the groups shrink.
+        let c = k.nexthop_removed(10);
+        assert_eq!(c.len(), 3, "{c:?}");
+        assert_eq!(best(&k, 0x0a0a_0001), None);
+        assert_eq!(
+            best(&k, 0x0a14_0001),
+            Some(unicast(&[(Some("192.0.2.9"), 3)]))
+        );
+        // Carrier lost on interface 4: object 14 is flushed, group 22 left empty goes,
+        // and its route with it.
+        let c = k.carrier_lost(4);
+        assert_eq!(c.len(), 1);
+        assert_eq!(best(&k, 0x0a16_0001), None);
+        assert!(k.nexthop(22).is_none() && k.nexthop(14).is_none());
+        // Interface 3 down: object 12 and group 20 go, and the route through them.
+        k.link_down(3);
+        assert_eq!(best(&k, 0x0a14_0001), None);
+        // The blackhole object stays.
+        assert_eq!(best(&k, 0x0a1e_0001), Some(RouteTarget::Blackhole));
+        assert_eq!(k.nexthops().count(), 1);
+        assert_eq!(k.route_count(), 2);
     }
 }

@@ -11,7 +11,7 @@ use netlink_packet_route::route::{
 use netlink_packet_route::RouteNetlinkMessage;
 
 use super::route::RouteTarget;
-use super::socket::{address_family, in_netns, RtSocket};
+use super::socket::{address_family, in_netns, Message, RtSocket};
 use crate::prefix::{Address, Prefix};
 
 /// One edit of a kernel table.
@@ -134,6 +134,7 @@ impl RouteWriter {
         let mut bad = 0;
         while let Some(msgs) = self.socket.recv(true, &mut bad)? {
             for m in msgs {
+                let Message::Rt(m) = m else { continue };
                 if let NetlinkPayload::Error(e) = m.payload {
                     if e.code.is_some() {
                         self.refused += 1;

@@ -1,14 +1,16 @@
 //! The scheme registry: every scheme by name, for generic code.
 //!
-//! The CLI, the differential tests and the benchmarks never name a scheme type: they walk
-//! [`schemes()`] (or [`find`] one by name) and build it for a family through
-//! [`SchemeInfo::build`]. The registry *adapts* schemes — turns [`BuildOptions`] and scheme
-//! settings into each scheme's own config — and schemes never import it.
+//! The CLI, the differential tests, the benchmarks and the bindings never name a scheme
+//! type: they walk [`schemes()`] (or [`find`] one by name), build it for a family through
+//! [`SchemeInfo::build`], and follow route changes through [`SchemeInfo::updater`], which
+//! picks the update model from what the scheme declares ([`SchemeInfo::models`]).
 //!
-//! One row per scheme family ([`SchemeFamily`]): its builders per address family, what
-//! update models it supports, the settings it understands, and its presets — the names the
-//! papers use (`d16r` … `d24r` are DXR with `k=16` … `k=24`). Every preset is a
-//! [`SchemeInfo`]. Adding a scheme is one module plus one row.
+//! One row per scheme family ([`SchemeFamily`]), a declaration: its name, the paper, its
+//! presets — the names the papers use (`d16r` … `d24r` are DXR with `k=16` … `k=24`) — and
+//! the type that implements the family for each address family. Everything else comes from
+//! the scheme contract ([`Scheme`]): the settings its [`Config`] reads, its build, the update
+//! models it offers. Every preset is a [`SchemeInfo`]. Adding a scheme is its module (which
+//! implements [`Scheme`]), one row in `registry/families.rs`, and its tests.
 //!
 //! ```
 //! use lpmkit::{registry, Ipv4, NextHop, Rib};
@@ -28,37 +30,105 @@
 
 use core::any::Any;
 use core::fmt;
-use core::str::FromStr;
 use std::sync::OnceLock;
 
 pub use crate::fib::BuildOptions;
-use crate::fib::{BuildError, Fib, IncrementalFib};
+use crate::fib::{BuildError, Config, Fib, IncrementalFib, Settings};
 use crate::prefix::{Address, Family, Ipv4, Ipv6};
 use crate::rib::Rib;
-use crate::schemes::Width;
-use crate::sync::Updater;
+use crate::scheme::Scheme;
+use crate::sync::{Publisher, PublisherConfig, TwinUpdater, UpdateModel, Updater};
 
-mod bloom;
 mod families;
-mod obma;
 use families::FAMILIES;
 
-/// Builds a scheme for family `A` from a `Rib`.
-pub type BuildFn<A> = fn(&Rib<A>, &BuildOptions) -> Result<Box<dyn Fib<A>>, BuildError>;
-/// Builds an incremental scheme (for [`crate::sync::TwinUpdater`]).
-pub type IncrementalBuildFn<A> =
-    fn(&Rib<A>, &BuildOptions) -> Result<Box<dyn IncrementalFib<A>>, BuildError>;
-/// Builds a scheme and the one-instance in-place updater that owns it and the `Rib`.
-pub type InPlaceBuildFn<A> = fn(Rib<A>, &BuildOptions) -> Result<Box<dyn Updater<A>>, BuildError>;
+type BuildFn<A> = fn(&Rib<A>, &Settings<'_>) -> Result<Box<dyn Fib<A>>, BuildError>;
+type IncrementalFn<A> =
+    fn(&Rib<A>, &Settings<'_>) -> Result<Box<dyn IncrementalFib<A>>, BuildError>;
+type UpdaterFn<A> =
+    fn(Rib<A>, &Settings<'_>, UpdateModel) -> Result<Box<dyn Updater<A>>, BuildError>;
 
-/// What a scheme family offers for one address family.
-pub struct Builders<A: Address> {
-    /// The lookup structure.
-    pub build: BuildFn<A>,
-    /// As an [`IncrementalFib`], if it patches itself.
-    pub incremental: Option<IncrementalBuildFn<A>>,
-    /// As a one-instance in-place updater, if readers may look up while it is patched.
-    pub in_place: Option<InPlaceBuildFn<A>>,
+/// How the registry builds one scheme for one address family: functions over the scheme's
+/// [`Scheme`] implementation, made once by [`SchemeFamily::v4`] / [`SchemeFamily::v6`].
+pub struct Entry<A: Address> {
+    build: BuildFn<A>,
+    incremental: IncrementalFn<A>,
+    updater: UpdaterFn<A>,
+    in_place: bool,
+}
+
+impl<A: Address> Entry<A> {
+    const fn of<S: Scheme<A>>() -> Self {
+        Entry {
+            build: build_boxed::<A, S>,
+            incremental: build_incremental::<A, S>,
+            updater: build_updater::<A, S>,
+            in_place: S::IN_PLACE,
+        }
+    }
+}
+
+fn config<A: Address, S: Scheme<A>>(settings: &Settings<'_>) -> Result<S::Config, BuildError> {
+    settings.check(<S::Config as Config>::SETTINGS)?;
+    <S::Config as Config>::from_settings::<A>(settings)
+}
+
+fn build_boxed<A: Address, S: Scheme<A>>(
+    rib: &Rib<A>,
+    settings: &Settings<'_>,
+) -> Result<Box<dyn Fib<A>>, BuildError> {
+    Ok(Box::new(S::build(rib, &config::<A, S>(settings)?)?))
+}
+
+fn build_incremental<A: Address, S: Scheme<A>>(
+    rib: &Rib<A>,
+    settings: &Settings<'_>,
+) -> Result<Box<dyn IncrementalFib<A>>, BuildError> {
+    let config = config::<A, S>(settings)?;
+    if !S::IN_PLACE {
+        return Err(not_offered(settings.scheme(), "in-place updates"));
+    }
+    S::build(rib, &config)?
+        .into_incremental()
+        .ok_or_else(|| not_offered(settings.scheme(), "in-place updates"))
+}
+
+fn build_updater<A: Address, S: Scheme<A>>(
+    rib: Rib<A>,
+    settings: &Settings<'_>,
+    model: UpdateModel,
+) -> Result<Box<dyn Updater<A>>, BuildError> {
+    let config = config::<A, S>(settings)?;
+    match model {
+        UpdateModel::InPlace if S::IN_PLACE => S::build(&rib, &config)?
+            .into_in_place(rib)
+            .ok_or_else(|| not_offered(settings.scheme(), "one-instance updates under readers")),
+        UpdateModel::Twins if S::IN_PLACE => {
+            let name = settings.scheme().to_string();
+            let build = move |r: &Rib<A>| {
+                S::build(r, &config)?
+                    .into_incremental()
+                    .ok_or_else(|| not_offered(&name, "in-place updates"))
+            };
+            Ok(Box::new(TwinUpdater::new(rib, build)?))
+        }
+        UpdateModel::Rebuild { hold_time } => {
+            let build = move |r: &Rib<A>| S::build(r, &config);
+            Ok(Box::new(Publisher::new(
+                rib,
+                build,
+                PublisherConfig { hold_time },
+            )?))
+        }
+        m => Err(not_offered(settings.scheme(), m.as_str())),
+    }
+}
+
+fn not_offered(scheme: &str, what: &str) -> BuildError {
+    BuildError::InvalidConfig {
+        scheme: scheme.to_string(),
+        reason: format!("{scheme} does not offer {what}"),
+    }
 }
 
 /// A named configuration of a scheme family: the names the papers use.
@@ -72,29 +142,67 @@ pub struct Preset {
     pub settings: &'static str,
 }
 
-/// One row of the registry: a scheme family.
+/// One row of the registry: a scheme family, declared by its name, the paper it comes
+/// from, its presets, and the types that implement it per address family.
 pub struct SchemeFamily {
     /// The family's name (`dxr`, `poptrie`, …).
     pub name: &'static str,
     /// Where the scheme is described.
     pub reference: &'static str,
-    /// The settings it understands: `(key, what it means)`.
+    /// The settings it understands: `(key, what it means)` (its [`Config::SETTINGS`]).
     pub settings: &'static [(&'static str, &'static str)],
     /// Its presets (at least one).
     pub presets: &'static [Preset],
-    v4: Option<Builders<Ipv4>>,
-    v6: Option<Builders<Ipv6>>,
+    v4: Option<Entry<Ipv4>>,
+    v6: Option<Entry<Ipv6>>,
 }
 
 impl SchemeFamily {
-    fn builders<A: Address>(&self) -> Option<&Builders<A>> {
+    /// A family with its presets, for no address family yet.
+    pub const fn new(
+        name: &'static str,
+        reference: &'static str,
+        presets: &'static [Preset],
+    ) -> Self {
+        SchemeFamily {
+            name,
+            reference,
+            settings: &[],
+            presets,
+            v4: None,
+            v6: None,
+        }
+    }
+
+    /// The family implemented for IPv4 by `S`.
+    pub const fn v4<S: Scheme<Ipv4>>(mut self) -> Self {
+        self.settings = <S::Config as Config>::SETTINGS;
+        self.v4 = Some(Entry::of::<S>());
+        self
+    }
+
+    /// The family implemented for IPv6 by `S`.
+    pub const fn v6<S: Scheme<Ipv6>>(mut self) -> Self {
+        self.settings = <S::Config as Config>::SETTINGS;
+        self.v6 = Some(Entry::of::<S>());
+        self
+    }
+
+    fn entry<A: Address>(&self) -> Option<&Entry<A>> {
         let any: &dyn Any = match A::FAMILY {
             Family::V4 => &self.v4,
             Family::V6 => &self.v6,
         };
-        any.downcast_ref::<Option<Builders<A>>>()
+        any.downcast_ref::<Option<Entry<A>>>()
             .expect("family and address type agree")
             .as_ref()
+    }
+
+    fn in_place(&self, family: Family) -> bool {
+        match family {
+            Family::V4 => self.v4.as_ref().is_some_and(|e| e.in_place),
+            Family::V6 => self.v6.as_ref().is_some_and(|e| e.in_place),
+        }
     }
 }
 
@@ -115,7 +223,8 @@ pub struct SchemeInfo {
     pub summary: &'static str,
     /// Where the scheme is described.
     pub reference: &'static str,
-    /// True if the scheme also implements [`IncrementalFib`].
+    /// True if the scheme is patched in place (for some address family): it also builds as
+    /// an [`IncrementalFib`] and offers [`UpdateModel::InPlace`] and [`UpdateModel::Twins`].
     pub incremental: bool,
     family: &'static SchemeFamily,
     preset: &'static Preset,
@@ -149,17 +258,39 @@ impl SchemeInfo {
     }
 
     /// True if the scheme can be patched in place, as one instance, while readers look up
-    /// ([`build_in_place`](Self::build_in_place)).
+    /// (for some address family).
     pub fn updates_in_place(&self) -> bool {
-        self.family
-            .v4
-            .as_ref()
-            .is_some_and(|b| b.in_place.is_some())
-            || self
-                .family
-                .v6
-                .as_ref()
-                .is_some_and(|b| b.in_place.is_some())
+        self.family.in_place(Family::V4) || self.family.in_place(Family::V6)
+    }
+
+    /// The update models the scheme offers for `family`, best first: in place, twins and
+    /// rebuild for an incremental scheme; rebuild alone for the others (none if the
+    /// scheme does not handle the family). The rebuild model is listed with a zero hold
+    /// time.
+    pub fn models(&self, family: Family) -> &'static [UpdateModel] {
+        const INCREMENTAL: &[UpdateModel] = &[
+            UpdateModel::InPlace,
+            UpdateModel::Twins,
+            UpdateModel::REBUILD,
+        ];
+        const REBUILT: &[UpdateModel] = &[UpdateModel::REBUILD];
+        if !self.supports(family) {
+            &[]
+        } else if self.family.in_place(family) {
+            INCREMENTAL
+        } else {
+            REBUILT
+        }
+    }
+
+    /// The best update model for `family` ([`models`](Self::models)' first): one instance
+    /// patched in place where the scheme offers it, else a rebuild published with one
+    /// pointer swap after `hold_time`.
+    pub fn best_model(&self, family: Family, hold_time: std::time::Duration) -> UpdateModel {
+        match self.models(family).first() {
+            Some(UpdateModel::InPlace) => UpdateModel::InPlace,
+            _ => UpdateModel::Rebuild { hold_time },
+        }
     }
 
     /// `options` with this preset's settings first.
@@ -174,9 +305,9 @@ impl SchemeInfo {
         o
     }
 
-    fn builders<A: Address>(&self) -> Result<&Builders<A>, BuildError> {
+    fn entry<A: Address>(&self) -> Result<&Entry<A>, BuildError> {
         self.family
-            .builders::<A>()
+            .entry::<A>()
             .ok_or_else(|| BuildError::UnsupportedFamily {
                 scheme: self.name.to_string(),
                 family: A::FAMILY,
@@ -189,42 +320,41 @@ impl SchemeInfo {
         rib: &Rib<A>,
         options: &BuildOptions,
     ) -> Result<Box<dyn Fib<A>>, BuildError> {
-        (self.builders::<A>()?.build)(rib, &self.options(options))
+        let options = self.options(options);
+        (self.entry::<A>()?.build)(rib, &Settings::new(self.name, &options))
     }
 
-    /// Builds the scheme as an [`IncrementalFib`] (to patch on one thread, or through a
-    /// [`crate::sync::TwinUpdater`]).
+    /// Builds the scheme as an [`IncrementalFib`] (patched on one thread, or through a
+    /// [`crate::sync::TwinUpdater`]); an error for a scheme that is rebuilt instead.
     pub fn build_incremental<A: Address>(
         &self,
         rib: &Rib<A>,
         options: &BuildOptions,
     ) -> Result<Box<dyn IncrementalFib<A>>, BuildError> {
-        let build = self
-            .builders::<A>()?
-            .incremental
-            .ok_or_else(|| not_offered(self, "in-place updates"))?;
-        build(rib, &self.options(options))
+        let options = self.options(options);
+        (self.entry::<A>()?.incremental)(rib, &Settings::new(self.name, &options))
     }
 
-    /// Builds the scheme inside a one-instance in-place updater
-    /// ([`crate::sync::InPlace`]) that takes over `rib`.
+    /// Builds the scheme over `rib`, which the returned [`Updater`] takes over, in update
+    /// model `model` (one of [`models`](Self::models), or a rebuild with any hold time);
+    /// a model the scheme does not offer is an error.
+    pub fn updater<A: Address>(
+        &self,
+        rib: Rib<A>,
+        options: &BuildOptions,
+        model: UpdateModel,
+    ) -> Result<Box<dyn Updater<A>>, BuildError> {
+        let options = self.options(options);
+        (self.entry::<A>()?.updater)(rib, &Settings::new(self.name, &options), model)
+    }
+
+    /// [`updater`](Self::updater) in the one-instance in-place model.
     pub fn build_in_place<A: Address>(
         &self,
         rib: Rib<A>,
         options: &BuildOptions,
     ) -> Result<Box<dyn Updater<A>>, BuildError> {
-        let build = self
-            .builders::<A>()?
-            .in_place
-            .ok_or_else(|| not_offered(self, "one-instance updates under readers"))?;
-        build(rib, &self.options(options))
-    }
-}
-
-fn not_offered(info: &SchemeInfo, what: &str) -> BuildError {
-    BuildError::InvalidConfig {
-        scheme: info.name.to_string(),
-        reason: format!("{} does not offer {what}", info.name),
+        self.updater(rib, options, UpdateModel::InPlace)
     }
 }
 
@@ -234,63 +364,6 @@ impl fmt::Debug for SchemeInfo {
             .field("name", &self.name)
             .field("families", &self.families())
             .finish()
-    }
-}
-
-/// Reads the settings a scheme understands: unknown keys and bad values are errors.
-struct Settings<'a> {
-    scheme: &'a str,
-    options: &'a BuildOptions,
-}
-
-impl<'a> Settings<'a> {
-    /// Checks that every setting given is one of `known`.
-    fn new(
-        scheme: &'a str,
-        options: &'a BuildOptions,
-        known: &[(&str, &str)],
-    ) -> Result<Self, BuildError> {
-        for (k, _) in &options.settings {
-            if !known.iter().any(|(n, _)| n == k) {
-                let names: Vec<&str> = known.iter().map(|(n, _)| *n).collect();
-                return Err(BuildError::InvalidConfig {
-                    scheme: scheme.to_string(),
-                    reason: format!(
-                        "unknown setting {k:?} (it understands: {})",
-                        if names.is_empty() {
-                            "none".to_string()
-                        } else {
-                            names.join(", ")
-                        }
-                    ),
-                });
-            }
-        }
-        Ok(Settings { scheme, options })
-    }
-
-    fn get<T: FromStr>(&self, key: &str) -> Result<Option<T>, BuildError> {
-        match self.options.setting(key) {
-            None => Ok(None),
-            Some(v) => v.parse().map(Some).map_err(|_| BuildError::InvalidConfig {
-                scheme: self.scheme.to_string(),
-                reason: format!("setting {key}={v:?} is not a valid value"),
-            }),
-        }
-    }
-
-    fn width(&self, key: &str) -> Result<Option<Width>, BuildError> {
-        Ok(match self.get::<u32>(key)? {
-            None => None,
-            Some(16) => Some(Width::U16),
-            Some(32) => Some(Width::U32),
-            Some(v) => {
-                return Err(BuildError::InvalidConfig {
-                    scheme: self.scheme.to_string(),
-                    reason: format!("setting {key}={v} is not a width (16 or 32)"),
-                })
-            }
-        })
     }
 }
 
@@ -306,10 +379,10 @@ pub fn schemes() -> &'static [SchemeInfo] {
         FAMILIES
             .iter()
             .flat_map(|family| {
-                let incremental = family.v4.as_ref().is_some_and(|b| b.incremental.is_some())
-                    || family.v6.as_ref().is_some_and(|b| b.incremental.is_some());
-                let presets = family.presets.iter();
-                presets
+                let incremental = family.in_place(Family::V4) || family.in_place(Family::V6);
+                family
+                    .presets
+                    .iter()
                     .filter(|p| families::preset_runs_here(p))
                     .map(move |preset| SchemeInfo {
                         name: preset.name,

@@ -51,10 +51,11 @@ use std::ffi::CString;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::OnceLock;
 
-use crate::fib::{BuildError, Fib, StatValue, Stats};
+use crate::fib::{BuildError, Config, Fib, Settings, StatValue, Stats};
 use crate::nexthop::NextHop;
 use crate::prefix::{Address, Ipv4, Ipv6};
 use crate::rib::Rib;
+use crate::scheme::Scheme;
 
 /// Keys handed to one DPDK bulk call.
 pub const CHUNK: usize = 256;
@@ -479,6 +480,30 @@ impl<A: Address> core::fmt::Debug for DpdkFib<A> {
         f.debug_struct("DpdkFib")
             .field("family", &A::FAMILY)
             .finish()
+    }
+}
+
+impl Config for DpdkConfig {
+    const SETTINGS: &'static [(&'static str, &'static str)] = &[(
+        "simd",
+        "DPDK's lookup: scalar (default) or avx512 (its vector lookups, with the EAL's SIMD width raised to 512 bits)",
+    )];
+
+    fn from_settings<A: Address>(s: &Settings<'_>) -> Result<Self, BuildError> {
+        let lookup = match s.text("simd").unwrap_or("scalar") {
+            "scalar" => DpdkLookup::Scalar,
+            "avx512" => DpdkLookup::Avx512,
+            v => return Err(s.invalid("simd", v, "scalar or avx512")),
+        };
+        Ok(DpdkConfig::new(lookup, s.isa()))
+    }
+}
+
+impl<A: DpdkAddress> Scheme<A> for DpdkFib<A> {
+    type Config = DpdkConfig;
+
+    fn build(rib: &Rib<A>, config: &DpdkConfig) -> Result<Self, BuildError> {
+        DpdkFib::build(rib, config)
     }
 }
 

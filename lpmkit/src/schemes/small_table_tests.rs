@@ -1,7 +1,7 @@
 //! Small-table checks of the schemes built after the Miri set was first written (Luleå,
 //! SAIL_L, Bloomfwd, MIHT): built from a tiny table, looked up on both code paths, then
 //! patched in place while a reader thread looks up (where the scheme offers it). Meant for
-//! Miri, which passed the Luleå and MIHT ones (AVX2 build, 2026-11-24), but not in CI's Miri
+//! Miri (the Luleå and MIHT ones pass under an AVX2 build), but not in CI's Miri
 //! set: each takes many minutes there (their fixed top-level arrays, 2^16–2^20 entries, are
 //! built and zeroed by the interpreter); smaller test-only configurations would fix that.
 

@@ -8,7 +8,9 @@ use std::time::Instant;
 
 use super::cell::RawBox;
 use super::epoch::{Domain, ReaderSlot, Reclaimer, ADVANCE_INTERVAL};
-use super::{apply_logged_into, undo_all, ApplyInfo, Generations, LookupHandle, Updater};
+use super::{
+    apply_logged_into, undo_all, ApplyInfo, Generations, LookupHandle, UpdateModel, Updater,
+};
 use crate::fib::{BuildError, Change, Fib, InPlaceWriter, Patched};
 use crate::prefix::{Address, Prefix};
 use crate::rib::Rib;
@@ -21,7 +23,8 @@ const CLOCK_EVERY: u32 = 16;
 struct Shared<T> {
     domain: Arc<Domain>,
     /// The current table (owned: from `Box::into_raw`). Replaced only when a patch
-    /// cannot be made in place (a layout change).
+    /// cannot be made in place (a layout change). Null once the handle is poisoned
+    /// ([`InPlace::is_poisoned`]).
     table: AtomicPtr<T>,
     /// Replaced tables whose grace period had not passed when the writer went away;
     /// freed with the last reader.
@@ -43,9 +46,12 @@ struct GenerationCounters {
 
 impl<T> Drop for Shared<T> {
     fn drop(&mut self) {
-        // SAFETY: `table` came from `Box::into_raw` and is owned by `Shared`; no reader is
-        // left (this is the last reference).
-        drop(unsafe { Box::from_raw(*self.table.get_mut()) });
+        let table = *self.table.get_mut();
+        if !table.is_null() {
+            // SAFETY: `table` came from `Box::into_raw` and is owned by `Shared`; no reader
+            // is left (this is the last reference).
+            drop(unsafe { Box::from_raw(table) });
+        }
     }
 }
 
@@ -89,7 +95,10 @@ impl<T> Drop for Shared<T> {
 /// next-hop ids, capacities), is an error that leaves nothing changed: the `Rib` is
 /// restored and the table patched back. While it ran, lookups of the keys it touched may
 /// have returned the batch's answers; it counts as two generations (the batch, then the
-/// restore).
+/// restore). If patching it back fails too, a table built from the restored `Rib`
+/// replaces the live one (one pointer swap); if even that build fails, the handle is
+/// poisoned ([`is_poisoned`](Self::is_poisoned)): no table stays published that matches
+/// no generation — readers' lookups panic and every later `apply` is an error.
 ///
 /// ```
 /// use lpmkit::sync::InPlace;
@@ -108,6 +117,9 @@ impl<T> Drop for Shared<T> {
 /// ```
 pub struct InPlace<A: Address, W: InPlaceWriter<A>> {
     rib: Rib<A>,
+    /// The scheme's name (kept apart from the table, which a poisoned handle no longer
+    /// has).
+    scheme: String,
     writer: W,
     shared: Arc<Shared<W::Table>>,
     /// Blocks retired by patches of the current table.
@@ -131,7 +143,7 @@ pub struct InPlace<A: Address, W: InPlaceWriter<A>> {
 impl<A: Address, W: InPlaceWriter<A>> core::fmt::Debug for InPlace<A, W> {
     fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
         f.debug_struct("InPlace")
-            .field("scheme", &self.table().name())
+            .field("scheme", &self.scheme)
             .field("routes", &self.rib.len())
             .field("generation", &self.generation)
             .field("retired_waiting", &self.retired.len())
@@ -160,6 +172,7 @@ impl<A: Address, W: InPlaceWriter<A>> InPlace<A, W> {
     pub fn from_parts(rib: Rib<A>, table: Box<W::Table>, writer: W) -> Self {
         InPlace {
             rib,
+            scheme: table.name().to_string(),
             writer,
             shared: Arc::new(Shared {
                 domain: Domain::new(),
@@ -199,10 +212,19 @@ impl<A: Address, W: InPlaceWriter<A>> InPlace<A, W> {
     }
 
     /// The live table (for figures; lookups go through readers).
+    ///
+    /// # Panics
+    /// If the handle is poisoned ([`is_poisoned`](Self::is_poisoned)).
     pub fn table(&self) -> &W::Table {
         // SAFETY: only this writer replaces the table, and it frees a replaced one only
         // after its grace period; `&self` excludes a concurrent `apply`.
-        unsafe { &*self.shared.table.load(Ordering::Acquire) }
+        unsafe { live(self.shared.table.load(Ordering::Acquire)) }
+    }
+
+    /// True if a failed batch could be neither undone nor replaced by a rebuild: no table
+    /// is published, `apply` refuses every batch, and readers' lookups panic.
+    pub fn is_poisoned(&self) -> bool {
+        self.shared.table.load(Ordering::Relaxed).is_null()
     }
 
     /// The writer side (for its figures).
@@ -218,6 +240,14 @@ impl<A: Address, W: InPlaceWriter<A>> InPlace<A, W> {
     /// Applies `changes` to the `Rib` and patches the table in place; see the type docs
     /// for what readers see and what a failure leaves.
     pub fn apply(&mut self, changes: &[Change<A>]) -> Result<ApplyInfo, BuildError> {
+        if self.is_poisoned() {
+            return Err(BuildError::InvalidConfig {
+                scheme: self.scheme.clone(),
+                reason: "the table is poisoned (an earlier failed batch could not be undone \
+                         nor the table rebuilt); build a new one from the routes"
+                    .into(),
+            });
+        }
         let (mut undo, mut effective) = (
             core::mem::take(&mut self.undo),
             core::mem::take(&mut self.effective),
@@ -273,19 +303,60 @@ impl<A: Address, W: InPlaceWriter<A>> InPlace<A, W> {
             self.begin();
             let restored = self.patch(&restore, &mut info);
             self.end();
-            restored.map_err(|again| BuildError::InvalidConfig {
-                scheme: self.table().name().to_string(),
-                reason: format!(
-                    "a batch failed ({e}) and restoring the table failed too ({again}); \
-                     rebuild it from the Rib"
-                ),
-            })?;
+            if let Err(again) = restored {
+                // The table may hold part of the batch: never leave it published. A
+                // table rebuilt from the restored Rib replaces it; if even that fails,
+                // the handle is poisoned and lookups fail loudly.
+                self.rebuild_or_poison(&e, &again)?;
+            }
             self.reclaim();
             return Err(e);
         }
         self.reclaim();
         info.generation = self.generation;
         Ok(info)
+    }
+
+    /// After a batch failed (`first`) and undoing it failed too (`again`): builds a table
+    /// from the restored `Rib` and publishes it with one pointer swap, a writer with it.
+    /// If that build fails as well, no table that matches a generation can be published:
+    /// the handle is poisoned ([`InPlace::is_poisoned`]), every later `apply` is an error
+    /// and readers' lookups panic, rather than answer from a table in an unknown state.
+    fn rebuild_or_poison(
+        &mut self,
+        first: &BuildError,
+        again: &BuildError,
+    ) -> Result<(), BuildError> {
+        let rebuilt = W::build(&self.rib, self.writer.config());
+        self.begin();
+        let result = match rebuilt {
+            Ok((table, writer)) => {
+                self.writer = writer;
+                let mut info = ApplyInfo::default();
+                self.publish(Patched::Replaced(table, Default::default()), &mut info);
+                Ok(())
+            }
+            Err(build) => {
+                let old = self
+                    .shared
+                    .table
+                    .swap(core::ptr::null_mut(), Ordering::AcqRel);
+                // SAFETY: `old` came from `Box::into_raw`; readers may still be in it, so it
+                // waits for its grace period like any replaced table.
+                self.scratch_tables.push(unsafe { RawBox::from_raw(old) });
+                self.scratch.clear();
+                self.retired.clear();
+                Err(BuildError::InvalidConfig {
+                    scheme: self.scheme.clone(),
+                    reason: format!(
+                        "a batch failed ({first}), undoing it failed ({again}) and a table \
+                         rebuilt from the routes failed too ({build}): the table is poisoned"
+                    ),
+                })
+            }
+        };
+        self.end();
+        result
     }
 
     /// Starts the next generation: readers may see its answers from now on.
@@ -416,12 +487,16 @@ impl<A: Address, W: InPlaceWriter<A>> InPlace<A, W> {
     /// Bytes held for the table: its memory (blocks waiting for their grace period
     /// included) and replaced tables not yet freed.
     pub fn memory_bytes(&self) -> usize {
-        self.table().memory_bytes()
-            + self
-                .retired_tables
-                .iter()
-                .map(|t| t.get().memory_bytes())
-                .sum::<usize>()
+        let live = if self.is_poisoned() {
+            0
+        } else {
+            self.table().memory_bytes()
+        };
+        live + self
+            .retired_tables
+            .iter()
+            .map(|t| t.get().memory_bytes())
+            .sum::<usize>()
     }
 }
 
@@ -456,9 +531,29 @@ impl<A: Address, W: InPlaceWriter<A>> Updater<A> for InPlace<A, W> {
         InPlace::memory_bytes(self)
     }
 
-    fn model(&self) -> &'static str {
-        "in place, one instance"
+    fn model(&self) -> UpdateModel {
+        UpdateModel::InPlace
     }
+}
+
+/// The published table behind `p`.
+///
+/// # Panics
+/// If `p` is null: the handle is poisoned ([`InPlace::is_poisoned`]), and a lookup fails
+/// loudly rather than answer from a table in an unknown state.
+///
+/// # Safety
+/// A non-null `p` points to a table that stays valid for `'a` (a published table, freed
+/// only after a grace period the caller's epoch announcement holds back).
+#[inline(always)]
+unsafe fn live<'a, T>(p: *const T) -> &'a T {
+    assert!(
+        !p.is_null(),
+        "lpmkit: the in-place table is poisoned: a failed batch could be neither undone nor \
+         rebuilt (see InPlace::is_poisoned)"
+    );
+    // SAFETY: non-null, valid for `'a` by the caller's contract.
+    unsafe { &*p }
 }
 
 /// A lookup thread's handle on an [`InPlace`] table: `Send`, not `Sync`; clone it for
@@ -524,7 +619,7 @@ impl<A: Address, T: Fib<A>> InPlaceReader<A, T> {
         // SAFETY: the table is freed only after a grace period that began after it was
         // unpublished; this reader announced an epoch before loading it, and announces
         // a later one only in its next `load` (which needs this borrow to have ended).
-        unsafe { &*self.shared.table.load(Ordering::Acquire) }
+        unsafe { live(self.shared.table.load(Ordering::Acquire)) }
     }
 
     /// Looks up a batch (`out[i]` = the next hop of `addrs[i]`, 0 = none); validated for
@@ -548,7 +643,7 @@ impl<A: Address, T: Fib<A>> InPlaceReader<A, T> {
         self.slot.quiescent();
         let first = self.shared.gens.done.load(Ordering::Acquire);
         // SAFETY: as in `load`.
-        let table = unsafe { &*self.shared.table.load(Ordering::Acquire) };
+        let table = unsafe { live(self.shared.table.load(Ordering::Acquire)) };
         table.lookup_batch(addrs, out);
         // Every load of the lookups before the read of `begun`: a patch store they saw
         // was made after its generation began.
@@ -626,7 +721,7 @@ impl<A: Address, T: Fib<A>> InPlaceReader<A, T> {
         // reads is reused before this reader's next announcement. A read that mixes
         // generations still only follows published positions of blocks that are not
         // reused under it (the validated table's own contract: in bounds, bounded).
-        let table = unsafe { &*self.shared.table.load(Ordering::Acquire) };
+        let table = unsafe { live(self.shared.table.load(Ordering::Acquire)) };
         table.lookup_batch(addrs, out);
         fence(Ordering::Acquire);
         (gens.begun.load(Ordering::Relaxed) == s).then_some(s)

@@ -12,7 +12,8 @@
 //!   batch that began before the swap is still running. The full-table build time
 //!   is the update latency of this model, which is why build speed is a headline figure.
 //! * **In place, one instance** ([`InPlace`]): for incremental schemes
-//!   ([`InPlaceWriter`]: DXR, Poptrie). One writer patches the live structure: each
+//!   ([`InPlaceWriter`]: DXR, Poptrie, Luleå, SAIL, OBMA, MIHT, the Bloom-filter schemes).
+//!   One writer patches the live structure: each
 //!   touched part is rebuilt beside the live one and published with one atomic store;
 //!   what it replaced is reused only after a grace period ([`epoch`]); arrays never move
 //!   under a reader. Each key sees the table before or after each change (per key, not
@@ -36,13 +37,14 @@
 //! use std::time::Duration;
 //!
 //! let build = |rib: &Rib<Ipv4>| Dir24_8::build(rib, &Dir24_8Config::default());
-//! let config = PublisherConfig { hold_time: Duration::ZERO };
+//! let config = PublisherConfig { hold_time: Duration::from_secs(1) };
 //! let mut publisher = Publisher::new(Rib::new(), build, config)?;
 //! let mut reader = publisher.reader();           // clone and send to lookup threads
 //!
 //! let nh = NextHop::new(7).unwrap();
-//! publisher.apply(Change::Announce("10.0.0.0/8".parse()?, nh))?;
-//! publisher.publish()?;                           // rebuild + one pointer swap
+//! let info = publisher.apply(&[Change::Announce("10.0.0.0/8".parse()?, nh)])?;
+//! assert_eq!(info.pending, 1);                    // held for up to a second ...
+//! publisher.publish()?;                           // ... or rebuilt + swapped in now
 //! assert_eq!(reader.load().lookup(0x0a00_0001), Some(nh));
 //! # Ok::<(), Box<dyn std::error::Error>>(())
 //! ```
@@ -63,7 +65,8 @@ mod twin;
 pub use cell::Pinned;
 pub use inplace::{InPlace, InPlaceReader, IntoInPlace, BATCH_ATTEMPTS};
 pub use publisher::{
-    PublishInfo, Published, Publisher, PublisherConfig, Reader, WriterGone, WriterHandle,
+    PublishInfo, Published, Publisher, PublisherConfig, Reader, WriterError, WriterGone,
+    WriterHandle,
 };
 pub use twin::{TwinConfig, TwinUpdater};
 
@@ -112,31 +115,84 @@ pub trait LookupHandle<A: Address>: Send {
     fn offline(&mut self) {}
 }
 
-/// What one [`Updater::apply`] did.
+/// What one [`Updater::apply`] (or a publication by [`Updater::poll`] and
+/// [`Updater::flush`]) did.
 #[derive(Clone, Copy, Debug, Default, PartialEq)]
+#[non_exhaustive]
 pub struct ApplyInfo {
     /// The generation readers see now.
     pub generation: u64,
     /// Changes that changed the `Rib` (the others re-announce a route unchanged or
     /// withdraw an absent one, and cost nothing).
     pub effective: usize,
+    /// Changes in the `Rib` that readers do not see yet (the rebuild model with a hold
+    /// time; 0 for the others, whose changes are visible when `apply` returns).
+    pub pending: usize,
     /// Structure units (chunks, subtrees) rebuilt.
     pub units_rebuilt: usize,
-    /// True if the structure was rebuilt whole (a layout change).
+    /// True if the structure was rebuilt whole (a layout change, or a publication of the
+    /// rebuild model).
     pub full_rebuild: bool,
+    /// Milliseconds the rebuild took (the rebuild model, when it published; the in-place
+    /// models leave it 0: their `apply` is the patch, time the call).
+    pub work_ms: f64,
     /// Microseconds the writer waited for readers (twins only; the other models never
     /// wait).
     pub wait_us: f64,
 }
 
-/// The writer side of any update model that follows changes one batch at a time, for
-/// generic code.
+/// How a scheme's table follows route changes while readers look it up; a scheme declares
+/// the models it offers ([`crate::registry::SchemeInfo::models`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum UpdateModel {
+    /// One instance patched in place ([`InPlace`]): each change is visible when `apply`
+    /// returns; each key sees the table before or after it.
+    InPlace,
+    /// Left-right twins ([`TwinUpdater`]): two instances, one patched while readers see
+    /// the other; twice the memory, every change applied twice.
+    Twins,
+    /// Rebuilt from the `Rib` and published with one pointer swap ([`Publisher`]), once the
+    /// first unpublished change has waited `hold_time` (`Duration::ZERO`: at every
+    /// `apply`).
+    Rebuild {
+        /// How long changes may wait to be folded into one rebuild.
+        hold_time: std::time::Duration,
+    },
+}
+
+impl UpdateModel {
+    /// The rebuild model that publishes at every `apply`.
+    pub const REBUILD: UpdateModel = UpdateModel::Rebuild {
+        hold_time: std::time::Duration::ZERO,
+    };
+
+    /// The model's name, for reports.
+    pub fn as_str(&self) -> &'static str {
+        match self {
+            UpdateModel::InPlace => "in place, one instance",
+            UpdateModel::Twins => "left-right twins",
+            UpdateModel::Rebuild { .. } => "rebuild, published with one pointer swap",
+        }
+    }
+}
+
+impl core::fmt::Display for UpdateModel {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// The writer side of any update model, for generic code: [`InPlace`], [`TwinUpdater`]
+/// and [`Publisher`] alike.
 pub trait Updater<A: Address>: Send {
-    /// Applies `changes` to the `Rib` and makes them visible to readers. An error leaves
-    /// nothing changed (the `Rib` restored, readers on the last table).
+    /// Applies `changes` to the `Rib` and makes them visible to readers — at once, or for
+    /// the rebuild model with a hold time once it runs out (see
+    /// [`pending`](Self::pending)). An error leaves nothing changed (the `Rib` restored,
+    /// readers on the last table), except that a failed publication of changes held from
+    /// earlier calls leaves those pending: they are retried at the next publication.
     fn apply(&mut self, changes: &[Change<A>]) -> Result<ApplyInfo, BuildError>;
 
-    /// The authoritative routes.
+    /// The authoritative routes (with any pending changes).
     fn rib(&self) -> &Rib<A>;
 
     /// A handle for a lookup thread.
@@ -146,8 +202,30 @@ pub trait Updater<A: Address>: Send {
     /// memory and what waits for reclamation).
     fn memory_bytes(&self) -> usize;
 
-    /// The model's name, for reports.
-    fn model(&self) -> &'static str;
+    /// The model.
+    fn model(&self) -> UpdateModel;
+
+    /// Changes in the `Rib` that readers do not see yet (0 but for the rebuild model with
+    /// a hold time).
+    fn pending(&self) -> usize {
+        0
+    }
+
+    /// When the pending changes are due: call [`poll`](Self::poll) then. `None` if
+    /// nothing is pending.
+    fn deadline(&self) -> Option<std::time::Instant> {
+        None
+    }
+
+    /// Publishes the pending changes if they are due; `Some` if it published.
+    fn poll(&mut self) -> Result<Option<ApplyInfo>, BuildError> {
+        Ok(None)
+    }
+
+    /// Publishes the pending changes now; `Some` if there were any.
+    fn flush(&mut self) -> Result<Option<ApplyInfo>, BuildError> {
+        Ok(None)
+    }
 }
 
 /// Applies `changes` to `rib`; returns those that changed it, and logs how to undo them

@@ -3,12 +3,12 @@
 
 use std::marker::PhantomData;
 use std::panic::{catch_unwind, AssertUnwindSafe};
-use std::sync::mpsc;
+use std::sync::{mpsc, Arc, Mutex};
 use std::thread;
 use std::time::{Duration, Instant};
 
 use super::cell::{CellReader, CellSource, CellWriter, Pinned};
-use super::{Generations, LookupHandle};
+use super::{apply_logged, undo_all, ApplyInfo, Generations, LookupHandle, UpdateModel, Updater};
 use crate::fib::{BuildError, Change, Fib};
 use crate::prefix::Address;
 use crate::rib::Rib;
@@ -195,10 +195,49 @@ where
         self.pending
     }
 
-    /// Applies one change to the `Rib`, then publishes if the hold time has run out.
-    pub fn apply(&mut self, change: Change<A>) -> Result<Option<PublishInfo>, BuildError> {
-        self.record(change);
-        self.poll()
+    /// Applies `changes` to the `Rib`, then publishes if the hold time has run out (with
+    /// a zero hold time: always). See [`Updater::apply`] for what an error leaves: with a
+    /// zero hold time, the batch undone and the last table still published.
+    pub fn apply(&mut self, changes: &[Change<A>]) -> Result<ApplyInfo, BuildError> {
+        let mut undo = Vec::new();
+        let effective = apply_logged(&mut self.rib, changes, &mut undo).len();
+        if effective > 0 {
+            self.pending += effective;
+            self.pending_since.get_or_insert_with(Instant::now);
+        }
+        let mut info = ApplyInfo {
+            generation: self.generation,
+            effective,
+            ..Default::default()
+        };
+        match self.poll() {
+            Ok(Some(p)) => info = Self::published(p, effective),
+            Ok(None) => {}
+            Err(e) if self.config.hold_time.is_zero() => {
+                // Visible at once or not at all: the batch undone, the last table stays.
+                undo_all(&mut self.rib, undo);
+                self.pending -= effective;
+                if self.pending == 0 {
+                    self.pending_since = None;
+                }
+                return Err(e);
+            }
+            Err(e) => return Err(e),
+        }
+        info.pending = self.pending;
+        Ok(info)
+    }
+
+    /// What a publication made visible, as [`ApplyInfo`].
+    fn published(p: PublishInfo, effective: usize) -> ApplyInfo {
+        ApplyInfo {
+            generation: p.generation,
+            effective,
+            units_rebuilt: 1,
+            full_rebuild: true,
+            work_ms: p.build_ms,
+            ..Default::default()
+        }
     }
 
     /// Applies `change` to the `Rib`; starts the hold time if it changed something.
@@ -226,7 +265,7 @@ where
 
     /// Rebuilds now and publishes the new table with one pointer swap (even if nothing
     /// changed). On a build error the old table stays published and the changes stay
-    /// pending.
+    /// pending: they are retried at the next publication.
     pub fn publish(&mut self) -> Result<PublishInfo, BuildError> {
         let t0 = Instant::now();
         let fib = (self.build)(&self.rib)?;
@@ -256,6 +295,58 @@ where
                 message: panic_message(&*payload),
             }),
         }
+    }
+}
+
+impl<A, F, B> Updater<A> for Publisher<A, F, B>
+where
+    A: Address,
+    F: Fib<A> + 'static,
+    B: FnMut(&Rib<A>) -> Result<F, BuildError> + Send,
+{
+    fn apply(&mut self, changes: &[Change<A>]) -> Result<ApplyInfo, BuildError> {
+        Publisher::apply(self, changes)
+    }
+
+    fn rib(&self) -> &Rib<A> {
+        &self.rib
+    }
+
+    fn reader(&self) -> Box<dyn LookupHandle<A>> {
+        Box::new(Publisher::reader(self))
+    }
+
+    fn memory_bytes(&self) -> usize {
+        let waiting: usize = self.cell.waiting().map(|t| t.fib.memory_bytes()).sum();
+        self.cell.current().fib.memory_bytes() + waiting
+    }
+
+    fn model(&self) -> UpdateModel {
+        UpdateModel::Rebuild {
+            hold_time: self.config.hold_time,
+        }
+    }
+
+    fn pending(&self) -> usize {
+        self.pending
+    }
+
+    fn deadline(&self) -> Option<Instant> {
+        Publisher::deadline(self)
+    }
+
+    fn poll(&mut self) -> Result<Option<ApplyInfo>, BuildError> {
+        let pending = self.pending;
+        Ok(Publisher::poll(self)?.map(|p| Self::published(p, pending)))
+    }
+
+    fn flush(&mut self) -> Result<Option<ApplyInfo>, BuildError> {
+        self.cell.collect();
+        if self.pending == 0 {
+            return Ok(None);
+        }
+        let pending = self.pending;
+        Ok(Some(Self::published(self.publish()?, pending)))
     }
 }
 
@@ -290,11 +381,34 @@ impl core::fmt::Display for WriterGone {
 
 impl std::error::Error for WriterGone {}
 
+/// Why [`WriterHandle::finish`] failed.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum WriterError {
+    /// The writer thread is gone (it panicked outside a build).
+    Gone,
+    /// The last publication failed: readers keep the last table published, without the
+    /// changes that were pending.
+    Build(BuildError),
+}
+
+impl core::fmt::Display for WriterError {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        match self {
+            WriterError::Gone => WriterGone.fmt(f),
+            WriterError::Build(e) => write!(f, "the last publication failed: {e}"),
+        }
+    }
+}
+
+impl std::error::Error for WriterError {}
+
 /// A writer running on its own thread; see [`Publisher::spawn`].
 pub struct WriterHandle<A: Address, F> {
     tx: Option<mpsc::Sender<Command<A>>>,
     readers: CellSource<Published<F>>,
-    thread: Option<thread::JoinHandle<Vec<PublishInfo>>>,
+    /// The error of the last publication, until one succeeds.
+    last_error: Arc<Mutex<Option<BuildError>>>,
+    thread: Option<thread::JoinHandle<Result<Vec<PublishInfo>, BuildError>>>,
 }
 
 impl<A: Address, F> core::fmt::Debug for WriterHandle<A, F> {
@@ -315,15 +429,31 @@ where
     /// are applied in order and published after the hold time.
     ///
     /// A failed build (an error, or a panic, which the thread catches) keeps the old
-    /// table; it is retried when the next change arrives or at the next
-    /// [`flush`](WriterHandle::flush), never in a loop on its own.
+    /// table published; it is retried when the next change arrives or at the next
+    /// [`flush`](WriterHandle::flush), never in a loop on its own, and it is visible
+    /// until a publication succeeds ([`WriterHandle::last_error`]). A failed last
+    /// publication is [`WriterHandle::finish`]'s error.
     pub fn spawn(mut self) -> WriterHandle<A, F> {
         let (tx, rx) = mpsc::channel::<Command<A>>();
         let readers = self.cell.source();
+        let last_error = Arc::new(Mutex::new(None));
+        let errors = Arc::clone(&last_error);
         let thread = thread::spawn(move || {
             let mut log = Vec::new();
             // After a failed build, wait for news before building again.
             let mut failed = false;
+            // Every publication's outcome: logged, or kept as the last error.
+            let outcome = |r: &Result<PublishInfo, BuildError>, log: &mut Vec<PublishInfo>| {
+                let mut last = errors.lock().unwrap_or_else(|e| e.into_inner());
+                match r {
+                    Ok(info) => {
+                        log.push(*info);
+                        *last = None;
+                    }
+                    Err(e) => *last = Some(e.clone()),
+                }
+                r.is_err()
+            };
             loop {
                 let mut deadline = if failed { None } else { self.deadline() };
                 // A replaced table waits for readers' batches to end: look again soon.
@@ -342,34 +472,28 @@ where
                     }
                     Ok(Command::Flush(reply)) => {
                         let r = self.publish_caught();
-                        failed = r.is_err();
-                        if let Ok(info) = &r {
-                            log.push(*info);
-                        }
+                        failed = outcome(&r, &mut log);
                         let _ = reply.send(r);
                         continue;
                     }
                     Err(mpsc::RecvTimeoutError::Timeout) => self.cell.collect(),
                     Err(mpsc::RecvTimeoutError::Disconnected) => {
                         if self.pending > 0 {
-                            if let Ok(info) = self.publish_caught() {
-                                log.push(info);
-                            }
+                            self.publish_caught()?;
                         }
-                        return log;
+                        return Ok(log);
                     }
                 }
                 if matches!(self.pending_since, Some(t) if t.elapsed() >= self.config.hold_time) {
-                    match self.publish_caught() {
-                        Ok(info) => log.push(info),
-                        Err(_) => failed = true,
-                    }
+                    let r = self.publish_caught();
+                    failed = outcome(&r, &mut log);
                 }
             }
         });
         WriterHandle {
             tx: Some(tx),
             readers,
+            last_error,
             thread: Some(thread),
         }
     }
@@ -403,17 +527,33 @@ impl<A: Address, F: Fib<A>> WriterHandle<A, F> {
         Reader::of(self.readers.reader())
     }
 
+    /// The error of the last publication, if it failed and none has succeeded since:
+    /// readers still see the table before the changes it should have published (they are
+    /// retried at the next change or [`flush`](Self::flush)).
+    pub fn last_error(&self) -> Option<BuildError> {
+        self.last_error
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .clone()
+    }
+
     /// Stops the writer (publishing pending changes first) and returns its publication
-    /// log; [`WriterGone`] if the thread panicked.
-    pub fn finish(mut self) -> Result<Vec<PublishInfo>, WriterGone> {
+    /// log; an error if the thread panicked, or if that last publication failed (readers
+    /// then keep the table before the pending changes).
+    pub fn finish(mut self) -> Result<Vec<PublishInfo>, WriterError> {
         self.tx = None;
         match self.thread.take() {
-            Some(t) => t.join().map_err(|_| WriterGone),
+            Some(t) => match t.join() {
+                Ok(r) => r.map_err(WriterError::Build),
+                Err(_) => Err(WriterError::Gone),
+            },
             None => Ok(Vec::new()),
         }
     }
 }
 
+/// Dropping the handle stops the writer as [`WriterHandle::finish`] does, and discards its
+/// outcome: call `finish` to see whether the last publication succeeded.
 impl<A: Address, F> Drop for WriterHandle<A, F> {
     fn drop(&mut self) {
         self.tx = None;
@@ -445,7 +585,8 @@ mod tests {
         let mut reader = p.reader();
         for i in 0..10u32 {
             let pre = Prefix::new(i << 24, 8).unwrap();
-            assert_eq!(p.apply(Change::Announce(pre, nh(i + 1))).unwrap(), None);
+            let info = p.apply(&[Change::Announce(pre, nh(i + 1))]).unwrap();
+            assert_eq!((info.generation, info.pending), (0, i as usize + 1));
         }
         assert_eq!(p.pending(), 10);
         assert_eq!(reader.load().lookup(5 << 24), None, "not yet published");
@@ -453,7 +594,7 @@ mod tests {
         assert_eq!((info.generation, info.changes), (1, 10));
         assert_eq!(reader.load().lookup(5 << 24), Some(nh(6)));
         // A change that changes nothing is not pending.
-        p.apply(Change::Announce(Prefix::new(0, 8).unwrap(), nh(1)))
+        p.apply(&[Change::Announce(Prefix::new(0, 8).unwrap(), nh(1))])
             .unwrap();
         assert_eq!(p.pending(), 0);
     }
@@ -474,7 +615,8 @@ mod tests {
             }
         };
         let mut p = Publisher::new(Rib::<Ipv4>::new(), build, PublisherConfig::default()).unwrap();
-        p.apply(Change::Announce(Prefix::DEFAULT, nh(1))).unwrap();
+        p.apply(&[Change::Announce(Prefix::DEFAULT, nh(1))])
+            .unwrap();
         assert!(p.publish().is_err());
         assert_eq!(p.pending(), 1);
         assert_eq!(p.reader().load().generation, 0);
@@ -570,5 +712,52 @@ mod tests {
         let info = w.flush().unwrap().unwrap();
         assert_eq!(info.generation, 1);
         assert!(w.finish().is_ok());
+    }
+
+    /// A failed timed publication is visible until one succeeds, and a failed last
+    /// publication is `finish`'s error.
+    #[test]
+    fn failed_publications_are_surfaced() {
+        let fail = Arc::new(std::sync::atomic::AtomicBool::new(false));
+        let failing = Arc::clone(&fail);
+        let build = move |r: &Rib<Ipv4>| {
+            if failing.load(Ordering::Relaxed) {
+                Err(BuildError::InvalidConfig {
+                    scheme: "test".into(),
+                    reason: "fails".into(),
+                })
+            } else {
+                Ok(r.clone())
+            }
+        };
+        let config = PublisherConfig {
+            hold_time: Duration::ZERO,
+        };
+        let w = Publisher::new(Rib::<Ipv4>::new(), build, config)
+            .unwrap()
+            .spawn();
+        fail.store(true, Ordering::Relaxed);
+        w.send(Change::Announce(Prefix::DEFAULT, nh(1))).unwrap();
+        let t0 = Instant::now();
+        while w.last_error().is_none() && t0.elapsed() < Duration::from_secs(30) {
+            thread::sleep(Duration::from_millis(1));
+        }
+        assert!(
+            w.last_error().is_some(),
+            "the failed publication is visible"
+        );
+        assert_eq!(w.reader().load().generation, 0, "the old table stays");
+        fail.store(false, Ordering::Relaxed);
+        assert!(w.flush().unwrap().is_ok());
+        assert_eq!(w.last_error(), None, "cleared by a publication");
+        // The last publication fails: `finish` says so.
+        fail.store(true, Ordering::Relaxed);
+        w.send(Change::Withdraw(Prefix::DEFAULT)).unwrap();
+        match w.finish() {
+            Err(WriterError::Build(BuildError::InvalidConfig { reason, .. })) => {
+                assert_eq!(reason, "fails")
+            }
+            other => panic!("expected the build error, got {other:?}"),
+        }
     }
 }

@@ -5,7 +5,7 @@ use std::time::Duration;
 
 use super::cell::CellWriter;
 use super::publisher::{Published, Reader};
-use super::{undo_all, ApplyInfo, LookupHandle, Updater};
+use super::{undo_all, ApplyInfo, LookupHandle, UpdateModel, Updater};
 use crate::fib::{BuildError, Change, IncrementalFib};
 use crate::prefix::Address;
 use crate::rib::Rib;
@@ -229,8 +229,8 @@ where
         visible + waiting + self.spare.as_ref().map_or(0, |s| s.fib.memory_bytes())
     }
 
-    fn model(&self) -> &'static str {
-        "left-right twins"
+    fn model(&self) -> UpdateModel {
+        UpdateModel::Twins
     }
 }
 

@@ -8,7 +8,10 @@
 //! when `LPMKIT_REQUIRE_DATA` is set (as in CI).
 #![allow(dead_code)]
 
+use std::any::Any;
+use std::collections::HashMap;
 use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex, OnceLock};
 
 use lpmkit::io::{self, TableOptions};
 use lpmkit::{Address, AnyTable, Change, Fib, NextHop, NextHopTable, Prefix, Rib, Table};
@@ -127,6 +130,45 @@ pub fn fib_tables() -> Vec<PathBuf> {
     data_files("fib", "")
 }
 
+/// The real tables a scheme suite's default tier checks every setting on: the smallest
+/// of each family with real next hops (the long tier takes the others; the differential
+/// suite checks every registered scheme on every table in both tiers).
+pub const DEFAULT_TIER_TABLES: [&str; 2] = [
+    "ipv4-ris-rrc06-2010-07-01-fib.txt.xz",
+    "ipv6-ris-rrc01-linx-2017-01-12-fib.txt.xz",
+];
+
+/// A test's share of the work: the default tier, or the long one (`-- --ignored`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Tier {
+    /// `cargo test --release --workspace`.
+    Default,
+    /// `cargo test --release --workspace -- --ignored`.
+    Long,
+}
+
+/// The tables of `fib/` whose names start with `prefix`, sorted by name: in the default
+/// tier those of [`DEFAULT_TIER_TABLES`], in the long tier the others (the rule of
+/// [`data_dir`] for absent data).
+#[track_caller]
+pub fn tier_tables(prefix: &str, tier: Tier) -> Vec<PathBuf> {
+    match tier {
+        Tier::Default => DEFAULT_TIER_TABLES
+            .iter()
+            .filter(|n| n.starts_with(prefix))
+            .filter_map(|n| data_file(&format!("fib/{n}")))
+            .collect(),
+        Tier::Long => {
+            let mut v = data_files("fib", prefix);
+            v.retain(|p| {
+                let name = p.file_name().and_then(|n| n.to_str()).unwrap_or("");
+                !DEFAULT_TIER_TABLES.contains(&name)
+            });
+            v
+        }
+    }
+}
+
 /// The table `fib/{name}` read as family `A` (see [`load_table`]), if the data is there.
 #[track_caller]
 pub fn fib_table<A: Address>(name: &str) -> Option<Table<A>> {
@@ -134,17 +176,37 @@ pub fn fib_table<A: Address>(name: &str) -> Option<Table<A>> {
 }
 
 /// Loads a table of either family with default options (200 assigned next hops for
-/// prefix-only files).
+/// prefix-only files). A file is read once per test process (many tests read the same
+/// real tables); each caller gets its own copy.
 pub fn load(path: &Path) -> AnyTable {
-    io::read_table(path, &TableOptions::default())
-        .unwrap_or_else(|e| panic!("loading {}: {e}", path.display()))
+    static READ: OnceLock<Mutex<HashMap<PathBuf, Arc<OnceLock<AnyTable>>>>> = OnceLock::new();
+    let slot = Arc::clone(
+        READ.get_or_init(Mutex::default)
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .entry(path.to_path_buf())
+            .or_default(),
+    );
+    slot.get_or_init(|| {
+        io::read_table(path, &TableOptions::default())
+            .unwrap_or_else(|e| panic!("loading {}: {e}", path.display()))
+    })
+    .clone()
 }
 
 /// Loads a table of family `A` with default options (prefix-only files get the io module's
-/// assigned next hops, 200 of them).
+/// assigned next hops, 200 of them); read once per test process, as [`load`].
 pub fn load_table<A: Address>(path: &Path) -> Table<A> {
-    io::read_table_as::<A>(path, &TableOptions::default())
-        .unwrap_or_else(|e| panic!("loading {}: {e}", path.display()))
+    let any: Box<dyn Any> = match load(path) {
+        AnyTable::V4(t) => Box::new(t),
+        AnyTable::V6(t) => Box::new(t),
+    };
+    match any.downcast::<Table<A>>() {
+        Ok(t) => *t,
+        // The other family: reading it as `A` is an error, which names the file.
+        Err(_) => io::read_table_as::<A>(path, &TableOptions::default())
+            .unwrap_or_else(|e| panic!("loading {}: {e}", path.display())),
+    }
 }
 
 /// Reads an update trace, interning its next hops into `hops` (the table's).

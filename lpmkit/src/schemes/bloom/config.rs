@@ -4,7 +4,7 @@ use core::fmt;
 use core::str::FromStr;
 
 use super::hash::{HashKind, Hashing};
-use crate::fib::BuildError;
+use crate::fib::{BuildError, Config, Settings};
 use crate::prefix::{Address, Family};
 
 /// The paper's variants (the registry's presets).
@@ -367,6 +367,115 @@ pub(crate) struct Resolved {
     pub hint: bool,
     /// Build the summary instead of the level hint (IPv6, both options on).
     pub summary: bool,
+}
+
+impl Config for BloomConfig {
+    const SETTINGS: &'static [(&'static str, &'static str)] = &[
+        (
+            "variant",
+            "naive, base or fwd (the presets fix it; it supplies the defaults below)",
+        ),
+        (
+            "fpr",
+            "target false-positive rate of every filter, 0 < f < 1 (default 0.3)",
+        ),
+        (
+            "fpr_bound",
+            "rebuild when an update would push a filter's false-positive rate past this",
+        ),
+        (
+            "hash",
+            "the filters' hash: h2, murmur32, murmur64, knuth, crand (default: crand for \
+             naive/base; bloomfwd h2 for IPv4, murmur64 for IPv6)",
+        ),
+        ("table_hash", "the tables' hash (default: the filters')"),
+        ("km", "Kirsch-Mitzenmacher double hashing: true or false"),
+        (
+            "reuse",
+            "the table index reuses the filter's first hash: true or false",
+        ),
+        (
+            "symmetric",
+            "every filter sized for the largest set (naive): true or false",
+        ),
+        (
+            "levels",
+            "every, present, cpe (IPv4: DLA + /24 + /32), a DPCPE level count N, or lengths a:b:c",
+        ),
+        (
+            "dpcpe",
+            "how DPCPE chooses N levels: greedy (the paper's) or optimal",
+        ),
+        ("ht_load", "hash-table keys per bucket at build (default 1)"),
+        (
+            "max_expanded",
+            "most expanded prefixes a build may make (default 2^26)",
+        ),
+        (
+            "threads",
+            "threads for lookup_batch calls of 65,536 keys or more (default 1)",
+        ),
+        (
+            "hint",
+            "IPv6 level hint per /32, beyond the paper: true or false (default: bloomfwd true)",
+        ),
+        (
+            "summary",
+            "IPv6 /32 summary, beyond the paper: the hint's line also answers the routes up to \
+             /32 (true or false; default: true where the hint is on)",
+        ),
+        (
+            "summary_max",
+            "most /32s the summary lists at build (default 2^18)",
+        ),
+    ];
+
+    fn from_settings<B: Address>(s: &Settings<'_>) -> Result<Self, BuildError> {
+        let variant = match s.text("variant").unwrap_or("fwd") {
+            "naive" => Variant::Naive,
+            "base" => Variant::Baseline,
+            "fwd" => Variant::Bloomfwd,
+            v => return Err(s.invalid("variant", v, "naive, base or fwd")),
+        };
+        let mut c = BloomConfig::of(variant);
+        let bad = |key: &str, e: String| s.error(format!("setting {key}: {e}"));
+        c.fpr = s.get("fpr")?.unwrap_or(c.fpr);
+        c.fpr_bound = s.get("fpr_bound")?;
+        if let Some(h) = s.text("hash") {
+            c.hash = Some(h.parse().map_err(|e| bad("hash", e))?);
+        }
+        if let Some(h) = s.text("table_hash") {
+            c.table_hash = Some(h.parse().map_err(|e| bad("table_hash", e))?);
+        }
+        c.double_hashing = s.get("km")?;
+        c.reuse_hash = s.get("reuse")?;
+        c.symmetric = s.get("symmetric")?;
+        if let Some(l) = s.text("levels") {
+            c.levels = Some(l.parse::<Levels>().map_err(|e| bad("levels", e))?);
+        }
+        match s.text("dpcpe") {
+            None | Some("greedy") => {}
+            Some("optimal") => match &mut c.levels {
+                Some(Levels::Dpcpe { optimal, .. }) => *optimal = true,
+                _ => {
+                    return Err(bad(
+                        "dpcpe",
+                        "optimal needs levels=N (a DPCPE level count)".into(),
+                    ))
+                }
+            },
+            Some(v) => return Err(bad("dpcpe", format!("{v:?} is not greedy or optimal"))),
+        }
+        c.ht_load = s.get("ht_load")?.unwrap_or(c.ht_load);
+        c.max_expanded = s.get("max_expanded")?.unwrap_or(c.max_expanded);
+        c.threads = s.get("threads")?.unwrap_or(c.threads);
+        c.level_hint = s.get("hint")?;
+        c.summary = s.get("summary")?;
+        c.summary_max = s.get("summary_max")?.unwrap_or(c.summary_max);
+        c.force_scalar = s.force_scalar();
+        c.isa = s.isa();
+        Ok(c)
+    }
 }
 
 #[cfg(test)]

@@ -95,9 +95,9 @@
 //!   linked list, fewer cache lines), so that a bucket can be replaced atomically.
 //! * `x mod m` is computed exactly by multiplication (Lemire's method; Granlund–Montgomery
 //!   in the AVX2 probes), not by division.
-//! * C `rand()` is glibc's generator computed in closed form (the same outputs, about ten
-//!   times faster than glibc's 350 steps per `srand`; see `hash.rs`), so that the Baseline
-//!   can run the test suites.
+//! * C `rand()` is glibc's generator computed in closed form (the same outputs from about
+//!   30 modular multiplications instead of glibc's ~350 dependent steps per `srand`; see
+//!   `hash.rs`), so that the Baseline can run the test suites.
 //! * The paper does not name the Naïve variant's hash: MurmurHash3 (§4.3.2 calls it
 //!   "widely used in the context of Bloom filters"). Nor how Knuth's and H2's function
 //!   families are seeded: H2's `i`-th function hashes `key ^ seed_i`, Knuth's multiplies
@@ -161,14 +161,13 @@ pub use hash::HashKind;
 pub use stats::{BloomStats, LevelStats};
 pub use update::RetiredBlock;
 
-use crate::fib::{apply_alone, BuildError, Change, Fib, Implementation, IncrementalFib};
-use crate::fib::{Stats, UpdateStats};
+use crate::fib::{Fib, Implementation, Stats};
 use crate::nexthop::NextHop;
 use crate::prefix::Address;
 use crate::rib::Rib;
+use crate::scheme::Patchable;
 use crate::schemes::common::{Arena, FreeSpace};
 use crate::simd::{Avx2, Avx512};
-use crate::sync::IntoInPlace;
 
 use filter::{Counters, Filter};
 use hash::Hashing;
@@ -284,38 +283,15 @@ pub(crate) const DEFAULT_LEVEL: u8 = 0xfe;
 pub(crate) const NO_LEVEL: u8 = 0xff;
 
 /// A Bloom-filter LPM structure for `u32` (IPv4) or `u128` (IPv6) addresses: its table and
-/// its writer, for use on one thread ([`IncrementalFib`]) or handed to
-/// [`crate::sync::InPlace`] for updates under concurrent readers.
-#[derive(Debug)]
-pub struct Bloom<A: Address> {
-    table: Box<BloomTable<A>>,
-    writer: BloomWriter<A>,
-}
+/// its writer, for use on one thread ([`IncrementalFib`](crate::IncrementalFib)) or handed
+/// to [`crate::sync::InPlace`] for updates under concurrent readers.
+pub type Bloom<A> = Patchable<A, BloomWriter<A>>;
 
 impl<A: Address> Bloom<A> {
-    /// Builds the structure from `rib`.
-    pub fn build(rib: &Rib<A>, config: &BloomConfig) -> Result<Self, BuildError> {
-        let (table, writer) = build::build(rib, config, 0)?;
-        Ok(Bloom {
-            table: Box::new(table),
-            writer,
-        })
-    }
-
-    /// The configuration it was built with.
-    pub fn config(&self) -> &BloomConfig {
-        &self.writer.config
-    }
-
-    /// The lookup structure.
-    pub fn table(&self) -> &BloomTable<A> {
-        &self.table
-    }
-
     /// Structure figures: per level its band, keys, filter bits, `k`, predicted and
     /// measured false-positive rate, table load; the DLA; update counters.
     pub fn bloom_stats(&self) -> BloomStats {
-        stats::collect(&self.table, &self.writer)
+        stats::collect(self.table(), self.writer())
     }
 
     /// Looks up `addrs` with `threads` threads (`out[i]` = next hop id or 0): the paper's
@@ -324,7 +300,7 @@ impl<A: Address> Bloom<A> {
     /// # Panics
     /// If `out` is shorter than `addrs`.
     pub fn lookup_bulk(&self, addrs: &[A], out: &mut [u32], threads: usize) {
-        self.table.lookup_bulk(addrs, out, threads)
+        self.table().lookup_bulk(addrs, out, threads)
     }
 
     /// `lookup_batch` on the scalar hashing path whatever the CPU (the twin of the AVX2
@@ -333,7 +309,7 @@ impl<A: Address> Bloom<A> {
     #[doc(hidden)]
     pub fn lookup_batch_scalar(&self, addrs: &[A], out: &mut [u32]) {
         assert!(out.len() >= addrs.len(), "output shorter than input");
-        self.table
+        self.table()
             .batch(addrs, &mut out[..addrs.len()], dispatch::Kernels::default());
     }
 
@@ -342,7 +318,7 @@ impl<A: Address> Bloom<A> {
     #[cfg(any(test, feature = "test-hooks"))]
     #[doc(hidden)]
     pub fn check_against(&self, rib: &Rib<A>) -> Result<(), String> {
-        build::check_against(&self.table, &self.writer, rib)
+        build::check_against(self.table(), self.writer(), rib)
     }
 }
 
@@ -386,19 +362,6 @@ pub fn dpcpe_plan<A: Address>(rib: &Rib<A>, n: usize, optimal: bool) -> DpcpePla
     }
 }
 
-impl<A: Address> IntoInPlace<A> for Bloom<A> {
-    type Writer = BloomWriter<A>;
-    fn into_parts(self) -> (Box<BloomTable<A>>, BloomWriter<A>) {
-        (self.table, self.writer)
-    }
-}
-
-impl<A: Address> IncrementalFib<A> for Bloom<A> {
-    fn apply(&mut self, rib: &Rib<A>, changes: &[Change<A>]) -> Result<UpdateStats, BuildError> {
-        apply_alone(&mut self.writer, &mut self.table, rib, changes)
-    }
-}
-
 impl<A: Address> BloomTable<A> {
     /// The SIMD kernels the lookups run.
     pub(crate) fn kernels(&self) -> dispatch::Kernels {
@@ -406,16 +369,6 @@ impl<A: Address> BloomTable<A> {
             avx2: self.avx2,
             avx512: self.avx512,
         }
-    }
-
-    /// A lookup of `key` that stalls after reading the head of the first table bucket it
-    /// probes (`stall` runs in between), then reads the block it named: what a reader
-    /// descheduled inside a lookup does. For the concurrency tests: the block must still
-    /// be intact, however many updates ran meanwhile.
-    #[cfg(any(test, feature = "test-hooks"))]
-    #[doc(hidden)]
-    pub fn stalled_lookup(&self, key: A, stall: impl FnOnce()) -> u32 {
-        self.lookup_stalled(key, stall)
     }
 
     /// Bytes lookups may touch.
@@ -467,6 +420,15 @@ impl<A: Address> BloomTable<A> {
 }
 
 impl<A: Address> Fib<A> for BloomTable<A> {
+    /// A lookup of `key` that stalls after reading the head of the first table bucket it
+    /// probes (`stall` runs in between), then reads the block it named: what a reader
+    /// descheduled inside a lookup does. For the concurrency tests: the block must still
+    /// be intact, however many updates ran meanwhile.
+    #[cfg(any(test, feature = "test-hooks"))]
+    fn stalled_lookup(&self, key: A, stall: &mut dyn FnMut()) -> u32 {
+        self.lookup_stalled(key, stall)
+    }
+
     fn name(&self) -> &str {
         self.name
     }
@@ -502,33 +464,6 @@ impl<A: Address> Fib<A> for BloomTable<A> {
         } else {
             Implementation::Scalar
         }
-    }
-}
-
-impl<A: Address> Fib<A> for Bloom<A> {
-    fn name(&self) -> &str {
-        self.table.name()
-    }
-
-    #[inline]
-    fn lookup(&self, addr: A) -> Option<NextHop> {
-        self.table.lookup(addr)
-    }
-
-    fn lookup_batch(&self, addrs: &[A], out: &mut [u32]) {
-        self.table.lookup_batch(addrs, out)
-    }
-
-    fn memory_bytes(&self) -> usize {
-        self.table.memory_bytes()
-    }
-
-    fn stats(&self) -> Stats {
-        self.bloom_stats().to_stats()
-    }
-
-    fn implementation(&self) -> Implementation {
-        self.table.implementation()
     }
 }
 

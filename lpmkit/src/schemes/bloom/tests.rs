@@ -1,5 +1,7 @@
 use super::*;
+use crate::fib::{BuildError, Change, IncrementalFib};
 use crate::prefix::{Ipv4, Ipv6, Prefix};
+use crate::rib::Rib;
 use crate::rng::SplitMix64;
 
 fn nh(v: u32) -> NextHop {
@@ -28,7 +30,11 @@ fn check<A: Address>(rib: &Rib<A>, fib: &Bloom<A>, extra: &[A]) {
         assert_eq!(NextHop::raw(fib.lookup(k)), want, "lookup {k:x}");
         assert_eq!(out[i], want, "lookup_batch {k:x}");
         assert_eq!(scalar[i], want, "lookup_batch_scalar {k:x}");
-        assert_eq!(fib.table().stalled_lookup(k, || {}), want, "stalled {k:x}");
+        assert_eq!(
+            fib.table().stalled_lookup(k, &mut || {}),
+            want,
+            "stalled {k:x}"
+        );
     }
     fib.check_against(rib).unwrap();
 }

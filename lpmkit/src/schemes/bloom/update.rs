@@ -44,8 +44,8 @@ use super::gate;
 use super::hint::HINT_BITS;
 use super::summary::{self, subs_of, top_of, Entry, TOP_BITS};
 use super::table::Exhausted;
-use super::{BloomTable, BloomWriter, DEFAULT_LEVEL, DLA_BITS, DLA_LEVEL, NO_LEVEL};
-use crate::fib::{BuildError, Change, InPlaceWriter, Patched, UpdateStats};
+use super::{BloomConfig, BloomTable, BloomWriter, DEFAULT_LEVEL, DLA_BITS, DLA_LEVEL, NO_LEVEL};
+use crate::fib::{BuildError, Change, InPlaceWriter, Patched, Stats, UpdateStats};
 use crate::nexthop::NextHop;
 use crate::prefix::{Address, Prefix};
 use crate::rib::Rib;
@@ -105,11 +105,25 @@ enum Rebuild {
 impl<A: Address> InPlaceWriter<A> for BloomWriter<A> {
     type Table = BloomTable<A>;
     type Retired = RetiredBlock;
+    type Config = BloomConfig;
+
+    fn build(rib: &Rib<A>, config: &BloomConfig) -> Result<(Box<BloomTable<A>>, Self), BuildError> {
+        let (table, writer) = build::build(rib, config, 0)?;
+        Ok((Box::new(table), writer))
+    }
+
+    fn config(&self) -> &BloomConfig {
+        &self.config
+    }
+
+    fn stats(&self, table: &BloomTable<A>) -> Stats {
+        super::stats::collect(table, self).to_stats()
+    }
 
     /// A lookup probes every level's filter, then the tables longest first, then the DLA
     /// (or the default route): independent structures, each read at its own moment, so a
-    /// reader descheduled between two of them could combine two generations (docs/bloom.md,
-    /// "Correctness"). Readers validate their batches instead. A read that is retried
+    /// reader descheduled between two of them could combine two generations (docs/updates.md,
+    /// "Validated reads"). Readers validate their batches instead. A read that is retried
     /// stays safe whatever mix it saw: filter positions are reduced `mod m`, buckets `mod`
     /// their count, DLA indices have `DLA_BITS` bits; a head names a published block,
     /// complete when its head was stored and not reused before the reader's grace period,

@@ -9,39 +9,11 @@
 //! * [`ByWidth`] and [`with_width!`]: a structure instantiated at either width, and the
 //!   one dispatch every scheme uses to reach it.
 
-use core::fmt;
-
 use super::arena::Zeroable;
 use crate::fib::BuildError;
 use crate::mem::Plain;
 
-/// The width of a structure's entries.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
-pub enum Width {
-    /// 16-bit entries.
-    U16,
-    /// 32-bit entries.
-    U32,
-}
-
-impl Width {
-    /// Every width, narrowest first.
-    pub const ALL: [Width; 2] = [Width::U16, Width::U32];
-
-    /// Bits per entry.
-    pub const fn bits(self) -> u32 {
-        match self {
-            Width::U16 => 16,
-            Width::U32 => 32,
-        }
-    }
-}
-
-impl fmt::Display for Width {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "{}-bit", self.bits())
-    }
-}
+pub use crate::fib::Width;
 
 /// An entry type: `u16` or `u32`.
 pub(crate) trait Word: Plain + Zeroable {

@@ -42,11 +42,12 @@ mod avx512;
 
 pub use v6::{Dir24_8V6, BATCH_V6};
 
-use crate::fib::{BuildError, Fib, Implementation, StatValue, Stats};
+use crate::fib::{BuildError, Config, Fib, Implementation, Settings, StatValue, Stats};
 use crate::mem::TableBuf;
 use crate::nexthop::NextHop;
-use crate::prefix::Ipv4;
+use crate::prefix::{Address, Ipv4};
 use crate::rib::Rib;
+use crate::scheme::Scheme;
 use crate::schemes::common::{with_width, ByWidth, Width, Word};
 use crate::simd::{prefetch, Avx2, Avx512};
 
@@ -69,6 +70,29 @@ pub struct Dir24_8Config {
     /// The highest instruction set the lookups may use (`None`: the best the CPU has);
     /// see [`crate::simd::Isa`].
     pub isa: Option<crate::simd::Isa>,
+}
+
+impl Config for Dir24_8Config {
+    const SETTINGS: &'static [(&'static str, &'static str)] = &[(
+        "width",
+        "entry width, 16 or 32 (default: the narrowest that holds the table)",
+    )];
+
+    fn from_settings<A: Address>(s: &Settings<'_>) -> Result<Self, BuildError> {
+        Ok(Dir24_8Config {
+            entry_width: s.width("width")?,
+            force_scalar: s.force_scalar(),
+            isa: s.isa(),
+        })
+    }
+}
+
+impl Scheme<Ipv4> for Dir24_8 {
+    type Config = Dir24_8Config;
+
+    fn build(rib: &Rib<Ipv4>, config: &Dir24_8Config) -> Result<Self, BuildError> {
+        Dir24_8::build(rib, config)
+    }
 }
 
 /// Number of first-table entries.

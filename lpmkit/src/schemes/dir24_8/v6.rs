@@ -31,6 +31,7 @@ use crate::mem::TableBuf;
 use crate::nexthop::NextHop;
 use crate::prefix::Ipv6;
 use crate::rib::Rib;
+use crate::scheme::Scheme;
 use crate::schemes::common::{
     check_capacity, check_next_hop, check_next_hops, ms_since, narrowest, range_starts, with_width,
     ByWidth, Width, Word,
@@ -174,6 +175,14 @@ impl core::fmt::Debug for Dir24_8V6 {
             .field("groups", &self.groups)
             .field("bytes", &self.memory_bytes())
             .finish()
+    }
+}
+
+impl Scheme<Ipv6> for Dir24_8V6 {
+    type Config = Dir24_8Config;
+
+    fn build(rib: &Rib<Ipv6>, config: &Dir24_8Config) -> Result<Self, BuildError> {
+        Dir24_8V6::build(rib, config)
     }
 }
 

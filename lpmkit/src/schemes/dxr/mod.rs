@@ -7,7 +7,7 @@
 //!
 //! * **Ranges (§3.1).** The table is projected onto disjoint address ranges (more specific
 //!   prefixes take precedence) and neighbouring ranges with the same next hop are merged
-//!   ([`Rib::for_each_range`]); a range is then just its first address and a next hop.
+//!   ([`Rib::for_each_range`](crate::Rib::for_each_range)); a range is then just its first address and a next hop.
 //! * **Chunks and the lookup table (§3.2).** The address space is split into `2^k` chunks;
 //!   the lookup table has one 32-bit entry per chunk: 12 bits of chunk size (number of
 //!   range-table entries), 1 format bit and 19 bits of position in the range table. A chunk
@@ -32,7 +32,7 @@
 //!   each search with one 64-byte window compare (32 short or 16 long entries) after
 //!   halving larger chunks down to that size. [`Dxr::search_steps_histogram`] gives the
 //!   Table 3 distribution of binary-search steps, counted with the paper's search loop.
-//! * **Incremental updates (§3.4).** [`IncrementalFib::apply`]
+//! * **Incremental updates (§3.4).** [`IncrementalFib::apply`](crate::IncrementalFib::apply)
 //!   expands each changed prefix into the chunks it covers (a prefix shorter than `k`
 //!   covers `2^(k - len)` of them), coalesces the changes of one call into one pass over
 //!   the merged dirty chunks, and rebuilds each dirty chunk from scratch with the paper's
@@ -111,15 +111,11 @@ mod writer;
 
 use core::sync::atomic::{AtomicUsize, Ordering};
 
-use crate::fib::{
-    apply_alone, BuildError, Change, Fib, Implementation, IncrementalFib, StatValue, Stats,
-    UpdateStats,
-};
+use crate::fib::{BuildError, Config, Fib, Implementation, Settings, StatValue, Stats};
 use crate::nexthop::NextHop;
-use crate::prefix::Ipv4;
-use crate::rib::Rib;
+use crate::prefix::{Address, Ipv4};
+use crate::scheme::Patchable;
 use crate::schemes::common::Arena;
-use crate::sync::IntoInPlace;
 
 pub use update::ReplayReport;
 pub use writer::RetiredRange;
@@ -383,6 +379,44 @@ impl DxrConfig {
     }
 }
 
+impl Config for DxrConfig {
+    const SETTINGS: &'static [(&'static str, &'static str)] = &[
+        (
+            "k",
+            "direct bits: the lookup table has 2^k entries, 16..=24",
+        ),
+        (
+            "widen",
+            "recover bits past the paper's limits (true) or refuse (false)",
+        ),
+        (
+            "remap",
+            "next-hop descriptor table: true, false (default: when ids exceed 65,535)",
+        ),
+        (
+            "compact_threshold",
+            "compact the range table when free space passes this share",
+        ),
+        (
+            "full_rebuild_share",
+            "rebuild everything when one update dirties this share of chunks",
+        ),
+    ];
+
+    fn from_settings<A: Address>(s: &Settings<'_>) -> Result<Self, BuildError> {
+        let d = DxrConfig::with_k(s.get("k")?.unwrap_or(18));
+        Ok(DxrConfig {
+            widen: s.get("widen")?.unwrap_or(d.widen),
+            remap_next_hops: s.get("remap")?.or(d.remap_next_hops),
+            compact_threshold: s.get("compact_threshold")?.unwrap_or(d.compact_threshold),
+            full_rebuild_share: s.get("full_rebuild_share")?.unwrap_or(d.full_rebuild_share),
+            force_scalar: s.force_scalar(),
+            isa: s.isa(),
+            ..d
+        })
+    }
+}
+
 /// What DXR lookups read — the lookup table, the range table, the next-hop table — shared
 /// with reader threads while a [`DxrWriter`] patches it.
 pub struct DxrTable {
@@ -488,48 +522,57 @@ impl DxrStats {
     pub fn total_bytes(&self) -> u64 {
         self.lookup_table_bytes + self.range_table_bytes + self.next_hop_table_bytes
     }
+
+    /// The figures as `lpmkit info` rows.
+    fn to_stats(&self) -> Stats {
+        let mode = match self.next_hop_mode {
+            Some(NextHopMode::Remapped) => "descriptor table",
+            _ => "identity",
+        };
+        Stats::new()
+            .with("k", StatValue::Count(self.k as u64))
+            .with("total", StatValue::Bytes(self.total_bytes()))
+            .with("lookup_table", StatValue::Bytes(self.lookup_table_bytes))
+            .with("range_table", StatValue::Bytes(self.range_table_bytes))
+            .with("full_chunks", StatValue::Count(self.full_chunks))
+            .with("short_chunks", StatValue::Count(self.short_chunks))
+            .with("long_chunks", StatValue::Count(self.long_chunks))
+            .with("short_ranges", StatValue::Count(self.short_ranges))
+            .with("long_ranges", StatValue::Count(self.long_ranges))
+            .with("direct_chunks", StatValue::Count(self.direct_chunks))
+            .with("empty_chunks", StatValue::Count(self.empty_chunks))
+            .with("free_words", StatValue::Count(self.free_words))
+            .with(
+                "position_shift",
+                StatValue::Count(self.position_shift as u64),
+            )
+            .with("size_shift", StatValue::Count(self.size_shift as u64))
+            .with(
+                "entry_size_bits",
+                StatValue::Count(self.entry_size_bits as u64),
+            )
+            .with("next_hops", StatValue::Text(mode.into()))
+            .with("build", StatValue::Millis(self.build_ms))
+    }
 }
 
 /// The DXR lookup structure for IPv4 (`DkR`): its table and its writer, for use on one
-/// thread ([`IncrementalFib`]) or handed to [`crate::sync::InPlace`] for updates under
-/// concurrent readers.
-#[derive(Debug)]
-pub struct Dxr {
-    table: Box<DxrTable>,
-    writer: DxrWriter,
-}
+/// thread ([`IncrementalFib`](crate::IncrementalFib)) or handed to [`crate::sync::InPlace`]
+/// for updates under concurrent readers.
+pub type Dxr = Patchable<Ipv4, DxrWriter>;
 
 /// The writer side of a [`DxrTable`]: configuration, next-hop codec, free space, counts.
 pub type DxrWriter = writer::Control;
 
 impl Dxr {
-    /// Builds the structure from `rib`.
-    pub fn build(rib: &Rib<Ipv4>, config: &DxrConfig) -> Result<Self, BuildError> {
-        let (table, writer) = build::build(rib, config)?;
-        Ok(Dxr {
-            table: Box::new(table),
-            writer,
-        })
-    }
-
-    /// The configuration the structure was built with.
-    pub fn config(&self) -> &DxrConfig {
-        &self.writer.config
-    }
-
     /// `k`.
     pub fn k(&self) -> u32 {
-        self.table.k
-    }
-
-    /// The lookup structure.
-    pub fn table(&self) -> &DxrTable {
-        &self.table
+        self.table().k
     }
 
     /// Structure figures (Table 1) and update counters.
     pub fn dxr_stats(&self) -> DxrStats {
-        self.writer.stats(&self.table)
+        self.writer().dxr_stats(self.table())
     }
 
     /// The paper's Table 3 for `keys`: `h[n]` = number of keys whose lookup needs exactly
@@ -552,15 +595,7 @@ impl Dxr {
     /// # Ok::<(), Box<dyn std::error::Error>>(())
     /// ```
     pub fn search_steps_histogram(&self, keys: &[u32]) -> Vec<u64> {
-        let mut h = vec![0u64; 1];
-        for &k in keys {
-            let (_, steps) = self.table.lookup_counting(k);
-            if steps >= h.len() {
-                h.resize(steps + 1, 0);
-            }
-            h[steps] += 1;
-        }
-        h
+        self.table().search_steps_histogram(keys)
     }
 
     /// The next hop found by the paper's search loop (the loop whose steps
@@ -568,7 +603,7 @@ impl Dxr {
     #[cfg(any(test, feature = "test-hooks"))]
     #[doc(hidden)]
     pub fn lookup_paper_loop(&self, key: u32) -> Option<NextHop> {
-        NextHop::new(self.table.map(self.table.lookup_counting(key).0))
+        NextHop::new(self.table().map(self.table().lookup_counting(key).0))
     }
 
     /// `lookup_batch` on the scalar path whatever the CPU (the twin of the AVX2 path);
@@ -578,10 +613,10 @@ impl Dxr {
     pub fn lookup_batch_scalar(&self, addrs: &[Ipv4], out: &mut [u32]) {
         assert!(out.len() >= addrs.len(), "output shorter than input");
         let out = &mut out[..addrs.len()];
-        if self.table.remap {
-            self.table.lookup_batch_scalar::<true>(addrs, out);
+        if self.table().remap {
+            self.table().lookup_batch_scalar::<true>(addrs, out);
         } else {
-            self.table.lookup_batch_scalar::<false>(addrs, out);
+            self.table().lookup_batch_scalar::<false>(addrs, out);
         }
     }
 
@@ -591,32 +626,24 @@ impl Dxr {
     #[cfg(any(test, feature = "test-hooks"))]
     #[doc(hidden)]
     pub fn check_invariants(&self) -> Result<(), String> {
-        update::check_invariants(&self.table, &self.writer)
-    }
-}
-
-impl IntoInPlace<Ipv4> for Dxr {
-    type Writer = DxrWriter;
-    fn into_parts(self) -> (Box<DxrTable>, DxrWriter) {
-        (self.table, self.writer)
-    }
-}
-
-impl IncrementalFib<Ipv4> for Dxr {
-    /// Rebuilds the chunks the changes cover (coalesced: each dirty chunk once per call).
-    ///
-    /// On an error (a table no layout can hold) the structure no longer matches `rib`;
-    /// build it again with a wider configuration.
-    fn apply(
-        &mut self,
-        rib: &Rib<Ipv4>,
-        changes: &[Change<Ipv4>],
-    ) -> Result<UpdateStats, BuildError> {
-        apply_alone(&mut self.writer, &mut self.table, rib, changes)
+        update::check_invariants(self.table(), self.writer())
     }
 }
 
 impl DxrTable {
+    /// [`Dxr::search_steps_histogram`].
+    pub fn search_steps_histogram(&self, keys: &[u32]) -> Vec<u64> {
+        let mut h = vec![0u64; 1];
+        for &k in keys {
+            let (_, steps) = self.lookup_counting(k);
+            if steps >= h.len() {
+                h.resize(steps + 1, 0);
+            }
+            h[steps] += 1;
+        }
+        h
+    }
+
     /// The `Rib` id of a local next-hop id.
     #[inline(always)]
     fn map(&self, local: u32) -> u32 {
@@ -637,13 +664,22 @@ impl DxrTable {
         unsafe { self.lt.load_acquire(c) }
     }
 
+    /// Bytes lookups may touch.
+    fn bytes(&self) -> usize {
+        ((1usize << self.k)
+            + self.fill.rt_top.load(Ordering::Relaxed)
+            + self.fill.nh_len.load(Ordering::Relaxed))
+            * 4
+    }
+}
+
+impl Fib<Ipv4> for DxrTable {
     /// A lookup of `key` that stalls between reading the lookup-table entry and searching
     /// the chunk it names (`stall` runs in between): what a reader descheduled inside a
     /// lookup does. For the concurrency tests: the chunk it searches must still be intact,
     /// however many updates ran meanwhile.
     #[cfg(any(test, feature = "test-hooks"))]
-    #[doc(hidden)]
-    pub fn stalled_lookup(&self, key: u32, stall: impl FnOnce()) -> u32 {
+    fn stalled_lookup(&self, key: u32, stall: &mut dyn FnMut()) -> u32 {
         let e = self.entry_of(key);
         stall();
         let local = if e & self.fmt.size_mask() == 0 {
@@ -658,16 +694,6 @@ impl DxrTable {
         self.map(local)
     }
 
-    /// Bytes lookups may touch.
-    fn bytes(&self) -> usize {
-        ((1usize << self.k)
-            + self.fill.rt_top.load(Ordering::Relaxed)
-            + self.fill.nh_len.load(Ordering::Relaxed))
-            * 4
-    }
-}
-
-impl Fib<Ipv4> for DxrTable {
     fn name(&self) -> &str {
         &self.name
     }
@@ -709,6 +735,12 @@ impl Fib<Ipv4> for DxrTable {
         self.bytes()
     }
 
+    /// The paper's Table 3: `search_steps.N`, the share of `keys` whose lookup takes `N`
+    /// binary-search steps (0: resolved in the lookup table), and their mean.
+    fn profile(&self, keys: &[Ipv4]) -> Stats {
+        Stats::new().with_shares("search_steps", &self.search_steps_histogram(keys))
+    }
+
     fn implementation(&self) -> Implementation {
         #[cfg(target_arch = "x86_64")]
         if self.avx512.is_some() {
@@ -719,58 +751,6 @@ impl Fib<Ipv4> for DxrTable {
             return Implementation::Avx2;
         }
         Implementation::Scalar
-    }
-}
-
-impl Fib<Ipv4> for Dxr {
-    fn name(&self) -> &str {
-        self.table.name()
-    }
-
-    #[inline]
-    fn lookup(&self, addr: Ipv4) -> Option<NextHop> {
-        self.table.lookup(addr)
-    }
-
-    fn lookup_batch(&self, addrs: &[Ipv4], out: &mut [u32]) {
-        self.table.lookup_batch(addrs, out)
-    }
-
-    fn memory_bytes(&self) -> usize {
-        self.dxr_stats().total_bytes() as usize
-    }
-
-    fn stats(&self) -> Stats {
-        let s = self.dxr_stats();
-        let mode = match s.next_hop_mode {
-            Some(NextHopMode::Remapped) => "descriptor table",
-            _ => "identity",
-        };
-        Stats::new()
-            .with("k", StatValue::Count(s.k as u64))
-            .with("total", StatValue::Bytes(s.total_bytes()))
-            .with("lookup_table", StatValue::Bytes(s.lookup_table_bytes))
-            .with("range_table", StatValue::Bytes(s.range_table_bytes))
-            .with("full_chunks", StatValue::Count(s.full_chunks))
-            .with("short_chunks", StatValue::Count(s.short_chunks))
-            .with("long_chunks", StatValue::Count(s.long_chunks))
-            .with("short_ranges", StatValue::Count(s.short_ranges))
-            .with("long_ranges", StatValue::Count(s.long_ranges))
-            .with("direct_chunks", StatValue::Count(s.direct_chunks))
-            .with("empty_chunks", StatValue::Count(s.empty_chunks))
-            .with("free_words", StatValue::Count(s.free_words))
-            .with("position_shift", StatValue::Count(s.position_shift as u64))
-            .with("size_shift", StatValue::Count(s.size_shift as u64))
-            .with(
-                "entry_size_bits",
-                StatValue::Count(s.entry_size_bits as u64),
-            )
-            .with("next_hops", StatValue::Text(mode.into()))
-            .with("build", StatValue::Millis(s.build_ms))
-    }
-
-    fn implementation(&self) -> Implementation {
-        self.table.implementation()
     }
 }
 

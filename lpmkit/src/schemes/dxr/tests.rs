@@ -3,6 +3,7 @@
 use super::*;
 use crate::fib::{Change, IncrementalFib};
 use crate::prefix::Prefix;
+use crate::rib::Rib;
 use crate::rng::SplitMix64;
 
 fn nh(v: u32) -> NextHop {
@@ -44,10 +45,10 @@ fn check(rib: &Rib<Ipv4>, d: &Dxr) {
         super::avx2::Token::new(crate::simd::Avx2::new(), crate::simd::Popcnt::new())
     {
         let mut v = vec![u32::MAX; keys.len()];
-        if d.table.remap {
-            super::avx2::lookup_batch::<true>(token, &d.table, &keys, &mut v);
+        if d.table().remap {
+            super::avx2::lookup_batch::<true>(token, d.table(), &keys, &mut v);
         } else {
-            super::avx2::lookup_batch::<false>(token, &d.table, &keys, &mut v);
+            super::avx2::lookup_batch::<false>(token, d.table(), &keys, &mut v);
         }
         assert_eq!(
             v,
@@ -106,15 +107,15 @@ fn paper_example() {
         ]
     );
     let d = build(&r, &DxrConfig::d16r());
-    let e = d.table.lt(0x0102);
-    assert_eq!(e & d.table.fmt.size_mask(), 3, "three ranges");
-    assert_eq!(e & d.table.fmt.long_bit(), 0, "short format");
-    let t = &d.table;
+    let e = d.table().lt(0x0102);
+    assert_eq!(e & d.table().fmt.size_mask(), 3, "three ranges");
+    assert_eq!(e & d.table().fmt.long_bit(), 0, "short format");
+    let t = d.table();
     let entries: Vec<u32> = (0..3).map(|i| t.chunk_entry(e, i)).collect();
     assert_eq!(entries, vec![0x0003, 0x0304, 0x0403]);
     // Every other chunk is direct.
-    assert_eq!(d.table.lt(0x0101), 2 << d.table.fmt.pos_field());
-    assert_eq!(d.table.lt(0x0000), 1 << d.table.fmt.pos_field());
+    assert_eq!(d.table().lt(0x0101), 2 << d.table().fmt.pos_field());
+    assert_eq!(d.table().lt(0x0000), 1 << d.table().fmt.pos_field());
     let s = d.dxr_stats();
     assert_eq!((s.full_chunks, s.short_ranges, s.long_ranges), (1, 3, 0));
     assert_eq!(s.direct_chunks, (1 << 16) - 1);
@@ -127,9 +128,9 @@ fn paper_example() {
     // too wide for 8 bits.
     let r = rib(&[("1.2.0.0/16", 300), ("1.2.3.0/24", 4)]);
     let d = build(&r, &DxrConfig::d16r());
-    let e = d.table.lt(0x0102);
-    assert_ne!(e & d.table.fmt.long_bit(), 0);
-    let entries: Vec<u32> = (0..3).map(|i| d.table.chunk_entry(e, i)).collect();
+    let e = d.table().lt(0x0102);
+    assert_ne!(e & d.table().fmt.long_bit(), 0);
+    let entries: Vec<u32> = (0..3).map(|i| d.table().chunk_entry(e, i)).collect();
     assert_eq!(entries, vec![300, 0x0300_0004, (0x0400 << 16) | 300]);
 }
 
@@ -145,10 +146,10 @@ fn formats_and_direct_chunks() {
     for k in MIN_K..=MAX_K {
         let d = build(&r, &DxrConfig::with_k(k));
         let s = d.dxr_stats();
-        let chunk = |a: u32| d.table.lt((a >> (32 - k as u32)) as usize);
+        let chunk = |a: u32| d.table().lt((a >> (32 - k as u32)) as usize);
         if k < 24 {
             assert_eq!(
-                chunk(0x0a01_0200) & d.table.fmt.long_bit(),
+                chunk(0x0a01_0200) & d.table().fmt.long_bit(),
                 0,
                 "k={k}: short"
             );
@@ -156,19 +157,19 @@ fn formats_and_direct_chunks() {
         } else {
             // At k = 24 a /24 is a whole chunk.
             assert_eq!(
-                chunk(0x0a01_0200) & d.table.fmt.size_mask(),
+                chunk(0x0a01_0200) & d.table().fmt.size_mask(),
                 0,
                 "k=24: direct"
             );
             assert_eq!(s.short_chunks, 0);
         }
         assert_ne!(
-            chunk(0x0a02_0200) & d.table.fmt.long_bit(),
+            chunk(0x0a02_0200) & d.table().fmt.long_bit(),
             0,
             "k={k}: long"
         );
         assert_eq!(
-            chunk(0x0a03_0000) & d.table.fmt.size_mask(),
+            chunk(0x0a03_0000) & d.table().fmt.size_mask(),
             0,
             "k={k}: direct"
         );
@@ -242,7 +243,7 @@ fn wide_next_hops_remap_or_refuse() {
     let d = build(&r, &DxrConfig::d16r().remap_next_hops(Some(true)));
     assert_eq!(
         (0..3)
-            .map(|i| unsafe { d.table.nh_map.get(i) })
+            .map(|i| unsafe { d.table().nh_map.get(i) })
             .collect::<Vec<_>>(),
         [0, 500, 2]
     );
@@ -499,7 +500,7 @@ fn many_small_chunks_resplit_the_entry() {
         .map(|i| (Prefix::new((i << 8) | 7, 32).unwrap(), nh(1 + i % 3)))
         .collect();
     let d = build(&r, &DxrConfig::with_k(24));
-    assert_ne!(d.table.fmt, EntryFormat::PAPER, "re-split");
+    assert_ne!(d.table().fmt, EntryFormat::PAPER, "re-split");
     assert_eq!(d.dxr_stats().position_shift, 0, "no rounding needed");
     assert!(d.dxr_stats().range_table_bytes < 8 << 20);
     check(&r, &d);

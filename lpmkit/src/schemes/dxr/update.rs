@@ -31,8 +31,8 @@ use std::time::Instant;
 
 use super::layout::{encode_chunk, for_each_chunk, full_entry, is_short, position_limit, round_up};
 use super::writer::{Control, RetiredRange};
-use super::{Dxr, DxrTable, PAD_WORDS};
-use crate::fib::{BuildError, Change, InPlaceWriter, IncrementalFib, Patched, UpdateStats};
+use super::{Dxr, DxrConfig, DxrTable, PAD_WORDS};
+use crate::fib::{BuildError, Change, InPlaceWriter, IncrementalFib, Patched, Stats, UpdateStats};
 use crate::prefix::{Ipv4, Prefix};
 use crate::rib::Rib;
 use crate::schemes::common::project_window;
@@ -109,7 +109,7 @@ impl Dxr {
         changes: &[Change<Ipv4>],
         batch: usize,
     ) -> Result<ReplayReport, BuildError> {
-        let w = &self.writer;
+        let w = self.writer();
         let before = (w.chunks_rebuilt, w.full_rebuilds, w.compactions);
         let mut r = ReplayReport::default();
         for group in changes.chunks(batch.max(1)) {
@@ -124,7 +124,7 @@ impl Dxr {
             r.batches += 1;
             r.changes += group.len() as u64;
         }
-        let w = &self.writer;
+        let w = self.writer();
         r.chunks_rebuilt = w.chunks_rebuilt - before.0;
         r.full_rebuilds = w.full_rebuilds - before.1;
         r.compactions = w.compactions - before.2;
@@ -135,6 +135,24 @@ impl Dxr {
 impl InPlaceWriter<Ipv4> for Control {
     type Table = DxrTable;
     type Retired = RetiredRange;
+    type Config = DxrConfig;
+
+    fn build(rib: &Rib<Ipv4>, config: &DxrConfig) -> Result<(Box<DxrTable>, Self), BuildError> {
+        let (table, writer) = super::build::build(rib, config)?;
+        Ok((Box::new(table), writer))
+    }
+
+    fn config(&self) -> &DxrConfig {
+        &self.config
+    }
+
+    fn stats(&self, table: &DxrTable) -> Stats {
+        self.dxr_stats(table).to_stats()
+    }
+
+    fn memory_bytes(&self, table: &DxrTable) -> usize {
+        self.dxr_stats(table).total_bytes() as usize
+    }
 
     unsafe fn patch(
         &mut self,

@@ -61,7 +61,7 @@ impl Control {
     }
 
     /// Structure figures of `t` (Table 1) and update counters.
-    pub(super) fn stats(&self, t: &DxrTable) -> DxrStats {
+    pub(super) fn dxr_stats(&self, t: &DxrTable) -> DxrStats {
         let c = &self.counts;
         DxrStats {
             k: t.k,

@@ -51,7 +51,7 @@
 //!   chunks, and at level 1 when the next hop is too large for a direct codeword); the
 //!   direct codewords therefore start at row 677 and hold next hops up to 22,207 instead
 //!   of the paper's 22,271.
-//! * **Lookups in batches** ([`Fib::lookup_batch`]): keys are looked up 16 at a time in
+//! * **Lookups in batches** ([`Fib::lookup_batch`]): keys are looked up 32 at a time in
 //!   stages (level 1 for all, then the level-2 directory entries, chunks and level-3 of
 //!   the keys that continue), prefetching what the next stage reads.
 //!
@@ -95,15 +95,12 @@ use core::marker::PhantomData;
 use core::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Instant;
 
-use crate::fib::{
-    apply_alone, max_next_hop, BuildError, Change, Fib, IncrementalFib, StatValue, Stats,
-    UpdateStats,
-};
+use crate::fib::{max_next_hop, BuildError, Config, Fib, Settings, StatValue, Stats};
 use crate::nexthop::NextHop;
-use crate::prefix::Ipv4;
+use crate::prefix::{Address, Ipv4};
 use crate::rib::Rib;
+use crate::scheme::Patchable;
 use crate::schemes::common::{check_next_hop, ms_since, with_width, Arena, ByWidth, Width, Word};
-use crate::sync::IntoInPlace;
 
 pub use writer::{LuleaWriter, RetiredPart};
 
@@ -195,18 +192,17 @@ impl LuleaTable {
     pub fn pointer_width(&self) -> Width {
         self.layout.width()
     }
+}
 
+impl Fib<Ipv4> for LuleaTable {
     /// A lookup of `key` that stalls after reading the root word (`stall` runs in
     /// between): what a reader descheduled inside a lookup does. For the concurrency
     /// tests.
     #[cfg(any(test, feature = "test-hooks"))]
-    #[doc(hidden)]
-    pub fn stalled_lookup(&self, key: u32, stall: impl FnOnce()) -> u32 {
+    fn stalled_lookup(&self, key: u32, stall: &mut dyn FnMut()) -> u32 {
         with_width!(&self.layout, t => t.lookup_stalled(key, stall))
     }
-}
 
-impl Fib<Ipv4> for LuleaTable {
     fn name(&self) -> &str {
         "lulea"
     }
@@ -241,11 +237,22 @@ impl Fib<Ipv4> for LuleaTable {
 }
 
 /// The Lulea lookup structure: its table and its writer, for use on one thread
-/// ([`IncrementalFib`]) or handed to [`crate::sync::InPlace`] for updates under readers.
-#[derive(Debug)]
-pub struct Lulea {
-    table: Box<LuleaTable>,
-    writer: LuleaWriter,
+/// ([`IncrementalFib`](crate::IncrementalFib)) or handed to [`crate::sync::InPlace`] for
+/// updates under readers.
+pub type Lulea = Patchable<Ipv4, LuleaWriter>;
+
+impl Config for LuleaConfig {
+    const SETTINGS: &'static [(&'static str, &'static str)] = &[(
+        "pointer_width",
+        "pointer width, 16 or 32 (default: the narrowest that holds the table)",
+    )];
+
+    fn from_settings<A: Address>(s: &Settings<'_>) -> Result<Self, BuildError> {
+        Ok(LuleaConfig {
+            pointer_width: s.width("pointer_width")?,
+            force_scalar: s.force_scalar(),
+        })
+    }
 }
 
 /// Builds the table and its writer; the block memory gets at least `min_words` of room.
@@ -319,30 +326,16 @@ pub(crate) fn build_with(
 }
 
 impl Lulea {
-    /// Builds the structure from `rib`.
-    pub fn build(rib: &Rib<Ipv4>, config: &LuleaConfig) -> Result<Self, BuildError> {
-        let (table, writer) = build_with(rib, config, 0)?;
-        Ok(Lulea {
-            table: Box::new(table),
-            writer,
-        })
-    }
-
-    /// The lookup structure.
-    pub fn table(&self) -> &LuleaTable {
-        &self.table
-    }
-
     /// The pointer width in use.
     pub fn pointer_width(&self) -> Width {
-        self.table.pointer_width()
+        self.table().pointer_width()
     }
 
     /// `lookup_batch` with the scalar sparse-chunk search (the SWAR twin); for tests.
     #[cfg(any(test, feature = "test-hooks"))]
     #[doc(hidden)]
     pub fn lookup_batch_scalar(&self, addrs: &[Ipv4], out: &mut [u32]) {
-        with_width!(&self.table.layout, t => {
+        with_width!(&self.table().layout, t => {
             for (o, &k) in out.iter_mut().zip(addrs) {
                 *o = t.lookup_one(k, false);
             }
@@ -350,93 +343,58 @@ impl Lulea {
     }
 }
 
-impl IntoInPlace<Ipv4> for Lulea {
-    type Writer = LuleaWriter;
-    fn into_parts(self) -> (Box<LuleaTable>, LuleaWriter) {
-        (self.table, self.writer)
-    }
-}
-
-impl IncrementalFib<Ipv4> for Lulea {
-    fn apply(
-        &mut self,
-        rib: &Rib<Ipv4>,
-        changes: &[Change<Ipv4>],
-    ) -> Result<UpdateStats, BuildError> {
-        apply_alone(&mut self.writer, &mut self.table, rib, changes)
-    }
-}
-
-impl Fib<Ipv4> for Lulea {
-    fn name(&self) -> &str {
-        "lulea"
-    }
-
-    #[inline]
-    fn lookup(&self, addr: Ipv4) -> Option<NextHop> {
-        self.table.lookup(addr)
-    }
-
-    fn lookup_batch(&self, addrs: &[Ipv4], out: &mut [u32]) {
-        self.table.lookup_batch(addrs, out)
-    }
-
-    fn memory_bytes(&self) -> usize {
-        self.table.memory_bytes()
-    }
-
-    fn stats(&self) -> Stats {
-        let w = &self.writer;
-        let mut st = Stats::new();
-        let bytes = self.memory_bytes() as u64;
-        st.push("bytes", StatValue::Bytes(bytes));
-        st.push(
-            "bytes_per_prefix",
-            StatValue::Ratio(bytes as f64 / w.routes.max(1) as f64),
-        );
-        st.push(
-            "pointer_width",
-            StatValue::Text(format!("{}", self.pointer_width())),
-        );
-        st.push("level1_heads", StatValue::Count(w.l1.heads() as u64));
-        st.push(
-            "level1_direct_codewords",
-            StatValue::Count(w.l1_direct as u64),
-        );
-        st.push(
-            "level1_pointers",
-            StatValue::Count(
-                ((w.l1_block.1 as usize - lookup::L1_PTRS)
-                    / (self.pointer_width().bits() as usize / 16)) as u64,
-            ),
-        );
-        for (level, recs, space) in [(2, &w.rec2, &w.ids2), (3, &w.rec3, &w.ids3)] {
-            let live =
-                |id: usize| space.blocks().all(|(p, l)| id < p || id >= p + l) && id < space.top();
-            let mut kinds = [0u64; 3];
-            let mut heads = 0u64;
-            let mut n = 0u64;
-            for (id, r) in recs.iter().enumerate() {
-                if live(id) && r.len > 0 {
-                    kinds[r.kind as usize] += 1;
-                    heads += r.heads as u64;
-                    n += 1;
-                }
+/// The Lulea figures `lpmkit info` prints: sizes, pointer width, chunk kinds per level, and
+/// the writer's counters.
+fn lulea_stats(w: &LuleaWriter, table: &LuleaTable) -> Stats {
+    let mut st = Stats::new();
+    let bytes = table.memory_bytes() as u64;
+    st.push("bytes", StatValue::Bytes(bytes));
+    st.push(
+        "bytes_per_prefix",
+        StatValue::Ratio(bytes as f64 / w.routes.max(1) as f64),
+    );
+    st.push(
+        "pointer_width",
+        StatValue::Text(format!("{}", table.pointer_width())),
+    );
+    st.push("level1_heads", StatValue::Count(w.l1.heads() as u64));
+    st.push(
+        "level1_direct_codewords",
+        StatValue::Count(w.l1_direct as u64),
+    );
+    st.push(
+        "level1_pointers",
+        StatValue::Count(
+            ((w.l1_block.1 as usize - lookup::L1_PTRS)
+                / (table.pointer_width().bits() as usize / 16)) as u64,
+        ),
+    );
+    for (level, recs, space) in [(2, &w.rec2, &w.ids2), (3, &w.rec3, &w.ids3)] {
+        let live =
+            |id: usize| space.blocks().all(|(p, l)| id < p || id >= p + l) && id < space.top();
+        let mut kinds = [0u64; 3];
+        let mut heads = 0u64;
+        let mut n = 0u64;
+        for (id, r) in recs.iter().enumerate() {
+            if live(id) && r.len > 0 {
+                kinds[r.kind as usize] += 1;
+                heads += r.heads as u64;
+                n += 1;
             }
-            st.push(format!("level{level}_chunks"), StatValue::Count(n));
-            st.push(format!("level{level}_sparse"), StatValue::Count(kinds[0]));
-            st.push(format!("level{level}_dense"), StatValue::Count(kinds[1]));
-            st.push(
-                format!("level{level}_very_dense"),
-                StatValue::Count(kinds[2]),
-            );
-            st.push(format!("level{level}_heads"), StatValue::Count(heads));
         }
-        st.push("build", StatValue::Millis(w.build_ms));
-        st.push("updates", StatValue::Count(w.updates));
-        st.push("level1_rebuilds", StatValue::Count(w.level1_rebuilds));
-        st.push("chunks_rebuilt", StatValue::Count(w.chunks_rebuilt));
-        st.push("full_rebuilds", StatValue::Count(w.full_rebuilds));
-        st
+        st.push(format!("level{level}_chunks"), StatValue::Count(n));
+        st.push(format!("level{level}_sparse"), StatValue::Count(kinds[0]));
+        st.push(format!("level{level}_dense"), StatValue::Count(kinds[1]));
+        st.push(
+            format!("level{level}_very_dense"),
+            StatValue::Count(kinds[2]),
+        );
+        st.push(format!("level{level}_heads"), StatValue::Count(heads));
     }
+    st.push("build", StatValue::Millis(w.build_ms));
+    st.push("updates", StatValue::Count(w.updates));
+    st.push("level1_rebuilds", StatValue::Count(w.level1_rebuilds));
+    st.push("chunks_rebuilt", StatValue::Count(w.chunks_rebuilt));
+    st.push("full_rebuilds", StatValue::Count(w.full_rebuilds));
+    st
 }

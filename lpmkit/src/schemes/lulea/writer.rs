@@ -25,7 +25,7 @@ use std::time::Instant;
 use super::build::{encode_chunk, encode_level1, walk, Event, Route, Slots};
 use super::lookup::L1_PTRS;
 use super::{Levels, LuleaConfig, LuleaTable};
-use crate::fib::{BuildError, Change, InPlaceWriter, Patched, UpdateStats};
+use crate::fib::{BuildError, Change, InPlaceWriter, Patched, Stats, UpdateStats};
 use crate::prefix::{Ipv4, Prefix};
 use crate::rib::Rib;
 use crate::schemes::common::{with_width, FreeSpace, Word};
@@ -522,6 +522,20 @@ impl<P: Word> Patch<'_, P> {
 impl InPlaceWriter<Ipv4> for LuleaWriter {
     type Table = LuleaTable;
     type Retired = RetiredPart;
+    type Config = LuleaConfig;
+
+    fn build(rib: &Rib<Ipv4>, config: &LuleaConfig) -> Result<(Box<LuleaTable>, Self), BuildError> {
+        let (table, writer) = super::build_with(rib, config, 0)?;
+        Ok((Box::new(table), writer))
+    }
+
+    fn config(&self) -> &LuleaConfig {
+        &self.config
+    }
+
+    fn stats(&self, table: &LuleaTable) -> Stats {
+        super::lulea_stats(self, table)
+    }
 
     unsafe fn patch(
         &mut self,

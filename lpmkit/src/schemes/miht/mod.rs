@@ -25,7 +25,7 @@
 //!   (settings `k` and `m`). Nodes are 64-byte aligned (§5.1: a node's sixteen 32-bit
 //!   keys fetched in one memory access).
 //! * **Incremental insert and delete** ([`MihtWriter`], driven by
-//!   [`crate::sync::InPlace`], or [`IncrementalFib`]): a route goes into (or out of) its
+//!   [`crate::sync::InPlace`], or [`IncrementalFib`](crate::IncrementalFib)): a route goes into (or out of) its
 //!   key's priority trie or PT[−1] with the priority trie's insert or delete; a key whose
 //!   trie appears (or empties) goes into (or out of) the B+ tree with its insert (splits)
 //!   or delete (borrows, merges). Nodes are never written once readers can reach them:
@@ -70,13 +70,11 @@ mod update;
 use core::marker::PhantomData;
 use core::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 
-use crate::fib::UpdateStats;
-use crate::fib::{apply_alone, BuildError, Change, Fib, IncrementalFib, StatValue, Stats};
+use crate::fib::{BuildError, Config, Fib, Settings, StatValue, Stats};
 use crate::nexthop::NextHop;
 use crate::prefix::{Address, Family};
-use crate::rib::Rib;
+use crate::scheme::Patchable;
 use crate::schemes::common::{Arena, FreeSpace};
-use crate::sync::IntoInPlace;
 
 use bptree::{Tree, TreeSpace};
 use ptrie::PtNode;
@@ -177,11 +175,27 @@ pub struct MihtWriter<A: Address> {
 }
 
 /// The MIHT for `u32` (IPv4) or `u128` (IPv6) addresses: its table and its writer, for one
-/// thread ([`IncrementalFib`]) or handed to [`crate::sync::InPlace`].
-#[derive(Debug)]
-pub struct Miht<A: Address> {
-    table: Box<MihtTable<A>>,
-    writer: MihtWriter<A>,
+/// thread ([`IncrementalFib`](crate::IncrementalFib)) or handed to [`crate::sync::InPlace`].
+pub type Miht<A> = Patchable<A, MihtWriter<A>>;
+
+impl Config for MihtConfig {
+    const SETTINGS: &'static [(&'static str, &'static str)] = &[
+        (
+            "k",
+            "prefix-key bits, 1..=32 (default 16 for IPv4, 32 for IPv6)",
+        ),
+        (
+            "m",
+            "order of the B+ tree, 3..=64 (default 16 for IPv4, 32 for IPv6)",
+        ),
+    ];
+
+    fn from_settings<A: Address>(s: &Settings<'_>) -> Result<Self, BuildError> {
+        Ok(MihtConfig {
+            k: s.get("k")?,
+            m: s.get("m")?,
+        })
+    }
 }
 
 /// Structure figures of a [`Miht`].
@@ -208,44 +222,17 @@ pub struct MihtStats {
 }
 
 impl<A: Address> Miht<A> {
-    /// Builds the structure from `rib`.
-    pub fn build(rib: &Rib<A>, config: &MihtConfig) -> Result<Self, BuildError> {
-        let (table, writer) = update::build(rib, config, 0)?;
-        Ok(Miht {
-            table: Box::new(table),
-            writer,
-        })
-    }
-
-    /// The lookup structure.
-    pub fn table(&self) -> &MihtTable<A> {
-        &self.table
-    }
-
     /// Structure figures; also checks the B+ tree and priority-trie invariants.
     pub fn miht_stats(&self) -> Result<MihtStats, String> {
-        update::stats(&self.table)
+        update::stats(self.table())
     }
 
     /// Checks the structure against `rib` (every route in its trie, every invariant);
     /// for tests.
     #[cfg(any(test, feature = "test-hooks"))]
     #[doc(hidden)]
-    pub fn check_against(&self, rib: &Rib<A>) -> Result<(), String> {
-        update::check_against(&self.table, rib)
-    }
-}
-
-impl<A: Address> IntoInPlace<A> for Miht<A> {
-    type Writer = MihtWriter<A>;
-    fn into_parts(self) -> (Box<MihtTable<A>>, MihtWriter<A>) {
-        (self.table, self.writer)
-    }
-}
-
-impl<A: Address> IncrementalFib<A> for Miht<A> {
-    fn apply(&mut self, rib: &Rib<A>, changes: &[Change<A>]) -> Result<UpdateStats, BuildError> {
-        apply_alone(&mut self.writer, &mut self.table, rib, changes)
+    pub fn check_against(&self, rib: &crate::rib::Rib<A>) -> Result<(), String> {
+        update::check_against(self.table(), rib)
     }
 }
 
@@ -288,17 +275,6 @@ impl<A: Address> MihtTable<A> {
         ptrie::lookup(roots.1, addr, |i| self.node(i))
     }
 
-    /// A lookup that stalls after reading the root word (`stall` runs in between), then
-    /// walks the version it read: what a reader descheduled inside a lookup does. For the
-    /// concurrency tests: that version must still be intact, however many updates ran.
-    #[cfg(any(test, feature = "test-hooks"))]
-    #[doc(hidden)]
-    pub fn stalled_lookup(&self, key: A, stall: impl FnOnce()) -> u32 {
-        let roots = self.roots();
-        stall();
-        self.lookup_in(roots, key)
-    }
-
     fn bytes(&self) -> usize {
         self.tops.tree.load(Ordering::Relaxed) * self.tree.s * 4
             + self.tops.nodes.load(Ordering::Relaxed) * core::mem::size_of::<PtNode<A>>()
@@ -306,6 +282,16 @@ impl<A: Address> MihtTable<A> {
 }
 
 impl<A: Address> Fib<A> for MihtTable<A> {
+    /// A lookup that stalls after reading the root word (`stall` runs in between), then
+    /// walks the version it read: what a reader descheduled inside a lookup does. For the
+    /// concurrency tests: that version must still be intact, however many updates ran.
+    #[cfg(any(test, feature = "test-hooks"))]
+    fn stalled_lookup(&self, key: A, stall: &mut dyn FnMut()) -> u32 {
+        let roots = self.roots();
+        stall();
+        self.lookup_in(roots, key)
+    }
+
     fn name(&self) -> &str {
         "miht"
     }
@@ -328,44 +314,26 @@ impl<A: Address> Fib<A> for MihtTable<A> {
     }
 }
 
-impl<A: Address> Fib<A> for Miht<A> {
-    fn name(&self) -> &str {
-        "miht"
-    }
-
-    #[inline]
-    fn lookup(&self, addr: A) -> Option<NextHop> {
-        self.table.lookup(addr)
-    }
-
-    fn lookup_batch(&self, addrs: &[A], out: &mut [u32]) {
-        self.table.lookup_batch(addrs, out)
-    }
-
-    fn memory_bytes(&self) -> usize {
-        self.table.memory_bytes()
-    }
-
-    fn stats(&self) -> Stats {
-        let mut s = Stats::new();
-        match self.miht_stats() {
-            Ok(m) => {
-                s.push("k", StatValue::Count(m.k as u64));
-                s.push("m", StatValue::Count(m.m as u64));
-                s.push("keys", StatValue::Count(m.keys));
-                s.push("btree_nodes", StatValue::Count(m.tree_nodes));
-                s.push("height", StatValue::Count(m.height));
-                s.push("trie_nodes", StatValue::Count(m.trie_nodes));
-                s.push("priority_nodes", StatValue::Count(m.priority_nodes));
-                s.push("keyless", StatValue::Count(m.keyless));
-            }
-            Err(e) => s.push("error", StatValue::Text(e)),
+/// The MIHT figures `lpmkit info` prints, with the writer's counters.
+fn miht_stats<A: Address>(table: &MihtTable<A>, w: &MihtWriter<A>) -> Stats {
+    let mut s = Stats::new();
+    match update::stats(table) {
+        Ok(m) => {
+            s.push("k", StatValue::Count(m.k as u64));
+            s.push("m", StatValue::Count(m.m as u64));
+            s.push("keys", StatValue::Count(m.keys));
+            s.push("btree_nodes", StatValue::Count(m.tree_nodes));
+            s.push("height", StatValue::Count(m.height));
+            s.push("trie_nodes", StatValue::Count(m.trie_nodes));
+            s.push("priority_nodes", StatValue::Count(m.priority_nodes));
+            s.push("keyless", StatValue::Count(m.keyless));
         }
-        s.push("build", StatValue::Millis(self.writer.build_ms));
-        s.push("updates", StatValue::Count(self.writer.updates));
-        s.push("rebuilds", StatValue::Count(self.writer.rebuilds));
-        s
+        Err(e) => s.push("error", StatValue::Text(e)),
     }
+    s.push("build", StatValue::Millis(w.build_ms));
+    s.push("updates", StatValue::Count(w.updates));
+    s.push("rebuilds", StatValue::Count(w.rebuilds));
+    s
 }
 
 #[cfg(test)]

@@ -1,5 +1,7 @@
 use super::*;
+use crate::fib::{Change, IncrementalFib};
 use crate::prefix::{Ipv4, Ipv6, Prefix};
+use crate::rib::Rib;
 use crate::rng::SplitMix64;
 
 fn nh(v: u32) -> NextHop {
@@ -15,7 +17,7 @@ fn check<A: Address>(rib: &Rib<A>, fib: &Miht<A>) {
         let want = NextHop::raw(rib.lookup(k));
         assert_eq!(NextHop::raw(fib.lookup(k)), want, "lookup {k:x}");
         assert_eq!(out[i], want, "lookup_batch {k:x}");
-        assert_eq!(fib.table().stalled_lookup(k, || {}), want);
+        assert_eq!(fib.table().stalled_lookup(k, &mut || {}), want);
     }
     fib.check_against(rib).unwrap();
 }

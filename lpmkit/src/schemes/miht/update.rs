@@ -8,7 +8,7 @@ use std::time::Instant;
 use super::bptree::{self, Tree, TreeSpace};
 use super::ptrie::{self, PtNode, Store, VecStore, NIL};
 use super::{Miht, MihtConfig, MihtStats, MihtTable, MihtWriter, Root, Tops};
-use crate::fib::{BuildError, Change, InPlaceWriter, Patched, UpdateStats};
+use crate::fib::{BuildError, Change, InPlaceWriter, Patched, Stats, UpdateStats};
 use crate::nexthop::NextHop;
 use crate::prefix::{Address, Prefix};
 use crate::rib::Rib;
@@ -188,6 +188,20 @@ impl<A: Address> Store<A> for ReadStore<'_, A> {
 impl<A: Address> InPlaceWriter<A> for MihtWriter<A> {
     type Table = MihtTable<A>;
     type Retired = RetiredNode;
+    type Config = MihtConfig;
+
+    fn build(rib: &Rib<A>, config: &MihtConfig) -> Result<(Box<MihtTable<A>>, Self), BuildError> {
+        let (table, writer) = build(rib, config, 0)?;
+        Ok((Box::new(table), writer))
+    }
+
+    fn config(&self) -> &MihtConfig {
+        &self.config
+    }
+
+    fn stats(&self, table: &MihtTable<A>) -> Stats {
+        super::miht_stats(table, self)
+    }
 
     unsafe fn patch(
         &mut self,
@@ -399,8 +413,8 @@ impl<A: Address> Miht<A> {
     #[doc(hidden)]
     pub fn free_slots(&self) -> (usize, usize) {
         (
-            self.writer.tree_space.space.free_slots(),
-            self.writer.node_space.free_slots(),
+            self.writer().tree_space.space.free_slots(),
+            self.writer().node_space.free_slots(),
         )
     }
 }

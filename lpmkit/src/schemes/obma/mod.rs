@@ -114,15 +114,12 @@ mod writer;
 
 use std::time::Instant;
 
-use crate::fib::{
-    max_next_hop, patch_order, BuildError, Change, Fib, InPlaceWriter, IncrementalFib, Stats,
-    UpdateStats,
-};
+use crate::fib::{max_next_hop, BuildError, Config, Fib, InPlaceWriter, Settings};
 use crate::nexthop::NextHop;
 use crate::prefix::{Address, Prefix};
 use crate::rib::Rib;
+use crate::scheme::Patchable;
 use crate::schemes::common::{ms_since, with_width, ByWidth, Width};
-use crate::sync::IntoInPlace;
 
 pub use layout::{Geometry, Variant};
 use layout::{Layout, VB, VL, VS};
@@ -258,21 +255,20 @@ impl<A: Address> ObmaTable<A> {
     pub fn dpa_dictionary(&self) -> Option<u32> {
         with_width!(&self.layout, t => t.dict.as_ref().map(|_| t.dpa_lim))
     }
+}
 
+impl<A: Address> Fib<A> for ObmaTable<A> {
     /// A lookup of `key` that stalls after reading the DPA (`stall` runs in between):
     /// what a reader descheduled inside a lookup does. For the concurrency tests.
     #[cfg(any(test, feature = "test-hooks"))]
-    #[doc(hidden)]
-    pub fn stalled_lookup(&self, key: A, stall: impl FnOnce()) -> u32 {
+    fn stalled_lookup(&self, key: A, stall: &mut dyn FnMut()) -> u32 {
         with_width!(&self.layout, t => match t.variant {
             Variant::B => t.lookup_stalled::<VB>(key, stall),
             Variant::L => t.lookup_stalled::<VL>(key, stall),
             Variant::S => t.lookup_stalled::<VS>(key, stall),
         })
     }
-}
 
-impl<A: Address> Fib<A> for ObmaTable<A> {
     fn name(&self) -> &str {
         match self.variant() {
             Variant::B => "obma-b",
@@ -491,121 +487,120 @@ pub(crate) fn build_with<A: Address>(
 }
 
 /// The OBMA lookup structure: its table and its writer, for use on one thread
-/// ([`IncrementalFib`]) or handed to [`crate::sync::InPlace`] for updates under readers.
-#[derive(Debug)]
-pub struct Obma<A: Address> {
-    table: Box<ObmaTable<A>>,
-    writer: ObmaWriter<A>,
-}
+/// ([`IncrementalFib`](crate::IncrementalFib)) or handed to [`crate::sync::InPlace`] for
+/// updates under readers.
+pub type Obma<A> = Patchable<A, ObmaWriter<A>>;
 
 impl<A: Address> Obma<A> {
-    /// Builds the structure from `rib`.
-    pub fn build(rib: &Rib<A>, config: &ObmaConfig) -> Result<Self, BuildError> {
-        let (table, writer) = build_with(rib, config)?;
-        Ok(Obma {
-            table: Box::new(table),
-            writer,
-        })
-    }
-
-    /// The lookup structure.
-    pub fn table(&self) -> &ObmaTable<A> {
-        &self.table
-    }
-
     /// The entry width in use.
     pub fn entry_width(&self) -> Width {
-        self.table.entry_width()
+        self.table().entry_width()
     }
 
     /// The slot capacity of the DPA's next-hop dictionary, if the table has one (16-bit
     /// tables whose next hops and layer-0 chunk ids do not fit one 16-bit space).
     pub fn dpa_dictionary(&self) -> Option<u32> {
-        self.table.dpa_dictionary()
+        self.table().dpa_dictionary()
     }
 
     /// Runs adaptive grouping's periodic decay now (§VI-B1; also run every
     /// `decay_updates` updates): chunks whose update count fell below their width's range
     /// are regrouped, and the counters restart.
     pub fn decay(&mut self, rib: &Rib<A>) -> Result<(), BuildError> {
-        let r = with_width!(&self.table.layout, t => self.writer.decay(t, rib));
-        let mut retired = self.writer.take_pending();
+        let (table, writer) = self.parts_mut();
+        let r = with_width!(&table.layout, t => writer.decay(t, rib));
+        let mut retired = writer.take_pending();
         match r {
             Ok(()) => {
                 for b in retired.drain(..) {
                     // SAFETY: `&mut self` excludes every reader.
-                    unsafe { InPlaceWriter::reuse(&mut self.writer, &self.table, b) };
+                    unsafe { InPlaceWriter::reuse(writer, table, b) };
                 }
                 Ok(())
             }
             Err(writer::Full) => {
-                *self = Obma::build(rib, &self.writer.config)?;
+                let config = writer.config.clone();
+                *self = Obma::build(rib, &config)?;
                 Ok(())
             }
         }
     }
 }
 
-impl<A: Address> IntoInPlace<A> for Obma<A> {
-    type Writer = ObmaWriter<A>;
-    fn into_parts(self) -> (Box<ObmaTable<A>>, ObmaWriter<A>) {
-        (self.table, self.writer)
-    }
-}
+impl Config for ObmaConfig {
+    const SETTINGS: &'static [(&'static str, &'static str)] = &[
+        ("variant", "b (OBMA_B), l (OBMA_L: one group per chunk, no chunk structure), s (OBMA_S: BIS and sparse chunks)"),
+        (
+            "grouping",
+            "adaptive (the paper's adaptive grouping) or a fixed group index width 0..=5 (Table IV's (0-3-3) … (3-0-3))",
+        ),
+        ("f0", "adaptive grouping: the first update-count threshold (default 32)"),
+        ("beta", "adaptive grouping: the factor between thresholds (default 4)"),
+        ("decay", "adaptive grouping: updates between periodic decays, 0 for never (default 1048576)"),
+        ("level24", "the 24th-level optimisation: true or false (default true)"),
+        ("fig13", "count Fig. 13's 1s at build (Lulea, overlay, BIS greedy and optimal) for `info`: true or false (default false)"),
+        ("bis", "OBMA_S's Bit Inversion Sequence search: greedy (Algorithm 2), optimal or off"),
+        ("sparse", "OBMA_S's sparse chunks: at most this many entries, 0 for none (OBMA_S-minus)"),
+        ("partition", "DPA bits then layer strides, '-'-separated (default 18-6-8; IPv6 16-8-...-8)"),
+        ("width", "entry width, 16 or 32 (default: the narrowest that holds the table)"),
+    ];
 
-impl<A: Address> IncrementalFib<A> for Obma<A> {
-    fn apply(&mut self, rib: &Rib<A>, changes: &[Change<A>]) -> Result<UpdateStats, BuildError> {
-        // `InPlaceWriter::patch` without a reader: what a patch retires is reused at once
-        // (no reader shares the table), and a layout limit rebuilds the table.
-        let changes = if changes.len() <= 1 {
-            std::borrow::Cow::Borrowed(changes)
-        } else {
-            patch_order(changes)
+    fn from_settings<B: Address>(s: &Settings<'_>) -> Result<Self, BuildError> {
+        let mut c = match s.text("variant") {
+            None | Some("b") => ObmaConfig::b(),
+            Some("l") => ObmaConfig::l(),
+            Some("s") => ObmaConfig::s(),
+            Some(v) => return Err(s.invalid("variant", v, "b, l or s")),
         };
-        let r = with_width!(&self.table.layout, t => self.writer.apply(t, rib, &changes));
-        match r {
-            Ok(n) => {
-                self.writer.reuse_pending();
-                Ok(UpdateStats {
-                    units_rebuilt: n,
-                    full_rebuild: false,
-                })
-            }
-            Err(writer::Full) => {
-                let counters = self.writer.counters;
-                let (table, mut w) = build_with(rib, &self.writer.config)?;
-                w.counters = counters;
-                w.counters.full_rebuilds += 1;
-                *self.table = table;
-                self.writer = w;
-                Ok(UpdateStats {
-                    units_rebuilt: 0,
-                    full_rebuild: true,
-                })
-            }
+        match s.text("grouping") {
+            None => {}
+            Some("adaptive") => c.grouping = ADAPTIVE,
+            Some(v) => match v.parse::<u8>() {
+                Ok(w) if w <= 5 => c.grouping = Grouping::Fixed(w),
+                _ => return Err(s.invalid("grouping", v, "adaptive or a width 0..=5")),
+            },
         }
-    }
-}
-
-impl<A: Address> Fib<A> for Obma<A> {
-    fn name(&self) -> &str {
-        self.table.name()
-    }
-
-    #[inline]
-    fn lookup(&self, addr: A) -> Option<NextHop> {
-        self.table.lookup(addr)
-    }
-
-    fn lookup_batch(&self, addrs: &[A], out: &mut [u32]) {
-        self.table.lookup_batch(addrs, out)
-    }
-
-    fn memory_bytes(&self) -> usize {
-        self.table.memory_bytes()
-    }
-
-    fn stats(&self) -> Stats {
-        stats::stats(&self.table, &self.writer)
+        if let Grouping::Adaptive {
+            f0,
+            beta,
+            decay_updates,
+        } = c.grouping
+        {
+            let f0 = s.get("f0")?.unwrap_or(f0);
+            let beta = s.get("beta")?.unwrap_or(beta);
+            if f0 == 0 || beta < 2 {
+                return Err(s.invalid("f0/beta", &format!("{f0}/{beta}"), "f0 >= 1 and beta >= 2"));
+            }
+            c.grouping = Grouping::Adaptive {
+                f0,
+                beta,
+                decay_updates: s.get("decay")?.unwrap_or(decay_updates),
+            };
+        }
+        c.level24 = s.get("level24")?.unwrap_or(c.level24);
+        c.fig13 = s.get("fig13")?.unwrap_or(c.fig13);
+        match s.text("bis") {
+            None => {}
+            Some("greedy") => c.bis = BisSearch::Greedy,
+            Some("optimal") => c.bis = BisSearch::Optimal,
+            Some("off") => c.bis = BisSearch::Off,
+            Some(v) => return Err(s.invalid("bis", v, "greedy, optimal or off")),
+        }
+        c.sparse_k = s.get("sparse")?.unwrap_or(c.sparse_k);
+        if let Some(p) = s.text("partition") {
+            let bad = || s.invalid("partition", p, "a '-'-separated list of bit counts");
+            let parts: Vec<u8> = p
+                .split('-')
+                .map(|x| x.trim().parse::<u8>())
+                .collect::<Result<_, _>>()
+                .map_err(|_| bad())?;
+            let (&dpa_bits, strides) = parts.split_first().ok_or_else(bad)?;
+            c.geometry = Some(Geometry {
+                dpa_bits,
+                strides: strides.to_vec(),
+            });
+        }
+        c.entry_width = s.width("width")?;
+        Ok(c)
     }
 }

@@ -2,7 +2,9 @@
 
 use super::*;
 use crate::fib::Change;
+use crate::fib::IncrementalFib;
 use crate::prefix::{Ipv4, Ipv6};
+use crate::rib::Rib;
 
 fn nh(v: u32) -> NextHop {
     NextHop::new(v).unwrap()
@@ -60,13 +62,13 @@ fn check<A: Address>(fib: &Obma<A>, rib: &Rib<A>, keys: &[A]) {
             fib.lookup(k),
             want,
             "lookup {k:?} ({:?})",
-            fib.writer.config
+            fib.writer().config
         );
         assert_eq!(
             o,
             NextHop::raw(want),
             "lookup_batch {k:?} ({:?})",
-            fib.writer.config
+            fib.writer().config
         );
     }
 }
@@ -129,7 +131,7 @@ fn random_updates_agree_with_the_rib_v4() {
                 check(&rebuilt, &rib, &keys_of(&rib, &[]));
             }
         }
-        assert!(fib.writer.counters.updates > 0);
+        assert!(fib.writer().counters.updates > 0);
     }
 }
 
@@ -172,7 +174,7 @@ fn level24_transforms_and_adaptive_grouping_run() {
         fib.apply(&rib, &[c]).unwrap();
     }
     check(&fib, &rib, &keys_of(&rib, &[]));
-    let c = fib.writer.counters;
+    let c = fib.writer().counters;
     assert!(c.splices > 100, "{c:?}");
     assert!(c.regroups >= 1, "{c:?}");
     assert_eq!(c.full_rebuilds, 0);
@@ -250,6 +252,6 @@ fn miri_small_partition_updates() {
             }
         }
         check(&fib, &rib, &keys_of(&rib, &[0, u32::MAX]));
-        assert!(fib.writer.counters.updates > 0);
+        assert!(fib.writer().counters.updates > 0);
     }
 }

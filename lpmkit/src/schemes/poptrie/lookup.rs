@@ -222,8 +222,8 @@ impl<L: Word> Trie<L> {
     pub(super) fn lookup_batch_impl<A: Key, const B: usize>(&self, keys: &[A], out: &mut [u32]) {
         let s = self.s as u32;
         // IPv6 keys descend many levels of mostly cached nodes: the per-level bookkeeping
-        // of the lane kernel costs more than the overlap it buys (measured on the real
-        // IPv6 tables), so IPv6 runs the software pipeline.
+        // of the lane kernel costs more than the overlap it buys, so IPv6 runs the
+        // software pipeline.
         if A::BITS == 128 {
             self.lookup_batch_pipelined(keys, out);
             return;

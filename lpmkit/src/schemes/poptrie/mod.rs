@@ -41,10 +41,10 @@
 //!   (the shared width rule, [`Width`]); [`PoptrieConfig::leaf_width`] forces a width, and a
 //!   table that does not fit is a [`BuildError`], never truncated.
 //! * **Bulk build.** A full build walks the ranges once and packs every array back to
-//!   back (no padding); it takes tens of milliseconds on a full table. The C code instead
+//!   back (no padding): linear in the number of ranges. The C code instead
 //!   inserts routes one by one through its update path.
 //! * **Incremental update**, in place under readers ([`PoptrieWriter`], driven by
-//!   [`crate::sync::InPlace`], or [`IncrementalFib`] when no other thread reads). As
+//!   [`crate::sync::InPlace`], or [`IncrementalFib`](crate::IncrementalFib) when no other thread reads). As
 //!   `_update_subtree` does: a change of length `<= s` rebuilds each direct-pointing entry
 //!   it spans; a longer one walks down from its entry while the prefix lies strictly inside
 //!   an internal child, rebuilds the node where it stops (its whole subtree, from the
@@ -70,8 +70,7 @@
 //!     round are independent, so their cache misses overlap.
 //!   - IPv6: a software pipeline over the one-key code (direct-pointing entry of key
 //!     `i + 16` and first node of key `i + 8` prefetched). IPv6 keys descend many levels
-//!     of mostly cached nodes, where the lane bookkeeping cost more than it bought (on
-//!     the real IPv6 tables the pipeline was about 1.5× faster).
+//!     of mostly cached nodes, where the lane bookkeeping costs more than it buys.
 //!
 //!   Both are compiled once portably and once with the `popcnt` instruction, chosen at
 //!   build time from CPU detection (`force_scalar` picks the portable twin;
@@ -113,15 +112,15 @@ use core::marker::PhantomData;
 use core::sync::atomic::{AtomicUsize, Ordering};
 
 use crate::fib::{
-    apply_alone, BuildError, Change, Fib, Implementation, InPlaceWriter, IncrementalFib, Patched,
-    StatValue, Stats, UpdateStats,
+    BuildError, Change, Config, Fib, Implementation, InPlaceWriter, Patched, Settings, StatValue,
+    Stats, UpdateStats,
 };
 use crate::nexthop::NextHop;
 use crate::prefix::Address;
 use crate::rib::Rib;
+use crate::scheme::Patchable;
 use crate::schemes::common::{with_width, Arena, ByWidth, FreeSpace, Width, Word, Zeroable};
 use crate::simd::Popcnt;
-use crate::sync::IntoInPlace;
 
 /// Bits per trie level.
 const STRIDE: u32 = 6;
@@ -339,16 +338,6 @@ impl<A: Address> PoptrieTable<A> {
     pub fn leaf_width(&self) -> Width {
         self.layout.width()
     }
-
-    /// A lookup of `key` that stalls after reading its direct-pointing entry and first
-    /// node (`stall` runs in between), then walks on from that node: what a reader
-    /// descheduled inside a lookup does. For the concurrency tests: what it walks must
-    /// still be intact, however many updates ran meanwhile.
-    #[cfg(any(test, feature = "test-hooks"))]
-    #[doc(hidden)]
-    pub fn stalled_lookup(&self, key: A, stall: impl FnOnce()) -> u32 {
-        with_width!(&self.layout, t => t.lookup_stalled(key, stall))
-    }
 }
 
 /// The writer side of a [`PoptrieTable`]: free space, limits and update counters.
@@ -366,48 +355,46 @@ pub struct PoptrieWriter<A: Address> {
 }
 
 /// The Poptrie lookup structure for `u32` (IPv4) or `u128` (IPv6) addresses: its table and
-/// its writer, for use on one thread ([`IncrementalFib`]) or handed to
+/// its writer, for use on one thread ([`IncrementalFib`](crate::IncrementalFib)) or handed to
 /// [`crate::sync::InPlace`] for updates under concurrent readers.
-#[derive(Debug)]
-pub struct Poptrie<A: Address> {
-    table: Box<PoptrieTable<A>>,
-    writer: PoptrieWriter<A>,
-}
+pub type Poptrie<A> = Patchable<A, PoptrieWriter<A>>;
 
 impl<A: Address> Poptrie<A> {
-    /// Builds the structure from `rib`.
-    pub fn build(rib: &Rib<A>, config: &PoptrieConfig) -> Result<Self, BuildError> {
-        let (table, writer) = build::build(rib, config, 0)?;
-        Ok(Poptrie {
-            table: Box::new(table),
-            writer,
-        })
-    }
-
     /// The leaf width in use.
     pub fn leaf_width(&self) -> Width {
-        self.table.leaf_width()
-    }
-
-    /// The configuration it was built with.
-    pub fn config(&self) -> &PoptrieConfig {
-        &self.writer.config
-    }
-
-    /// The lookup structure.
-    pub fn table(&self) -> &PoptrieTable<A> {
-        &self.table
+        self.table().leaf_width()
     }
 }
 
-impl<A: Address> IntoInPlace<A> for Poptrie<A> {
-    type Writer = PoptrieWriter<A>;
-    fn into_parts(self) -> (Box<PoptrieTable<A>>, PoptrieWriter<A>) {
-        (self.table, self.writer)
+impl Config for PoptrieConfig {
+    const SETTINGS: &'static [(&'static str, &'static str)] = &[
+        ("s", "bits resolved by the direct-pointing table, 0..=24"),
+        (
+            "leaf_width",
+            "leaf width, 16 or 32 (default: the narrowest that holds the table)",
+        ),
+    ];
+
+    fn from_settings<A: Address>(s: &Settings<'_>) -> Result<Self, BuildError> {
+        Ok(PoptrieConfig {
+            direct_bits: s.get("s")?.unwrap_or(18),
+            leaf_width: s.width("leaf_width")?,
+            force_scalar: s.force_scalar(),
+            isa: s.isa(),
+        })
     }
 }
 
 impl<A: Address> Fib<A> for PoptrieTable<A> {
+    /// A lookup of `key` that stalls after reading its direct-pointing entry and first
+    /// node (`stall` runs in between), then walks on from that node: what a reader
+    /// descheduled inside a lookup does. For the concurrency tests: what it walks must
+    /// still be intact, however many updates ran meanwhile.
+    #[cfg(any(test, feature = "test-hooks"))]
+    fn stalled_lookup(&self, key: A, stall: &mut dyn FnMut()) -> u32 {
+        with_width!(&self.layout, t => t.lookup_stalled(key, stall))
+    }
+
     fn name(&self) -> &str {
         self.name
     }
@@ -478,33 +465,32 @@ impl<A: Address> Fib<A> for PoptrieTable<A> {
     }
 }
 
-impl<A: Address> Fib<A> for Poptrie<A> {
-    fn name(&self) -> &str {
-        self.table.name()
+impl<A: Address> InPlaceWriter<A> for PoptrieWriter<A> {
+    type Table = PoptrieTable<A>;
+    type Retired = RetiredBlock;
+    type Config = PoptrieConfig;
+
+    fn build(
+        rib: &Rib<A>,
+        config: &PoptrieConfig,
+    ) -> Result<(Box<PoptrieTable<A>>, Self), BuildError> {
+        let (table, writer) = build::build(rib, config, 0)?;
+        Ok((Box::new(table), writer))
     }
 
-    #[inline]
-    fn lookup(&self, addr: A) -> Option<NextHop> {
-        self.table.lookup(addr)
+    fn config(&self) -> &PoptrieConfig {
+        &self.config
     }
 
-    fn lookup_batch(&self, addrs: &[A], out: &mut [u32]) {
-        self.table.lookup_batch(addrs, out)
-    }
-
-    fn memory_bytes(&self) -> usize {
-        self.table.memory_bytes()
-    }
-
-    fn stats(&self) -> Stats {
-        let w = &self.writer;
+    fn stats(&self, table: &PoptrieTable<A>) -> Stats {
+        let w = self;
         let nodes = (w.space.nodes.used() - 1) as u64;
         let leaves = (w.space.leaves.used() - 1) as u64;
-        let direct = with_width!(&self.table.layout, t => t.direct_leaf_share());
+        let direct = with_width!(&table.layout, t => t.direct_leaf_share());
         Stats::new()
             .with(
                 "leaf_width",
-                StatValue::Text(format!("{} leaves", self.leaf_width())),
+                StatValue::Text(format!("{} leaves", table.leaf_width())),
             )
             .with("internal_nodes", StatValue::Count(nodes))
             .with("leaves", StatValue::Count(leaves))
@@ -517,21 +503,6 @@ impl<A: Address> Fib<A> for Poptrie<A> {
             .with("updates", StatValue::Count(w.updates))
             .with("subtrees_rebuilt", StatValue::Count(w.subtrees_rebuilt))
     }
-
-    fn implementation(&self) -> Implementation {
-        self.table.implementation()
-    }
-}
-
-impl<A: Address> IncrementalFib<A> for Poptrie<A> {
-    fn apply(&mut self, rib: &Rib<A>, changes: &[Change<A>]) -> Result<UpdateStats, BuildError> {
-        apply_alone(&mut self.writer, &mut self.table, rib, changes)
-    }
-}
-
-impl<A: Address> InPlaceWriter<A> for PoptrieWriter<A> {
-    type Table = PoptrieTable<A>;
-    type Retired = RetiredBlock;
 
     unsafe fn patch(
         &mut self,
@@ -635,6 +606,7 @@ impl<A: Address> PoptrieWriter<A> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::fib::IncrementalFib;
     use crate::prefix::{Ipv4, Ipv6, Prefix};
 
     fn nh(v: u32) -> NextHop {

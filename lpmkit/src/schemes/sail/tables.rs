@@ -8,15 +8,15 @@ use super::bitmap::{BitmapPatch, BitmapState, Bitmaps, Rebuild, Shape};
 use super::entry::{id_limit, lim_for};
 use super::pivot::{Full, PivotPatch, Pivots, MAX_LEVELS};
 use crate::fib::{
-    apply_alone, max_next_hop, BuildError, Change, Fib, Implementation, InPlaceWriter,
-    IncrementalFib, Patched, StatValue, Stats, UpdateStats,
+    max_next_hop, BuildError, Change, Config, Fib, Implementation, InPlaceWriter, Patched,
+    Settings, StatValue, Stats, UpdateStats,
 };
 use crate::nexthop::NextHop;
 use crate::prefix::{Address, Ipv4, Prefix};
 use crate::rib::Rib;
+use crate::scheme::Patchable;
 use crate::schemes::common::{ms_since, with_width, ByWidth, FreeSpace, Width};
 use crate::simd::{Avx2, Avx512};
-use crate::sync::IntoInPlace;
 
 /// Widths to try: the forced one, else 16 then 32 bits.
 fn widths(forced: Option<Width>) -> &'static [Width] {
@@ -136,14 +136,6 @@ impl<A: Address> core::fmt::Debug for SailLTable<A> {
 }
 
 impl<A: Address> SailLTable<A> {
-    /// A lookup that runs `stall` after reading its first entry (for the concurrency
-    /// tests).
-    #[cfg(any(test, feature = "test-hooks"))]
-    #[doc(hidden)]
-    pub fn stalled_lookup(&self, key: A, stall: impl FnOnce()) -> u32 {
-        with_width!(&self.layout, t => t.lookup_stalled(key, stall))
-    }
-
     /// The entry width in use.
     pub fn entry_width(&self) -> Width {
         self.layout.width()
@@ -151,6 +143,13 @@ impl<A: Address> SailLTable<A> {
 }
 
 impl<A: Address> Fib<A> for SailLTable<A> {
+    /// A lookup that runs `stall` after reading its first entry (for the concurrency
+    /// tests).
+    #[cfg(any(test, feature = "test-hooks"))]
+    fn stalled_lookup(&self, key: A, stall: &mut dyn FnMut()) -> u32 {
+        with_width!(&self.layout, t => t.lookup_stalled(key, stall))
+    }
+
     fn name(&self) -> &str {
         self.name
     }
@@ -210,10 +209,34 @@ pub struct SailLWriter<A: Address> {
 }
 
 /// SAIL_L (IPv4) and its IPv6 form: table and writer.
-#[derive(Debug)]
-pub struct SailL<A: Address> {
-    table: Box<SailLTable<A>>,
-    writer: SailLWriter<A>,
+pub type SailL<A> = Patchable<A, SailLWriter<A>>;
+
+impl Config for SailLConfig {
+    const SETTINGS: &'static [(&'static str, &'static str)] = &[
+        (
+            "pivots",
+            "pivot levels, ':'-separated, ending at the address width (default 16:24:32; IPv6 16:24:...:128)",
+        ),
+        (
+            "width",
+            "entry width, 16 or 32 (default: the narrowest that holds the table)",
+        ),
+    ];
+
+    fn from_settings<A: Address>(s: &Settings<'_>) -> Result<Self, BuildError> {
+        let mut cfg = SailLConfig::for_family::<A>();
+        if let Some(p) = s.text("pivots") {
+            cfg.pivots = p
+                .split(':')
+                .map(|x| x.trim().parse::<u8>())
+                .collect::<Result<_, _>>()
+                .map_err(|_| s.invalid("pivots", p, "a ':'-separated list of levels"))?;
+        }
+        cfg.entry_width = s.width("width")?;
+        cfg.force_scalar = s.force_scalar();
+        cfg.isa = s.isa();
+        Ok(cfg)
+    }
 }
 
 fn sail_l_name<A: Address>() -> &'static str {
@@ -305,38 +328,46 @@ fn build_l<A: Address>(
     Err(last.expect("a width was tried"))
 }
 
-impl<A: Address> SailL<A> {
-    /// Builds the structure from `rib`.
-    pub fn build(rib: &Rib<A>, config: &SailLConfig) -> Result<Self, BuildError> {
-        let (table, writer) = build_l(rib, config)?;
-        Ok(SailL {
-            table: Box::new(table),
-            writer,
-        })
-    }
-
-    /// The lookup structure.
-    pub fn table(&self) -> &SailLTable<A> {
-        &self.table
-    }
-}
-
-impl<A: Address> IntoInPlace<A> for SailL<A> {
-    type Writer = SailLWriter<A>;
-    fn into_parts(self) -> (Box<SailLTable<A>>, SailLWriter<A>) {
-        (self.table, self.writer)
-    }
-}
-
-impl<A: Address> IncrementalFib<A> for SailL<A> {
-    fn apply(&mut self, rib: &Rib<A>, changes: &[Change<A>]) -> Result<UpdateStats, BuildError> {
-        apply_alone(&mut self.writer, &mut self.table, rib, changes)
-    }
-}
-
 impl<A: Address> InPlaceWriter<A> for SailLWriter<A> {
     type Table = SailLTable<A>;
     type Retired = (u8, u32);
+    type Config = SailLConfig;
+
+    fn build(rib: &Rib<A>, config: &SailLConfig) -> Result<(Box<SailLTable<A>>, Self), BuildError> {
+        let (table, writer) = build_l(rib, config)?;
+        Ok((Box::new(table), writer))
+    }
+
+    fn config(&self) -> &SailLConfig {
+        &self.config
+    }
+
+    fn stats(&self, table: &SailLTable<A>) -> Stats {
+        let w = self;
+        let bytes = table.memory_bytes() as u64;
+        let mut st = Stats::new()
+            .with("bytes", StatValue::Bytes(bytes))
+            .with(
+                "bytes_per_prefix",
+                StatValue::Ratio(bytes as f64 / w.routes.max(1) as f64),
+            )
+            .with(
+                "entry_width",
+                StatValue::Text(format!("{}", table.entry_width())),
+            )
+            .with("pivots", StatValue::Text(format!("{:?}", w.config.pivots)));
+        for (l, &p) in w.config.pivots.iter().enumerate().skip(1) {
+            st.push(
+                format!("chunks_level{p}"),
+                StatValue::Count(w.ids[l].used() as u64),
+            );
+        }
+        st.push("build", StatValue::Millis(w.build_ms));
+        st.push("updates", StatValue::Count(w.updates));
+        st.push("chunks_built", StatValue::Count(w.chunks_built));
+        st.push("full_rebuilds", StatValue::Count(w.full_rebuilds));
+        st
+    }
 
     unsafe fn patch(
         &mut self,
@@ -404,51 +435,6 @@ impl<A: Address> InPlaceWriter<A> for SailLWriter<A> {
     }
 }
 
-impl<A: Address> Fib<A> for SailL<A> {
-    fn name(&self) -> &str {
-        self.table.name
-    }
-    #[inline]
-    fn lookup(&self, addr: A) -> Option<NextHop> {
-        self.table.lookup(addr)
-    }
-    fn lookup_batch(&self, addrs: &[A], out: &mut [u32]) {
-        self.table.lookup_batch(addrs, out)
-    }
-    fn memory_bytes(&self) -> usize {
-        self.table.memory_bytes()
-    }
-    fn implementation(&self) -> Implementation {
-        self.table.implementation()
-    }
-    fn stats(&self) -> Stats {
-        let w = &self.writer;
-        let bytes = self.memory_bytes() as u64;
-        let mut st = Stats::new()
-            .with("bytes", StatValue::Bytes(bytes))
-            .with(
-                "bytes_per_prefix",
-                StatValue::Ratio(bytes as f64 / w.routes.max(1) as f64),
-            )
-            .with(
-                "entry_width",
-                StatValue::Text(format!("{}", self.table.entry_width())),
-            )
-            .with("pivots", StatValue::Text(format!("{:?}", w.config.pivots)));
-        for (l, &p) in w.config.pivots.iter().enumerate().skip(1) {
-            st.push(
-                format!("chunks_level{p}"),
-                StatValue::Count(w.ids[l].used() as u64),
-            );
-        }
-        st.push("build", StatValue::Millis(w.build_ms));
-        st.push("updates", StatValue::Count(w.updates));
-        st.push("chunks_built", StatValue::Count(w.chunks_built));
-        st.push("full_rebuilds", StatValue::Count(w.full_rebuilds));
-        st
-    }
-}
-
 // --- SAIL_B and SAIL_U -----------------------------------------------------------------
 
 /// Build options for [`SailBitmap`].
@@ -509,17 +495,16 @@ impl core::fmt::Debug for SailBitmapTable {
     }
 }
 
-impl SailBitmapTable {
+impl SailBitmapTable {}
+
+impl Fib<Ipv4> for SailBitmapTable {
     /// A lookup that runs `stall` after reading its first entry (for the concurrency
     /// tests).
     #[cfg(any(test, feature = "test-hooks"))]
-    #[doc(hidden)]
-    pub fn stalled_lookup(&self, key: u32, stall: impl FnOnce()) -> u32 {
+    fn stalled_lookup(&self, key: u32, stall: &mut dyn FnMut()) -> u32 {
         with_width!(&self.layout, t => t.lookup_stalled(key, stall))
     }
-}
 
-impl Fib<Ipv4> for SailBitmapTable {
     fn name(&self) -> &str {
         self.name
     }
@@ -551,10 +536,31 @@ pub struct SailBitmapWriter {
 }
 
 /// SAIL_B or SAIL_U (IPv4): table and writer.
-#[derive(Debug)]
-pub struct SailBitmap {
-    table: Box<SailBitmapTable>,
-    writer: SailBitmapWriter,
+pub type SailBitmap = Patchable<Ipv4, SailBitmapWriter>;
+
+impl Config for SailBitmapConfig {
+    const SETTINGS: &'static [(&'static str, &'static str)] = &[
+        (
+            "variant",
+            "b (SAIL_B: bitmaps of every level 0..24) or u (SAIL_U: pivot levels 16/24/32 with bitmaps)",
+        ),
+        (
+            "width",
+            "entry width, 16 or 32 (default: the narrowest that holds the table)",
+        ),
+    ];
+
+    fn from_settings<A: Address>(s: &Settings<'_>) -> Result<Self, BuildError> {
+        let update_oriented = match s.text("variant").unwrap_or("b") {
+            "b" => false,
+            "u" => true,
+            v => return Err(s.invalid("variant", v, "b or u")),
+        };
+        Ok(SailBitmapConfig {
+            update_oriented,
+            entry_width: s.width("width")?,
+        })
+    }
 }
 
 fn build_bitmap(
@@ -622,42 +628,53 @@ fn build_bitmap(
     Err(last.expect("a width was tried"))
 }
 
-impl SailBitmap {
-    /// Builds the structure from `rib`.
-    pub fn build(rib: &Rib<Ipv4>, config: &SailBitmapConfig) -> Result<Self, BuildError> {
-        let (table, writer) = build_bitmap(rib, config)?;
-        Ok(SailBitmap {
-            table: Box::new(table),
-            writer,
-        })
-    }
-
-    /// The lookup structure.
-    pub fn table(&self) -> &SailBitmapTable {
-        &self.table
-    }
-}
-
-impl IntoInPlace<Ipv4> for SailBitmap {
-    type Writer = SailBitmapWriter;
-    fn into_parts(self) -> (Box<SailBitmapTable>, SailBitmapWriter) {
-        (self.table, self.writer)
-    }
-}
-
-impl IncrementalFib<Ipv4> for SailBitmap {
-    fn apply(
-        &mut self,
-        rib: &Rib<Ipv4>,
-        changes: &[Change<Ipv4>],
-    ) -> Result<UpdateStats, BuildError> {
-        apply_alone(&mut self.writer, &mut self.table, rib, changes)
-    }
-}
-
 impl InPlaceWriter<Ipv4> for SailBitmapWriter {
     type Table = SailBitmapTable;
     type Retired = u32;
+    type Config = SailBitmapConfig;
+
+    fn build(
+        rib: &Rib<Ipv4>,
+        config: &SailBitmapConfig,
+    ) -> Result<(Box<SailBitmapTable>, Self), BuildError> {
+        let (table, writer) = build_bitmap(rib, config)?;
+        Ok((Box::new(table), writer))
+    }
+
+    fn config(&self) -> &SailBitmapConfig {
+        &self.config
+    }
+
+    fn stats(&self, table: &SailBitmapTable) -> Stats {
+        let w = self;
+        let bytes = table.memory_bytes() as u64;
+        let mut st = Stats::new()
+            .with("bytes", StatValue::Bytes(bytes))
+            .with(
+                "bytes_per_prefix",
+                StatValue::Ratio(bytes as f64 / w.routes.max(1) as f64),
+            )
+            .with(
+                "entry_width",
+                StatValue::Text(format!("{}", table.layout.width())),
+            );
+        let (levels, ones) = with_width!(&table.layout, t => (t.shape.levels.clone(), t.ones()));
+        let total: u64 = ones.iter().sum();
+        st.push("bitmap_ones", StatValue::Count(total));
+        for (l, o) in levels.iter().zip(ones) {
+            if o > 0 || levels.len() <= 2 {
+                st.push(format!("ones_level{l}"), StatValue::Count(o));
+            }
+        }
+        st.push("chunks", StatValue::Count(w.state.ids.used() as u64));
+        st.push("build", StatValue::Millis(w.build_ms));
+        st.push("updates", StatValue::Count(w.updates));
+        st.push("entries_written", StatValue::Count(w.entries_written));
+        st.push("chunks_built", StatValue::Count(w.state.chunks_built));
+        st.push("full_rebuilds", StatValue::Count(w.full_rebuilds));
+        st.push("order_rebuilds", StatValue::Count(w.order_rebuilds));
+        st
+    }
 
     unsafe fn patch(
         &mut self,
@@ -706,52 +723,5 @@ impl InPlaceWriter<Ipv4> for SailBitmapWriter {
         self.state.ids.free(id as usize, 1);
         with_width!(&table.layout, t => t.fill.chunks
             .store(self.state.ids.used(), core::sync::atomic::Ordering::Relaxed));
-    }
-}
-
-impl Fib<Ipv4> for SailBitmap {
-    fn name(&self) -> &str {
-        self.table.name
-    }
-    #[inline]
-    fn lookup(&self, addr: Ipv4) -> Option<NextHop> {
-        self.table.lookup(addr)
-    }
-    fn lookup_batch(&self, addrs: &[Ipv4], out: &mut [u32]) {
-        self.table.lookup_batch(addrs, out)
-    }
-    fn memory_bytes(&self) -> usize {
-        self.table.memory_bytes()
-    }
-    fn stats(&self) -> Stats {
-        let w = &self.writer;
-        let bytes = self.memory_bytes() as u64;
-        let mut st = Stats::new()
-            .with("bytes", StatValue::Bytes(bytes))
-            .with(
-                "bytes_per_prefix",
-                StatValue::Ratio(bytes as f64 / w.routes.max(1) as f64),
-            )
-            .with(
-                "entry_width",
-                StatValue::Text(format!("{}", self.table.layout.width())),
-            );
-        let (levels, ones) =
-            with_width!(&self.table.layout, t => (t.shape.levels.clone(), t.ones()));
-        let total: u64 = ones.iter().sum();
-        st.push("bitmap_ones", StatValue::Count(total));
-        for (l, o) in levels.iter().zip(ones) {
-            if o > 0 || levels.len() <= 2 {
-                st.push(format!("ones_level{l}"), StatValue::Count(o));
-            }
-        }
-        st.push("chunks", StatValue::Count(w.state.ids.used() as u64));
-        st.push("build", StatValue::Millis(w.build_ms));
-        st.push("updates", StatValue::Count(w.updates));
-        st.push("entries_written", StatValue::Count(w.entries_written));
-        st.push("chunks_built", StatValue::Count(w.state.chunks_built));
-        st.push("full_rebuilds", StatValue::Count(w.full_rebuilds));
-        st.push("order_rebuilds", StatValue::Count(w.order_rebuilds));
-        st
     }
 }

@@ -46,8 +46,8 @@
 //! not change the result, and collapsed into its parent's element when all its elements
 //! carry one next hop. Spider is updated by **batch rebuild**: changes go to the `Rib`, the
 //! table is rebuilt and published with one pointer swap (see [`crate::sync`]); the build is
-//! the update latency, so it is fast (a few tens of milliseconds for a 900K-route IPv4
-//! table) and allocates no per-node memory (see `build.rs`).
+//! the update latency, so it is one linear pass over the table's ranges that allocates no
+//! per-node memory (see `build.rs`).
 //!
 //! # Where lpmkit departs from the paper, and why
 //!
@@ -85,22 +85,21 @@
 //!   prefetches (into L2) the element every lane reads next and moves on; by the block's
 //!   next visit the data is there. Levels small enough to stay cached are stepped at once.
 //!   A table without cold levels interleaves [`INTERLEAVE`] blocks instead, level by
-//!   level and without prefetching, so that two blocks' gathers overlap (+13–14% on the
-//!   IPv6 LINX and origin-AS tables against the paper's loop). The lockstep blocks, End-of-Lookup
+//!   level and without prefetching, so that two blocks' gathers overlap. The lockstep blocks, End-of-Lookup
 //!   idling and loop fusion are the paper's; `pipeline: false` runs the paper's loop as it
 //!   is (one block at a time), and [`SpiderConfig::paper`] is the published `Spider16w`.
-//! * **Cheaper steps in the pipelined kernels** (measured within one process against the
-//!   previous kernel on the bart tier-1 tables, AMD Zen 4: about +10% IPv4, +5% IPv6):
+//! * **Cheaper steps in the pipelined kernels**:
 //!   IPv4 reads the direct pointing table (128 KiB, in L2) with sixteen scalar loads
-//!   instead of two gathers (a Zen 4 gather is microcoded, about one element per cycle);
+//!   instead of two gathers (where a gather is microcoded it delivers about one element
+//!   per cycle);
 //!   prefetch addresses leave the register by `vmovq`/`vpextrq` instead of a store and
 //!   reloads; and `Compact16` accumulates the next hop with `or` instead of
 //!   `cmpeq32` + `blend32`, which is exact because elements are leaf-pushed (a lane meets
 //!   one non-zero next hop at most). `pipeline: false` keeps the paper's gathers.
 //! * **Lane refilling** ([`SpiderConfig::refill`]; default for IPv4, see [`REFILL_V4`]).
 //!   In a lockstep block a lane that is finished keeps its gather and prefetch slots,
-//!   reading End-of-Lookup, while the other lanes of its block descend: with random IPv4
-//!   keys on the bart tier-1 table about 61% of lanes finish at the direct pointing table.
+//!   reading End-of-Lookup, while the other lanes of its block descend, and with uniform
+//!   IPv4 keys on a full table most lanes finish at the direct pointing table.
 //!   The refilling kernel (`avx2/refill.rs`; Polychroniou, Raghavan and Ross, "Rethinking SIMD
 //!   Vectorization for In-Memory Databases", SIGMOD 2015, whose *selective stores* keep
 //!   vectors full of live keys) looks a chunk of 256 keys up level by level instead: a
@@ -114,15 +113,11 @@
 //!   a live lookup, the prefetch
 //!   distance is a pass, and the octet extraction (and the IPv6 word reload) is the same
 //!   for every lane of a pass. It covers 8 and 16 ways; other degrees run the lockstep
-//!   kernels. Measured within one process on 2^24 keys (AMD Zen 4, batch 256, median of
-//!   7 alternated runs; the host's L3 is shared, so ±10% between processes): IPv4 bart
-//!   `rnd` 433 vs 429 Mlps (lockstep, 16 ways) — on par, the scalar first pass and the
-//!   L3-resident third-octet level bound both; IPv4 RRC06 `rnd` 632 vs 484 Mlps (+30%;
-//!   its fourth-octet level is cold as well, where lockstep blocks waste most);
-//!   IPv6 bart `v6match` 119 vs 189 Mlps and IPv6 LINX 117 vs 207 Mlps: those keys
-//!   descend four to six levels together, so lockstep lanes are rarely idle, and the
-//!   refilling kernel's per-pass loads, packs and scattered stores cost more than
-//!   they save. Hence the per-family default.
+//!   kernels. Refilling pays where many lanes finish early and the deeper levels are
+//!   cold (uniform IPv4 keys: lockstep blocks waste most of their lanes there); IPv6
+//!   matching keys descend four to six levels together, so lockstep lanes are rarely
+//!   idle and the refilling kernel's per-pass loads, packs and scattered stores cost
+//!   more than they save. Hence the per-family default ([`REFILL_V4`], [`REFILL_V6`]).
 //! * **IPv6 word refill.** Algorithm 2 shifts the four loaded registers right by four bytes and
 //!   unpacks again; lpmkit keeps addresses in host order (`u128`), so the first 32 bits are
 //!   the *high* dword and the unpacks are `unpackhi`/`unpacklo` pairs. The refill re-reads
@@ -167,11 +162,12 @@ mod avx512;
 
 use core::marker::PhantomData;
 
-use crate::fib::{BuildError, Fib, Implementation, StatValue, Stats};
+use crate::fib::{BuildError, Config, Fib, Implementation, Settings, StatValue, Stats};
 use crate::mem::{Plain, TableBuf};
 use crate::nexthop::NextHop;
 use crate::prefix::{Address, Ipv4, Ipv6};
 use crate::rib::Rib;
+use crate::scheme::Scheme;
 use crate::simd::{Avx2, Avx512};
 use codec::{Compact16, Paper32, Wide32};
 
@@ -191,36 +187,30 @@ pub const MAX_WAYS: usize = 16;
 pub const IN_FLIGHT: usize = 16;
 /// Blocks of `ways` addresses the lockstep kernels interleave when every level of the
 /// table stays cached (no level is prefetched): each visit steps a block by one octet and
-/// moves on to the other, so two blocks' gathers are in flight at once. Measured within one
-/// process (AMD Zen 4, the paper's matching keys, 2^23 keys in batches of 256, median of
-/// 15 alternated runs) against the paper's loop: IPv6 LINX (6 MiB) 236 vs 208 Mlps,
-/// IPv6 origin-AS 249 vs 219 (+13–14%); 3 and 4 blocks did no better (LINX 237 and 236,
-/// origin-AS 245 and 236). With cold levels the same interleaving gains nothing over
-/// [`IN_FLIGHT`] pipelining (bart IPv6: 147 vs 151).
+/// moves on to the other, so two blocks' gathers are in flight at once. Three or four
+/// blocks do no better than two; with cold levels, [`IN_FLIGHT`] pipelining with
+/// prefetches is used instead.
 pub const INTERLEAVE: usize = 2;
 /// IPv4: the pipelined kernels prefetch the elements of a level only when its rows take
 /// more than this many bytes (smaller levels stay in L2 while they are in use, and a
 /// prefetch costs instructions).
 pub const CACHED_LEVEL_BYTES_V4: usize = 256 << 10;
 /// IPv6: as [`CACHED_LEVEL_BYTES_V4`]. An IPv6 lookup steps three or four levels, so a
-/// visit costs more and levels that stay in L3 are cheaper to read directly: measured on
-/// an AMD Zen 4 (32 MiB L3) with the paper's matching keys, the LINX and origin-AS tables
-/// (levels of 1–2 MiB) ran 10–30% faster without prefetching, the 160K-route table
-/// (levels of 3.7–9.8 MiB) 2–3× faster with it.
+/// visit costs more and levels that stay in L3 are cheaper to read directly: levels of a
+/// few MiB are read without prefetching, larger ones (a full IPv6 table's deeper levels)
+/// are prefetched.
 pub const CACHED_LEVEL_BYTES_V6: usize = 3 << 20;
 
 /// The lane-refilling kernel steps the pending lookups of a level with a scalar loop,
 /// not gathers and left-packing, when fewer than 1/16 of the level's elements name a
 /// row. With uniform keys that is the share of its lookups that go on, so the loop's
-/// branch is predicted more than 15 times in 16. Measured within one process (AMD Zen 4,
-/// 2^24 uniform keys, batch 256, median of 21 alternated runs), against vector passes
-/// everywhere: bart IPv4 +19% (434 vs 365 Mlps), RRC06 +3%, origin-AS +2% (under 0.03%
-/// of their third-octet lookups go on); on a synthetic table where half of them go on,
-/// forcing the scalar pass costs 14%, and this rule keeps the vector pass there.
+/// branch is predicted more than 15 times in 16. On full IPv4 tables few third-octet
+/// lookups go on, and the scalar pass beats vector passes there; on a table where half of
+/// them go on, the vector pass is faster, and this rule keeps it.
 pub const SCALAR_PASS_INVERSE_SHARE: usize = 16;
 
-/// IPv4: whether [`SpiderConfig::refill`] `None` refills lanes (measured faster on the
-/// IPv4 tables, see the module docs).
+/// IPv4: whether [`SpiderConfig::refill`] `None` refills lanes (the faster kernel for
+/// uniform IPv4 keys, see the module docs).
 pub const REFILL_V4: bool = true;
 /// IPv6: as [`REFILL_V4`]; the lockstep kernel is faster on the paper's matching keys.
 pub const REFILL_V6: bool = false;
@@ -254,7 +244,7 @@ pub struct SpiderConfig {
     pub pipeline: bool,
     /// Lane refilling (see the module docs): with AVX2 and 8 or 16 ways, look keys up
     /// level by level, packing the lookups that go on into full vectors, instead of in
-    /// lockstep blocks. `None` (the default) picks what measured faster for the family:
+    /// lockstep blocks. `None` (the default) picks the faster kernel for the family:
     /// refilling for IPv4 ([`REFILL_V4`]), lockstep blocks for IPv6 ([`REFILL_V6`]). Other
     /// `ways`, and the scalar code, ignore it.
     pub refill: Option<bool>,
@@ -460,7 +450,7 @@ pub(crate) struct LookupParams {
     /// Bit `o`: the lane-refilling kernel reads the rows of octet `o` with a scalar loop
     /// instead of gathers and left-packing, because fewer than
     /// 1/[`SCALAR_PASS_INVERSE_SHARE`] of their elements name a row: the loop's branch on
-    /// "goes on" is then predicted, and scalar loads beat a Zen 4 gather.
+    /// "goes on" is then predicted, and scalar loads beat a microcoded gather.
     pub(crate) scalar_passes: u32,
 }
 
@@ -502,6 +492,41 @@ impl<A: Address> core::fmt::Debug for Spider<A> {
             .field("implementation", &implementation(self.avx2, self.avx512))
             .field("routes", &self.info.routes)
             .finish_non_exhaustive()
+    }
+}
+
+impl Config for SpiderConfig {
+    const SETTINGS: &'static [(&'static str, &'static str)] = &[
+        ("ways", "lanes looked up together, 1..=16"),
+        (
+            "scalar",
+            "walk the table with scalar code, one address at a time (spider1w)",
+        ),
+        (
+            "pipeline",
+            "AVX2: keep 16 blocks of `ways` lanes in flight with prefetches (default true); false runs the paper's loop, one block at a time",
+        ),
+    ];
+
+    fn from_settings<A: Address>(s: &Settings<'_>) -> Result<Self, BuildError> {
+        Ok(SpiderConfig {
+            ways: s.ways().or(s.get("ways")?).unwrap_or(16),
+            force_scalar: s.force_scalar() || s.get("scalar")?.unwrap_or(false),
+            isa: s.isa(),
+            pipeline: s.get("pipeline")?.unwrap_or(true),
+            ..SpiderConfig::w16()
+        })
+    }
+}
+
+impl<A: Address> Scheme<A> for Spider<A>
+where
+    Spider<A>: Fib<A>,
+{
+    type Config = SpiderConfig;
+
+    fn build(rib: &Rib<A>, config: &SpiderConfig) -> Result<Self, BuildError> {
+        Spider::build(rib, config)
     }
 }
 
@@ -615,6 +640,36 @@ impl<A: Address> Spider<A> {
             addrs,
             out
         ))
+    }
+
+    /// How deep lookups of `keys` go ([`depth_histogram`](Self::depth_histogram): the
+    /// shares `depth.N` and `depth_mean`) and `cold_reads_per_lookup`, the reads per lookup
+    /// from levels too large to stay cached ([`prefetched_octets`](Self::prefetched_octets)):
+    /// the figure that bounds Spider's rate against DIR-24-8's one uncached read.
+    fn depth_profile(&self, keys: &[A]) -> Stats {
+        let h = self.depth_histogram(keys);
+        let total = h.iter().sum::<u64>().max(1) as f64;
+        let cold = self.prefetched_octets();
+        // A lookup of depth d reads one element at each of octets 3 ..= d + 2.
+        let cold_reads = h
+            .iter()
+            .enumerate()
+            .map(|(d, &c)| (3..d + 3).filter(|o| cold.contains(o)).count() as f64 * c as f64)
+            .sum::<f64>()
+            / total;
+        let mut s = Stats::new()
+            .with_shares("depth", &h)
+            .with("cold_reads_per_lookup", StatValue::Ratio(cold_reads));
+        for &o in &cold {
+            let bytes = self.info.rows_per_level.get(o - 3).copied().unwrap_or(0)
+                * ROW
+                * self.layout().element_bytes();
+            s.push(
+                format!("cold_level_octet{o}"),
+                StatValue::Bytes(bytes as u64),
+            );
+        }
+        s
     }
 
     fn common_stats(&self) -> Stats {
@@ -742,6 +797,10 @@ macro_rules! impl_family {
 
             fn stats(&self) -> Stats {
                 self.common_stats()
+            }
+
+            fn profile(&self, keys: &[$A]) -> Stats {
+                self.depth_profile(keys)
             }
 
             fn implementation(&self) -> Implementation {

@@ -50,7 +50,23 @@ struct TwoProbesWriter<const VALIDATED: bool>;
 impl<const VALIDATED: bool> InPlaceWriter<u32> for TwoProbesWriter<VALIDATED> {
     type Table = TwoProbes;
     type Retired = ();
+    type Config = crate::fib::NoConfig;
     const VALIDATED_READS: bool = VALIDATED;
+
+    fn build(
+        _rib: &Rib<u32>,
+        _config: &crate::fib::NoConfig,
+    ) -> Result<(Box<TwoProbes>, Self), BuildError> {
+        let table = TwoProbes {
+            a: AtomicU32::new(1),
+            b: AtomicU32::new(1),
+        };
+        Ok((Box::new(table), TwoProbesWriter))
+    }
+
+    fn config(&self) -> &crate::fib::NoConfig {
+        &crate::fib::NoConfig
+    }
 
     unsafe fn patch(
         &mut self,
@@ -167,4 +183,137 @@ fn a_validated_read_falls_back_to_key_by_key() {
     // Key 0 from generation 3 (value 4), key 1 from generation 4 (value 5).
     assert_eq!(out, [404, 505]);
     assert_eq!(g, Generations { first: 3, last: 4 });
+}
+
+/// A table that is a copy of the routes, for the failure tests.
+struct Copy(std::sync::Mutex<Rib<u32>>);
+
+impl Fib<u32> for Copy {
+    fn name(&self) -> &str {
+        "copy"
+    }
+    fn lookup(&self, addr: u32) -> Option<NextHop> {
+        self.0.lock().unwrap().lookup(addr)
+    }
+    fn memory_bytes(&self) -> usize {
+        0
+    }
+}
+
+/// Next hop 13 breaks a patch after it has copied the routes (a failure mid-patch);
+/// `fail_restore` breaks the patch that undoes it, [`FAIL_BUILD`] its rebuilds.
+struct FlakyWriter {
+    fail_restore: bool,
+}
+
+thread_local! {
+    /// Makes `FlakyWriter::build` fail (on this thread).
+    static FAIL_BUILD: core::cell::Cell<bool> = const { core::cell::Cell::new(false) };
+}
+
+impl InPlaceWriter<u32> for FlakyWriter {
+    type Table = Copy;
+    type Retired = ();
+    type Config = crate::fib::NoConfig;
+
+    fn build(
+        rib: &Rib<u32>,
+        _config: &crate::fib::NoConfig,
+    ) -> Result<(Box<Copy>, Self), BuildError> {
+        if FAIL_BUILD.with(|f| f.get()) {
+            return Err(BuildError::InvalidConfig {
+                scheme: "copy".into(),
+                reason: "the rebuild fails too".into(),
+            });
+        }
+        // A rebuilt writer's restores succeed.
+        let writer = FlakyWriter {
+            fail_restore: false,
+        };
+        Ok((Box::new(Copy(rib.clone().into())), writer))
+    }
+
+    fn config(&self) -> &crate::fib::NoConfig {
+        &crate::fib::NoConfig
+    }
+
+    unsafe fn patch(
+        &mut self,
+        table: &Copy,
+        rib: &Rib<u32>,
+        changes: &[Change<u32>],
+        _retire: &mut Vec<()>,
+    ) -> Result<Patched<Copy>, BuildError> {
+        let broken = changes
+            .iter()
+            .any(|c| matches!(c, Change::Announce(_, nh) if nh.get() == 13));
+        let restoring = changes
+            .iter()
+            .any(|c| matches!(c, Change::Announce(_, nh) if nh.get() != 13));
+        *table.0.lock().unwrap() = rib.clone();
+        let fail = |reason: &str| BuildError::InvalidConfig {
+            scheme: "copy".into(),
+            reason: reason.into(),
+        };
+        if broken {
+            return Err(fail("next hop 13"));
+        }
+        if restoring && self.fail_restore {
+            return Err(fail("the restore fails too"));
+        }
+        Ok(Patched::InPlace(UpdateStats::default()))
+    }
+
+    unsafe fn reuse(&mut self, _table: &Copy, _block: ()) {}
+}
+
+/// An updater over 10.0.0.0/8 → 1 whose restore fails, and whose rebuilds fail if asked.
+fn flaky(fail_build: bool) -> InPlace<u32, FlakyWriter> {
+    let mut rib = Rib::new();
+    rib.insert("10.0.0.0/8".parse().unwrap(), NextHop::new(1).unwrap());
+    FAIL_BUILD.with(|f| f.set(fail_build));
+    let table = Box::new(Copy(rib.clone().into()));
+    InPlace::from_parts(rib, table, FlakyWriter { fail_restore: true })
+}
+
+#[test]
+fn a_failed_restore_publishes_a_table_rebuilt_from_the_routes() {
+    let mut u = flaky(false);
+    let mut reader = u.reader();
+    let p: Prefix<u32> = "10.0.0.0/8".parse().unwrap();
+    let err = u
+        .apply(&[Change::Announce(p, NextHop::new(13).unwrap())])
+        .unwrap_err();
+    assert!(err.to_string().contains("next hop 13"), "{err}");
+    assert!(!u.is_poisoned());
+    // The table readers see equals the routes as they were before the batch.
+    let mut out = [0u32; 2];
+    reader.lookup_batch(&[0x0a00_0001, 0x0b00_0001], &mut out);
+    assert_eq!(out, [1, 0], "a table rebuilt from the Rib");
+    assert_eq!(u.rib().get(&p), NextHop::new(1));
+    // And the updater goes on.
+    u.apply(&[Change::Announce(p, NextHop::new(2).unwrap())])
+        .unwrap();
+    reader.lookup_batch(&[0x0a00_0001, 0x0b00_0001], &mut out);
+    assert_eq!(out, [2, 0]);
+}
+
+#[test]
+fn a_failed_rebuild_poisons_the_handle() {
+    let mut u = flaky(true);
+    let mut reader = u.reader();
+    let p: Prefix<u32> = "10.0.0.0/8".parse().unwrap();
+    let err = u
+        .apply(&[Change::Announce(p, NextHop::new(13).unwrap())])
+        .unwrap_err();
+    assert!(err.to_string().contains("poisoned"), "{err}");
+    assert!(u.is_poisoned());
+    // Every later batch is refused, and a lookup fails loudly.
+    let err = u.apply(&[Change::Withdraw(p)]).unwrap_err();
+    assert!(err.to_string().contains("poisoned"), "{err}");
+    let panicked = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+        let mut out = [0u32];
+        reader.lookup_batch(&[0x0a00_0001], &mut out);
+    }));
+    assert!(panicked.is_err(), "a lookup of a poisoned table must panic");
 }

@@ -3,12 +3,12 @@
 
 use super::traverse::paint;
 use super::{extend, keep_covered, set_bit, Full, ObmaWriter, Retired};
-use crate::fib::{BuildError, Change, InPlaceWriter, Patched, UpdateStats};
+use crate::fib::{patch_order, BuildError, Change, InPlaceWriter, Patched, Stats, UpdateStats};
 use crate::prefix::{Address, Prefix};
 use crate::rib::Rib;
 use crate::schemes::common::{AtomicWord, Word};
 use crate::schemes::obma::layout::Layout;
-use crate::schemes::obma::Grouping;
+use crate::schemes::obma::{Grouping, ObmaConfig};
 
 impl<A: Address> ObmaWriter<A> {
     /// Applies the change of `p` (already in `rib`); `announced`: the next hop `p` was
@@ -302,6 +302,58 @@ impl<A: Address> ObmaWriter<A> {
 impl<A: Address> InPlaceWriter<A> for ObmaWriter<A> {
     type Table = crate::schemes::obma::ObmaTable<A>;
     type Retired = Retired;
+    type Config = ObmaConfig;
+
+    fn build(rib: &Rib<A>, config: &ObmaConfig) -> Result<(Box<Self::Table>, Self), BuildError> {
+        let (table, writer) = crate::schemes::obma::build_with(rib, config)?;
+        Ok((Box::new(table), writer))
+    }
+
+    fn config(&self) -> &ObmaConfig {
+        &self.config
+    }
+
+    fn stats(&self, table: &Self::Table) -> Stats {
+        crate::schemes::obma::stats::stats(table, self)
+    }
+
+    /// Without readers what a patch retires is reused at once (no reader shares the
+    /// table), and a layout limit rebuilds the table in place.
+    fn patch_alone(
+        &mut self,
+        table: &mut Box<Self::Table>,
+        rib: &Rib<A>,
+        changes: &[Change<A>],
+    ) -> Result<UpdateStats, BuildError> {
+        let changes = if changes.len() <= 1 {
+            std::borrow::Cow::Borrowed(changes)
+        } else {
+            patch_order(changes)
+        };
+        let r =
+            crate::schemes::common::with_width!(&table.layout, t => self.apply(t, rib, &changes));
+        match r {
+            Ok(n) => {
+                self.reuse_pending();
+                Ok(UpdateStats {
+                    units_rebuilt: n,
+                    full_rebuild: false,
+                })
+            }
+            Err(Full) => {
+                let counters = self.counters;
+                let (fresh, mut w) = crate::schemes::obma::build_with(rib, &self.config)?;
+                w.counters = counters;
+                w.counters.full_rebuilds += 1;
+                **table = fresh;
+                *self = w;
+                Ok(UpdateStats {
+                    units_rebuilt: 0,
+                    full_rebuild: true,
+                })
+            }
+        }
+    }
 
     unsafe fn patch(
         &mut self,

@@ -84,10 +84,10 @@ impl<C: Simd, F: Family> Ctx<C, F> {
 
     /// The direct-pointing elements of the block at `k` (8 lanes, or 16 if `FUSED`) by
     /// scalar loads instead of the `vpgatherdd` of Algorithm 1, line 5: the 128 KiB
-    /// (`Compact16`) direct pointing table stays in L2, and on Zen 4 a gather is
-    /// microcoded at about one load per cycle while scalar loads issue three per cycle
-    /// (measured +4–5% on IPv4; IPv6 lanes are in unpack order, and the permute it would
-    /// need ate the gain, so IPv6 keeps the gather).
+    /// (`Compact16`) direct pointing table stays in L2, and where a gather is microcoded
+    /// at about one load per cycle scalar loads issue up to three per cycle (IPv4 only:
+    /// IPv6 lanes are in unpack order, and the permute it would need costs what it
+    /// gains, so IPv6 keeps the gather).
     ///
     /// # Safety
     /// AVX2; `k` holds the block's keys (no masked lanes).
@@ -128,7 +128,7 @@ impl<C: Simd, F: Family> Ctx<C, F> {
         unsafe {
             // The indices leave the register by `vmovq`/`vpextrq` (two lanes each) rather
             // than a store and eight reloads: fewer load-port µops, which the gathers and
-            // prefetches compete for (measured +3–6% on the bart tables).
+            // prefetches compete for.
             let pf = |v: __m256i| {
                 for x in [_mm256_castsi256_si128(v), _mm256_extracti128_si256::<1>(v)] {
                     let a = _mm_cvtsi128_si64(x) as u64;
@@ -136,8 +136,7 @@ impl<C: Simd, F: Family> Ctx<C, F> {
                     for i in [a as u32, (a >> 32) as u32, b as u32, (b >> 32) as u32] {
                         let p = self.tp.wrapping_add(i as usize) as *const i8;
                         // T1 (into L2, not L1): the data is needed a few hundred cycles
-                        // later, and L2 holds far more outstanding misses than L1
-                        // (measured: +25% on a 900K-route IPv4 table).
+                        // later, and L2 holds far more outstanding misses than L1.
                         _mm_prefetch::<_MM_HINT_T1>(p);
                     }
                 }
