@@ -330,8 +330,11 @@ pub struct BuildOptions {
     pub force_scalar: bool,
     /// The highest instruction set the lookups may use
     /// ([`Isa`](crate::simd::Isa)): a table takes the best path the CPU has at or below
-    /// it (AVX-512 → AVX2 → scalar). `None`: no cap. The environment can lower it further
-    /// (`LPMKIT_FORCE_ISA`, `LPMKIT_FORCE_SCALAR`; see [`crate::simd`]).
+    /// it (AVX-512 → AVX2 → scalar). `None`: no cap, each scheme's default path — which for
+    /// a few schemes is AVX2 on an AVX-512 CPU; `Some(Isa::Avx512)` asks for their AVX-512
+    /// kernels too ([`Avx512::when_asked`](crate::simd::Avx512::when_asked)). The
+    /// environment can lower it further (`LPMKIT_FORCE_ISA`, `LPMKIT_FORCE_SCALAR`; see
+    /// [`crate::simd`]).
     pub isa: Option<crate::simd::Isa>,
     /// Degree of SIMD parallelism (lanes looked up together) for schemes that have one,
     /// such as Spider's 1…16 ways; `None` takes the scheme's own default.

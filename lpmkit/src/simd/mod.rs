@@ -245,6 +245,18 @@ impl Avx512 {
         Self::detect()
     }
 
+    /// The token for a kernel that runs only when asked for: the ceiling is AVX-512 *given*
+    /// (`isa == Some(Isa::Avx512)`, scalar not forced), the environment allows it and the
+    /// CPU has it. Left to its default (`isa: None`), such a scheme runs its AVX2 kernel —
+    /// for schemes whose AVX-512 kernel is not the faster one on the CPUs it was measured
+    /// on, but is kept to be measured and checked on others.
+    pub fn when_asked(force_scalar: bool, isa: Option<Isa>) -> Option<Avx512> {
+        if force_scalar || isa != Some(Isa::Avx512) {
+            return None;
+        }
+        Self::within(Isa::Avx512)
+    }
+
     /// AVX2 is part of every AVX-512 CPU this token accepts.
     pub fn avx2(self) -> Avx2 {
         Avx2 { _private: () }
@@ -405,6 +417,14 @@ pub(crate) fn prefetch<T>(p: *const T) {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn kernels_that_run_when_asked_need_avx512_given() {
+        assert_eq!(Avx512::when_asked(false, None), None);
+        assert_eq!(Avx512::when_asked(false, Some(Isa::Avx2)), None);
+        assert_eq!(Avx512::when_asked(true, Some(Isa::Avx512)), None);
+        assert_eq!(Avx512::when_asked(false, Some(Isa::Avx512)), Avx512::new());
+    }
 
     #[test]
     fn levels_parse_order_and_cap() {
