@@ -78,9 +78,9 @@ pub struct TableArgs {
 
     /// For tables that list only prefixes: assign next hops deterministically from this many
     /// values (the rule keeps neighbouring prefixes' next hops correlated; see
-    /// `lpmkit::io::assigned_next_hop`). Range: 1 to 16777216.
+    /// `lpmkit::io::assigned_next_hop`). Range: 1 to 4294967295.
     #[arg(long = "assign-nexthops", value_name = "N", default_value_t = 200,
-          value_parser = bounds::int::<u32>(1, 1 << 24))]
+          value_parser = bounds::int::<u32>(1, u32::MAX as u64))]
     pub assign_nexthops: u32,
 
     /// MRT dumps: build the table from this peer's routes only (default: best path over all
@@ -99,8 +99,16 @@ pub struct TableArgs {
     /// Keep only this fraction of the table's routes, chosen at random with a fixed seed
     /// (the same fraction, the same routes): smaller tables cut from a real one, as the
     /// Bloomfwd paper's Fig. 5 (`--sample 0.0625` for 1/16). Range: 0 to 1.
-    #[arg(long, value_name = "FRACTION", value_parser = bounds::float(0.0, 1.0, false))]
+    #[arg(long, value_name = "FRACTION", value_parser = parse_fraction)]
     pub sample: Option<f64>,
+}
+
+/// A fraction 0..=1 (`--sample`; `nan` and the infinities are not).
+fn parse_fraction(s: &str) -> Result<f64, String> {
+    match s.trim().parse::<f64>() {
+        Ok(f) if (0.0..=1.0).contains(&f) => Ok(f),
+        _ => Err(format!("`{s}` is not a fraction between 0 and 1")),
+    }
 }
 
 /// The most routes `--routes` asks of the synthetic generator.

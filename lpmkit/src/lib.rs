@@ -104,3 +104,9 @@ pub struct ReadmeDoctests;
 #[doc = include_str!("../../docs/updates.md")]
 #[doc = include_str!("../../docs/bindings.md")]
 pub struct GuideDoctests;
+
+/// The router guide's examples (`docs/router.md`), compiled as doc tests (not run: they
+/// follow the machine's kernel routing table).
+#[cfg(all(doctest, feature = "netlink"))]
+#[doc = include_str!("../../docs/router.md")]
+pub struct RouterGuideDoctests;

@@ -113,25 +113,33 @@ pub trait Address:
     fn netmask(len: u8) -> Self;
     /// The host mask of a `/len` prefix: `BITS - len` trailing ones.
     fn hostmask(len: u8) -> Self;
+    #[doc(hidden)]
     /// Bit `i` counted from the most significant bit (`i < BITS`).
     fn bit(self, i: u8) -> bool;
+    #[doc(hidden)]
     /// `width` bits (`1..=32`) starting at bit `offset` from the most significant end,
     /// as the low bits of a `u32`. Bits past the end of the address read as zero.
     fn bits_at(self, offset: u8, width: u8) -> u32;
+    #[doc(hidden)]
     /// Number of leading bits `self` and `other` share.
     fn common_prefix_len(self, other: Self) -> u8;
+    #[doc(hidden)]
     /// `self & other`.
     fn and(self, other: Self) -> Self;
+    #[doc(hidden)]
     /// `self | other`.
     fn or(self, other: Self) -> Self;
     /// `self + 1`, or `None` on overflow.
     fn checked_inc(self) -> Option<Self>;
     /// `self - 1`, or `None` below zero.
     fn checked_dec(self) -> Option<Self>;
+    #[doc(hidden)]
     /// `self` with bit `i` (from the most significant end) set.
     fn with_bit(self, i: u8) -> Self;
+    #[doc(hidden)]
     /// `self << n` (`n < BITS`): stride walks shift the bits they consumed out.
     fn shl(self, n: u32) -> Self;
+    #[doc(hidden)]
     /// The first `n` bits (`n < 32`) as the low bits of a `u32` (0 for `n = 0`): the
     /// index of a direct-pointing table or of a stride at the top of a shifted address.
     fn top_bits(self, n: u32) -> u32;

@@ -61,7 +61,7 @@ impl<T> Drop for Shared<T> {
 /// [`apply`](Self::apply) applies changes to the `Rib`, then lets the scheme rebuild the
 /// touched parts beside the live ones and publish each with one atomic store; the parts
 /// no longer reachable are reused only after every reader has moved past them
-/// ([`epoch`](super::epoch): a grace period per `apply`, which the writer never waits
+/// (`sync::epoch`: a grace period per `apply`, which the writer never waits
 /// for). Readers ([`InPlaceReader`]) never lock and never wait.
 ///
 /// **What a lookup sees.** Each key's answer is the answer of the table before or after
@@ -467,7 +467,7 @@ impl<A: Address, W: InPlaceWriter<A>> InPlace<A, W> {
 
     /// Moves the epoch on and reuses every retired block and frees every replaced table
     /// that no reader can still hold — now, not at the writer's own pace (which waits
-    /// [`ADVANCE_INTERVAL`] between moves so that readers' epoch loads stay cached). Call
+    /// `ADVANCE_INTERVAL` between moves so that readers' epoch loads stay cached). Call
     /// it when updates pause, to give memory back.
     pub fn reclaim_now(&mut self) {
         let domain = Arc::clone(&self.shared.domain);

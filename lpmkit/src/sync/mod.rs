@@ -7,7 +7,7 @@
 //!   patched (DIR-24-8, Spider), as the Spider paper's §III-C describes. Changes go to the
 //!   [`Rib`]; after a *hold time* (or on demand) the scheme is rebuilt on the writer's
 //!   thread and replaces the old table with **one atomic pointer swap**. A [`Reader`]
-//!   pins the current table for one batch (an epoch announcement, [`epoch`]), so a batch
+//!   pins the current table for one batch (an epoch announcement, `epoch`), so a batch
 //!   sees the old table or the new one, never a mixture; the old table is freed once no
 //!   batch that began before the swap is still running. The full-table build time
 //!   is the update latency of this model, which is why build speed is a headline figure.
@@ -15,7 +15,7 @@
 //!   ([`InPlaceWriter`]: DXR, Poptrie, Luleå, SAIL, OBMA, MIHT, the Bloom-filter schemes).
 //!   One writer patches the live structure: each
 //!   touched part is rebuilt beside the live one and published with one atomic store;
-//!   what it replaced is reused only after a grace period ([`epoch`]); arrays never move
+//!   what it replaced is reused only after a grace period (`epoch`); arrays never move
 //!   under a reader. Each key sees the table before or after each change (per key, not
 //!   per batch). Memory is one instance plus what waits for its grace period. Schemes
 //!   whose lookup probes independent structures (the Bloom-filter schemes) opt into
@@ -54,7 +54,7 @@
 //! [`VALIDATED_READS`]: crate::fib::InPlaceWriter::VALIDATED_READS
 
 mod cell;
-pub mod epoch;
+pub(crate) mod epoch;
 #[cfg(any(test, feature = "test-hooks"))]
 #[doc(hidden)]
 pub mod hooks;

@@ -158,7 +158,8 @@ use core::sync::atomic::AtomicUsize;
 
 pub use config::{BloomConfig, Levels, Variant};
 pub use hash::HashKind;
-pub use stats::{BloomStats, LevelStats};
+pub(crate) use stats::BloomStats;
+#[doc(hidden)]
 pub use update::RetiredBlock;
 
 use crate::fib::{Fib, Implementation, Stats};
@@ -174,7 +175,7 @@ use hash::Hashing;
 use table::{Table, TableSpace};
 
 /// Bits of the IPv4 direct lookup array's index (§3.2: 2^20 entries).
-pub const DLA_BITS: u8 = 20;
+pub(crate) const DLA_BITS: u8 = 20;
 
 /// One level: the filter and table of the prefixes of lengths `lo..=len`, expanded to
 /// `len` (or the gate).
@@ -194,6 +195,7 @@ pub(crate) struct Level {
 /// What lookups read, for IPv4 (`u32`) or IPv6 (`u128`) addresses: the levels (longest
 /// first, the gate before them), the DLA or the default route, and the gate's ranges.
 /// Shared with reader threads while a [`BloomWriter`] patches it.
+#[doc(hidden)]
 pub struct BloomTable<A: Address> {
     name: &'static str,
     pub(crate) hashing: Hashing,
@@ -253,6 +255,7 @@ pub(crate) struct LevelWriter {
 
 /// The writer side of a [`BloomTable`]: configuration, counters, free space, figures.
 #[derive(Debug)]
+#[doc(hidden)]
 pub struct BloomWriter<A: Address> {
     pub(crate) config: BloomConfig,
     pub(crate) levels: Vec<LevelWriter>,
@@ -288,6 +291,7 @@ pub(crate) const NO_LEVEL: u8 = 0xff;
 pub type Bloom<A> = Patchable<A, BloomWriter<A>>;
 
 impl<A: Address> Bloom<A> {
+    #[doc(hidden)]
     /// Structure figures: per level its band, keys, filter bits, `k`, predicted and
     /// measured false-positive rate, table load; the DLA; update counters.
     pub fn bloom_stats(&self) -> BloomStats {

@@ -5,13 +5,16 @@
 //!   every multibit structure is built from, in one walk of the [`Rib`].
 //! * **The entry-width rule** ([`Width`], `narrowest`, `ByWidth`): the narrowest entry that
 //!   holds the table; a forced width that does not fit is a [`BuildError`].
+//! * **Bitmap ranks and population counts** ([`bits`]): the rank of a vector at a position,
+//!   the byte table software ranks read, SWAR byte compares.
 //! * **Memory for in-place updates** (`Arena`, `FreeSpace`): arrays that never move under a
 //!   reader, and the one free-space manager every incremental scheme allocates from; the
-//!   retire-then-reuse discipline that goes with them is [`crate::sync::epoch`].
+//!   retire-then-reuse discipline that goes with them is `sync::epoch`.
 //!
 //! Schemes build on this module, never on each other.
 
 mod arena;
+pub(crate) mod bits;
 pub(crate) mod ranges;
 mod width;
 

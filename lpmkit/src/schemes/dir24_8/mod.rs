@@ -22,9 +22,9 @@
 //!   fills first-table entries, a range boundary inside a block gives that block a group.
 //!   Adjacent prefixes with one next hop merge, so a more-specific route that does not
 //!   change the answer costs no group.
-//! * **Lookups.** [`Fib::lookup_batch`] works on blocks of [`BATCH`] keys: it prefetches
+//! * **Lookups.** [`Fib::lookup_batch`] works on blocks of `BATCH` keys: it prefetches
 //!   every first-table entry of the block, then every group line it needs, then resolves
-//!   (three passes, so the out-of-order core overlaps up to [`BATCH`] cache misses, like
+//!   (three passes, so the out-of-order core overlaps up to `BATCH` cache misses, like
 //!   DPDK's `dir24_8_lookup_bulk`). With AVX2 the first-table probe of eight keys is one
 //!   `vpgatherdd`, with AVX-512 of sixteen (as DPDK's `dir24_8_avx512.c`), the extended
 //!   lanes a mask that masks the gather into the groups; the scalar path is the twin.
@@ -40,7 +40,7 @@ mod avx2;
 #[cfg(target_arch = "x86_64")]
 mod avx512;
 
-pub use v6::{Dir24_8V6, BATCH_V6};
+pub use v6::Dir24_8V6;
 
 use crate::fib::{BuildError, Config, Fib, Implementation, Settings, StatValue, Stats};
 use crate::mem::TableBuf;
@@ -52,7 +52,7 @@ use crate::schemes::common::{with_width, ByWidth, Width, Word};
 use crate::simd::{prefetch, Avx2, Avx512};
 
 /// Keys per block in `lookup_batch`: the number of first-table misses kept in flight.
-pub const BATCH: usize = 32;
+pub(crate) const BATCH: usize = 32;
 
 /// Build options for [`Dir24_8`].
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
@@ -202,11 +202,13 @@ impl Dir24_8 {
         build::build(rib, config)
     }
 
+    #[doc(hidden)]
     /// The entry width chosen.
     pub fn entry_width(&self) -> Width {
         self.layout.width()
     }
 
+    #[doc(hidden)]
     /// Number of 256-entry groups in the second table.
     pub fn groups(&self) -> usize {
         self.groups

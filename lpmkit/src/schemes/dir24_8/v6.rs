@@ -18,7 +18,7 @@
 //!   inside it ([`Rib::for_each_range`], leaf pushing), so more-specific routes that do
 //!   not change the answer cost nothing.
 //! * **Lookups.** [`Fib::lookup`] is the loop above. [`Fib::lookup_batch`] takes blocks
-//!   of [`BATCH_V6`] keys: it reads every first-table entry, lists the lanes whose entry
+//!   of `BATCH_V6` keys: it reads every first-table entry, lists the lanes whose entry
 //!   is an extension (branch-free compaction), then in each round every listed lane reads
 //!   its next group entry and stays listed only if that is an extension again. The loads
 //!   of a round are independent, so the out-of-order core overlaps the lanes' cache
@@ -48,7 +48,7 @@ const MAX_GROUPS: u64 = 1 << 24;
 /// Largest value (next hop or group index) of a 16-bit entry.
 const NARROW_MAX: u64 = (1 << 15) - 1;
 /// Keys per interleaved block in `lookup_batch`.
-pub const BATCH_V6: usize = 64;
+pub(crate) const BATCH_V6: usize = 64;
 
 /// The two tables of one entry width.
 struct Tables6<E: Word> {
@@ -284,11 +284,13 @@ impl Dir24_8V6 {
         })
     }
 
+    #[doc(hidden)]
     /// Number of 256-entry groups.
     pub fn groups(&self) -> usize {
         self.groups
     }
 
+    #[doc(hidden)]
     /// The entry width chosen.
     pub fn entry_width(&self) -> Width {
         self.layout.width()

@@ -22,7 +22,7 @@
 //! * **Lookup (§3.3).** Index the lookup table by the top `k` bits; if the chunk is not
 //!   direct, binary-search its ranges for the last one starting at or below the key.
 //!   [`Fib::lookup`] does exactly that, with branch-free halving steps. [`Fib::lookup_batch`]
-//!   is software-pipelined over blocks of [`BATCH`] keys so that the out-of-order core
+//!   is software-pipelined over blocks of `BATCH` keys so that the out-of-order core
 //!   overlaps the cache misses of different keys: the lookup-table entries of a block are
 //!   prefetched a few blocks ahead; the next block's entries are read, its direct chunks
 //!   answered and the chunks it must search prefetched; and this block's searches run. The
@@ -55,10 +55,10 @@
 //! does exactly that when a table needs it, and reports it in [`DxrStats`]:
 //!
 //! * **positions**: chunks start on multiples of `2^s` words and the position field counts
-//!   units of `2^s` words (`s` ≤ [`MAX_POSITION_SHIFT`]);
+//!   units of `2^s` words (`s` ≤ `MAX_POSITION_SHIFT`);
 //! * **chunk sizes**: chunks are padded (with copies of their last entry, which leave the
 //!   search result unchanged) to multiples of `2^t` entries and the size field counts units
-//!   of `2^t` entries (`t` ≤ [`MAX_SIZE_SHIFT`]);
+//!   of `2^t` entries (`t` ≤ `MAX_SIZE_SHIFT`);
 //! * **entry split**: when no position shift lets the paper's 19-bit position field name
 //!   every chunk (many small chunks, each rounded up to the shift's unit — a large `k` on a
 //!   large table), the size field shrinks to what the largest chunk needs and the
@@ -118,28 +118,27 @@ use crate::scheme::Patchable;
 use crate::schemes::common::Arena;
 
 pub use update::ReplayReport;
+#[doc(hidden)]
 pub use writer::RetiredRange;
 
 /// Keys per block in `lookup_batch`: the number of lookups whose misses overlap.
-pub const BATCH: usize = 16;
+pub(crate) const BATCH: usize = 16;
 
 /// Smallest `k` (direct bits).
-pub const MIN_K: u8 = 16;
+pub(crate) const MIN_K: u8 = 16;
 /// Largest `k` (direct bits).
-pub const MAX_K: u8 = 24;
+pub(crate) const MAX_K: u8 = 24;
 
 /// Bits of the size field of a lookup-table entry.
-pub const SIZE_BITS: u32 = 12;
-/// Bits of the position field of a lookup-table entry (also the next hop of a direct one).
-pub const POSITION_BITS: u32 = 19;
+pub(crate) const SIZE_BITS: u32 = 12;
 /// Largest position shift `s` (chunks aligned to `2^s` words) the build widens to.
-pub const MAX_POSITION_SHIFT: u32 = 8;
+pub(crate) const MAX_POSITION_SHIFT: u32 = 8;
 /// Largest size shift `t` (chunks padded to `2^t` entries) the build widens to.
-pub const MAX_SIZE_SHIFT: u32 = 5;
+pub(crate) const MAX_SIZE_SHIFT: u32 = 5;
 /// Largest next hop of a long range entry (and of the descriptor table's local ids).
-pub const LONG_NEXT_HOP_MAX: u32 = 0xffff;
+pub(crate) const LONG_NEXT_HOP_MAX: u32 = 0xffff;
 /// Largest next hop of a short range entry.
-pub const SHORT_NEXT_HOP_MAX: u32 = 0xff;
+pub(crate) const SHORT_NEXT_HOP_MAX: u32 = 0xff;
 
 /// Most size-field bits a re-split entry keeps: a direct chunk's next hop (16 bits) must
 /// fit the position field.
@@ -147,7 +146,7 @@ const MAX_SIZE_BITS: u32 = 31 - 16;
 
 /// How the 32 bits of a lookup-table entry are split: a size field, a format bit, and a
 /// position field (which holds the next hop of a direct chunk). The paper's split is 12 /
-/// 1 / 19 ([`SIZE_BITS`], [`POSITION_BITS`]); a table whose chunks are small but many (a
+/// 1 / 19 ([`SIZE_BITS`] and 19 position bits); a table whose chunks are small but many (a
 /// large `k` on a large table) takes bits from the size field for the position field
 /// instead of refusing (see "Limits and widening").
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -269,6 +268,7 @@ impl DxrConfig {
         Self::with_k(20)
     }
 
+    #[doc(hidden)]
     /// Sets `k`.
     ///
     /// ```
@@ -419,6 +419,7 @@ impl Config for DxrConfig {
 
 /// What DXR lookups read — the lookup table, the range table, the next-hop table — shared
 /// with reader threads while a [`DxrWriter`] patches it.
+#[doc(hidden)]
 pub struct DxrTable {
     /// `k`.
     k: u32,
@@ -470,6 +471,7 @@ impl core::fmt::Debug for DxrTable {
 
 /// Structure figures of a [`Dxr`] (the paper's Table 1 and the layout chosen).
 #[derive(Clone, Debug, Default, PartialEq)]
+#[doc(hidden)]
 pub struct DxrStats {
     /// `k`.
     pub k: u32,
@@ -562,14 +564,16 @@ impl DxrStats {
 pub type Dxr = Patchable<Ipv4, DxrWriter>;
 
 /// The writer side of a [`DxrTable`]: configuration, next-hop codec, free space, counts.
-pub type DxrWriter = writer::Control;
+pub(crate) type DxrWriter = writer::Control;
 
 impl Dxr {
+    #[doc(hidden)]
     /// `k`.
     pub fn k(&self) -> u32 {
         self.table().k
     }
 
+    #[doc(hidden)]
     /// Structure figures (Table 1) and update counters.
     pub fn dxr_stats(&self) -> DxrStats {
         self.writer().dxr_stats(self.table())

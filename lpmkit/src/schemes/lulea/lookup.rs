@@ -4,6 +4,7 @@
 use super::build::{header_words, DENSE, SPARSE};
 use super::maptable::{entry, DIRECT_BASE};
 use super::Levels;
+use crate::schemes::common::bits::{count_le_scalar, count_le_swar};
 use crate::schemes::common::Word;
 use crate::simd::prefetch;
 
@@ -167,50 +168,6 @@ impl<P: Word> Levels<P> {
         for &i in &lanes[..m] {
             let i = i as usize;
             out[i] = self.chunk(self.dir(true, out[i] - lim), keys[i] & 255, swar);
-        }
-    }
-}
-
-/// Heads at or below `byte` among the eight (sorted, padded) head positions of a sparse
-/// chunk: eight byte compares done at once in one 64-bit word (SWAR). Each byte `h` is
-/// compared as `(byte | 0x100) - h` in a 9-bit lane emulated by splitting the word into
-/// its even and odd bytes, which leaves bit 8 set exactly when `h <= byte`.
-#[inline(always)]
-pub(crate) fn count_le_swar(heads: u64, byte: u32) -> u32 {
-    const EVEN: u64 = 0x00ff_00ff_00ff_00ff;
-    const ONES9: u64 = 0x0100_0100_0100_0100;
-    let k = (byte as u64) * 0x0001_0001_0001_0001;
-    let even = ((k | ONES9) - (heads & EVEN)) & ONES9;
-    let odd = ((k | ONES9) - ((heads >> 8) & EVEN)) & ONES9;
-    (even.count_ones()) + (odd.count_ones())
-}
-
-/// The scalar twin of [`count_le_swar`].
-#[inline(always)]
-pub(crate) fn count_le_scalar(heads: u64, byte: u32) -> u32 {
-    (0..8)
-        .map(|i| (((heads >> (8 * i)) & 0xff) as u32 <= byte) as u32)
-        .sum()
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-    use crate::rng::SplitMix64;
-
-    #[test]
-    fn swar_count_matches_scalar() {
-        let mut rng = SplitMix64::new(1);
-        for _ in 0..20_000 {
-            let mut h = [0u8; 8];
-            for b in h.iter_mut() {
-                *b = rng.below(256) as u8;
-            }
-            h.sort_unstable();
-            let heads = u64::from_le_bytes(h);
-            for byte in [0u32, 1, 127, 128, 254, 255, rng.below(256) as u32] {
-                assert_eq!(count_le_swar(heads, byte), count_le_scalar(heads, byte));
-            }
         }
     }
 }

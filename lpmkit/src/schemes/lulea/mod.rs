@@ -102,6 +102,7 @@ use crate::rib::Rib;
 use crate::scheme::Patchable;
 use crate::schemes::common::{check_next_hop, ms_since, with_width, Arena, ByWidth, Width, Word};
 
+#[doc(hidden)]
 pub use writer::{LuleaWriter, RetiredPart};
 
 /// Keys per stage block of `lookup_batch`.
@@ -165,6 +166,7 @@ impl<P: Word> Levels<P> {
 }
 
 /// What Lulea lookups read: shared with reader threads while a [`LuleaWriter`] patches it.
+#[doc(hidden)]
 pub struct LuleaTable {
     layout: ByWidth<Levels<u16>, Levels<u32>>,
     swar: bool,
@@ -188,6 +190,7 @@ impl LuleaTable {
         with_width!(&self.layout, t => t.mem.capacity())
     }
 
+    #[doc(hidden)]
     /// The pointer width in use.
     pub fn pointer_width(&self) -> Width {
         self.layout.width()
@@ -326,6 +329,7 @@ pub(crate) fn build_with(
 }
 
 impl Lulea {
+    #[doc(hidden)]
     /// The pointer width in use.
     pub fn pointer_width(&self) -> Width {
         self.table().pointer_width()

@@ -79,6 +79,7 @@ use crate::schemes::common::{Arena, FreeSpace};
 use bptree::{Tree, TreeSpace};
 use ptrie::PtNode;
 
+#[doc(hidden)]
 pub use update::RetiredNode;
 
 /// Build options for [`Miht`]: the key length `k` and the B+ tree order `m`.
@@ -128,6 +129,7 @@ impl MihtConfig {
 }
 
 /// What MIHT lookups read: the root word, the B+ tree and the priority-trie nodes.
+#[doc(hidden)]
 pub struct MihtTable<A: Address> {
     /// The root: B+ tree root (high 32 bits) and PT[−1] root (low 32 bits); the one word an
     /// update stores.
@@ -162,6 +164,7 @@ impl<A: Address> core::fmt::Debug for MihtTable<A> {
 
 /// The writer side of a [`MihtTable`]: free space, update counters.
 #[derive(Debug)]
+#[doc(hidden)]
 pub struct MihtWriter<A: Address> {
     config: MihtConfig,
     tree_space: TreeSpace,
@@ -200,6 +203,7 @@ impl Config for MihtConfig {
 
 /// Structure figures of a [`Miht`].
 #[derive(Clone, Debug, Default, PartialEq)]
+#[doc(hidden)]
 pub struct MihtStats {
     /// `k`.
     pub k: u8,
@@ -222,6 +226,7 @@ pub struct MihtStats {
 }
 
 impl<A: Address> Miht<A> {
+    #[doc(hidden)]
     /// Structure figures; also checks the B+ tree and priority-trie invariants.
     pub fn miht_stats(&self) -> Result<MihtStats, String> {
         update::stats(self.table())

@@ -16,16 +16,9 @@
 //!   entries — without the FPA or the trie.
 //! * **Lulea-style heads** (§III-A, Fig. 3), counted for Fig. 13.
 
-/// Entries of the paper's *Index Table*: the number of 1s of every 8-bit value.
-pub(crate) static INDEX_TABLE: [u8; 256] = {
-    let mut t = [0u8; 256];
-    let mut i = 0;
-    while i < 256 {
-        t[i] = (i as u32).count_ones() as u8;
-        i += 1;
-    }
-    t
-};
+use crate::schemes::common::bits::ones_through_msb8;
+/// The paper's *Index Table*: the number of 1s of every 8-bit value.
+pub(crate) use crate::schemes::common::bits::BYTE_ONES as INDEX_TABLE;
 
 /// Code words of a group of `n` elements.
 #[inline(always)]
@@ -111,9 +104,7 @@ pub(crate) fn group_words(n: usize, last_code_word: u32) -> usize {
 /// cluster's code word.
 #[inline(always)]
 pub(crate) fn entry_index(code_word: u32, i: usize) -> usize {
-    ((code_word >> 8) & 0xff) as usize
-        + INDEX_TABLE[((code_word & 0xff) >> (7 - (i & 7))) as usize] as usize
-        - 1
+    ((code_word >> 8) & 0xff) as usize + ones_through_msb8(code_word, i) as usize - 1
 }
 
 /// Whether (permuted) element `i` has a 1 in the overlay bitmap, given its cluster's code
@@ -231,20 +222,7 @@ pub(crate) fn with_range(n: usize, lo: usize, hi: usize, base: u32, v: u32, out:
 
 /// The number of 1s at positions `lo..hi` of an encoded group's bitmap (`cw`: reads its
 /// code word `c`).
-#[inline]
-pub(crate) fn ones_in(cw: impl Fn(usize) -> u32, lo: usize, hi: usize) -> usize {
-    let mut n = 0;
-    let mut q = lo;
-    while q < hi {
-        let c = q / 8;
-        let end = hi.min(c * 8 + 8);
-        // Bits q..end of cluster c, most significant first.
-        let mask = (0xffu32 >> (q & 7)) & !(0xffu32 >> (end - c * 8)) & 0xff;
-        n += (cw(c) & mask).count_ones() as usize;
-        q = end;
-    }
-    n
-}
+pub(crate) use crate::schemes::common::bits::ones_in_msb8 as ones_in;
 
 /// Lulea-style heads (§III-A, Fig. 3) of the window of `16` elements at `first` of a chunk
 /// of `2^s` elements: the leaves of the leaf-pushed trie inside the window. `internal[u]`

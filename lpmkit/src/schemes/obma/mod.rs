@@ -123,6 +123,7 @@ use crate::schemes::common::{ms_since, with_width, ByWidth, Width};
 
 pub use layout::{Geometry, Variant};
 use layout::{Layout, VB, VL, VS};
+#[doc(hidden)]
 pub use writer::{ObmaWriter, Retired};
 
 /// How chunks are cut into groups.
@@ -178,7 +179,7 @@ pub struct ObmaConfig {
 }
 
 /// The paper's adaptive grouping: `f0 = 32`, `β = 4`, decay every 2^20 updates.
-pub const ADAPTIVE: Grouping = Grouping::Adaptive {
+pub(crate) const ADAPTIVE: Grouping = Grouping::Adaptive {
     f0: 32,
     beta: 4,
     decay_updates: 1 << 20,
@@ -226,6 +227,7 @@ impl Default for ObmaConfig {
 }
 
 /// What OBMA lookups read: shared with reader threads while an [`ObmaWriter`] patches it.
+#[doc(hidden)]
 pub struct ObmaTable<A: Address> {
     layout: ByWidth<Layout<A, u16>, Layout<A, u32>>,
 }
@@ -246,11 +248,13 @@ impl<A: Address> ObmaTable<A> {
         with_width!(&self.layout, t => t.variant)
     }
 
+    #[doc(hidden)]
     /// The entry width in use.
     pub fn entry_width(&self) -> Width {
         self.layout.width()
     }
 
+    #[doc(hidden)]
     /// The slot capacity of the DPA's next-hop dictionary, if the table has one.
     pub fn dpa_dictionary(&self) -> Option<u32> {
         with_width!(&self.layout, t => t.dict.as_ref().map(|_| t.dpa_lim))
@@ -492,11 +496,13 @@ pub(crate) fn build_with<A: Address>(
 pub type Obma<A> = Patchable<A, ObmaWriter<A>>;
 
 impl<A: Address> Obma<A> {
+    #[doc(hidden)]
     /// The entry width in use.
     pub fn entry_width(&self) -> Width {
         self.table().entry_width()
     }
 
+    #[doc(hidden)]
     /// The slot capacity of the DPA's next-hop dictionary, if the table has one (16-bit
     /// tables whose next hops and layer-0 chunk ids do not fit one 16-bit space).
     pub fn dpa_dictionary(&self) -> Option<u32> {

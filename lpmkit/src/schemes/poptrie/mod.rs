@@ -163,11 +163,8 @@ impl Node {
     };
 }
 
-/// `popcnt(v & ((2 << idx) - 1))`: set bits at or below `idx`.
-#[inline(always)]
-fn popcnt_le(v: u64, idx: u32) -> u32 {
-    (v << (63 - idx)).count_ones()
-}
+// `popcnt(v & ((2 << idx) - 1))`: set bits at or below `idx`.
+use crate::schemes::common::bits::ones_through as popcnt_le;
 
 /// Stride extraction on addresses (`u32`, `u128`).
 pub(crate) trait Key: Address {
@@ -241,6 +238,7 @@ pub(crate) struct Space {
 
 /// A block of a trie's arrays retired by an update (reused after its grace period).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[doc(hidden)]
 pub struct RetiredBlock {
     /// True for the leaf array, false for the node array.
     leaves: bool,
@@ -313,6 +311,7 @@ impl Default for PoptrieConfig {
 
 /// What Poptrie lookups read, for `u32` (IPv4) or `u128` (IPv6) addresses: the table
 /// shared with reader threads while a [`PoptrieWriter`] patches it.
+#[doc(hidden)]
 pub struct PoptrieTable<A: Address> {
     layout: ByWidth<Trie<u16>, Trie<u32>>,
     /// The hardware population count, when the CPU has it and scalar code is not forced.
@@ -334,6 +333,7 @@ impl<A: Address> core::fmt::Debug for PoptrieTable<A> {
 }
 
 impl<A: Address> PoptrieTable<A> {
+    #[doc(hidden)]
     /// The leaf width in use.
     pub fn leaf_width(&self) -> Width {
         self.layout.width()
@@ -342,6 +342,7 @@ impl<A: Address> PoptrieTable<A> {
 
 /// The writer side of a [`PoptrieTable`]: free space, limits and update counters.
 #[derive(Debug)]
+#[doc(hidden)]
 pub struct PoptrieWriter<A: Address> {
     config: PoptrieConfig,
     space: Space,
@@ -360,6 +361,7 @@ pub struct PoptrieWriter<A: Address> {
 pub type Poptrie<A> = Patchable<A, PoptrieWriter<A>>;
 
 impl<A: Address> Poptrie<A> {
+    #[doc(hidden)]
     /// The leaf width in use.
     pub fn leaf_width(&self) -> Width {
         self.table().leaf_width()

@@ -57,7 +57,6 @@ mod entry;
 mod pivot;
 mod tables;
 
-pub use tables::{
-    SailBitmap, SailBitmapConfig, SailBitmapTable, SailBitmapWriter, SailL, SailLConfig,
-    SailLTable, SailLWriter,
-};
+pub use tables::{SailBitmap, SailBitmapConfig, SailL, SailLConfig};
+#[doc(hidden)]
+pub use tables::{SailBitmapTable, SailBitmapWriter, SailLTable, SailLWriter};

@@ -78,13 +78,13 @@
 //! * **Pipelining** ([`SpiderConfig::pipeline`], on by default). The paper's loop waits for
 //!   each level's gather before the next level's, so a 16-address iteration costs one
 //!   memory latency per level, and a gather that misses blocks the reorder buffer. The
-//!   AVX2 kernels instead keep [`IN_FLIGHT`] blocks of `ways` addresses at different
+//!   AVX2 kernels instead keep `IN_FLIGHT` blocks of `ways` addresses at different
 //!   depths and visit them in turn (asynchronous memory access chaining, Kocberber et al.,
 //!   VLDB 2015): a visit steps a block, and when the block's next level is *cold* — its
-//!   rows take more than [`CACHED_LEVEL_BYTES_V4`] (IPv4) or [`CACHED_LEVEL_BYTES_V6`] —
+//!   rows take more than `CACHED_LEVEL_BYTES_V4` (IPv4) or `CACHED_LEVEL_BYTES_V6` —
 //!   prefetches (into L2) the element every lane reads next and moves on; by the block's
 //!   next visit the data is there. Levels small enough to stay cached are stepped at once.
-//!   A table without cold levels interleaves [`INTERLEAVE`] blocks instead, level by
+//!   A table without cold levels interleaves `INTERLEAVE` blocks instead, level by
 //!   level and without prefetching, so that two blocks' gathers overlap. The lockstep blocks, End-of-Lookup
 //!   idling and loop fusion are the paper's; `pipeline: false` runs the paper's loop as it
 //!   is (one block at a time), and [`SpiderConfig::paper`] is the published `Spider16w`.
@@ -96,7 +96,7 @@
 //!   reloads; and `Compact16` accumulates the next hop with `or` instead of
 //!   `cmpeq32` + `blend32`, which is exact because elements are leaf-pushed (a lane meets
 //!   one non-zero next hop at most). `pipeline: false` keeps the paper's gathers.
-//! * **Lane refilling** ([`SpiderConfig::refill`]; default for IPv4, see [`REFILL_V4`]).
+//! * **Lane refilling** ([`SpiderConfig::refill`]; default for IPv4, see `REFILL_V4`).
 //!   In a lockstep block a lane that is finished keeps its gather and prefetch slots,
 //!   reading End-of-Lookup, while the other lanes of its block descend, and with uniform
 //!   IPv4 keys on a full table most lanes finish at the direct pointing table.
@@ -109,7 +109,7 @@
 //!   element when its level is cold; one pass per octet then gathers eight (sixteen)
 //!   pending lookups at a time, writes their next hops at their keys' own indices and
 //!   packs those that go on again (a level where under 1 in 16 lookups go on is passed
-//!   by a scalar loop instead, see [`SCALAR_PASS_INVERSE_SHARE`]). Every gathered lane is
+//!   by a scalar loop instead, see `SCALAR_PASS_INVERSE_SHARE`). Every gathered lane is
 //!   a live lookup, the prefetch
 //!   distance is a pass, and the octet extraction (and the IPv6 word reload) is the same
 //!   for every lane of a pass. It covers 8 and 16 ways; other degrees run the lockstep
@@ -117,7 +117,7 @@
 //!   cold (uniform IPv4 keys: lockstep blocks waste most of their lanes there); IPv6
 //!   matching keys descend four to six levels together, so lockstep lanes are rarely
 //!   idle and the refilling kernel's per-pass loads, packs and scattered stores cost
-//!   more than they save. Hence the per-family default ([`REFILL_V4`], [`REFILL_V6`]).
+//!   more than they save. Hence the per-family default (`REFILL_V4`, `REFILL_V6`).
 //! * **IPv6 word refill.** Algorithm 2 shifts the four loaded registers right by four bytes and
 //!   unpacks again; lpmkit keeps addresses in host order (`u128`), so the first 32 bits are
 //!   the *high* dword and the unpacks are `unpackhi`/`unpacklo` pairs. The refill re-reads
@@ -174,32 +174,32 @@ use codec::{Compact16, Paper32, Wide32};
 pub use codec::ElementLayout;
 
 /// Elements per row (one per value of an octet).
-pub const ROW: usize = 256;
+pub(crate) const ROW: usize = 256;
 /// Index of the first row of the direct pointing table (row 0 is End-of-Lookup).
-pub const DP_FIRST_ROW: usize = 1;
+pub(crate) const DP_FIRST_ROW: usize = 1;
 /// Rows of the direct pointing table (65,536 elements, the first 16 address bits).
-pub const DP_ROWS: usize = 256;
+pub(crate) const DP_ROWS: usize = 256;
 /// Index of the first stride row, after EoL and the direct pointing table.
-pub const FIRST_STRIDE_ROW: usize = DP_FIRST_ROW + DP_ROWS;
+pub(crate) const FIRST_STRIDE_ROW: usize = DP_FIRST_ROW + DP_ROWS;
 /// The most lanes looked up together (two fused 8-lane streams).
-pub const MAX_WAYS: usize = 16;
+pub(crate) const MAX_WAYS: usize = 16;
 /// Blocks of `ways` addresses the pipelined kernels keep in flight.
-pub const IN_FLIGHT: usize = 16;
+pub(crate) const IN_FLIGHT: usize = 16;
 /// Blocks of `ways` addresses the lockstep kernels interleave when every level of the
 /// table stays cached (no level is prefetched): each visit steps a block by one octet and
 /// moves on to the other, so two blocks' gathers are in flight at once. Three or four
 /// blocks do no better than two; with cold levels, [`IN_FLIGHT`] pipelining with
 /// prefetches is used instead.
-pub const INTERLEAVE: usize = 2;
+pub(crate) const INTERLEAVE: usize = 2;
 /// IPv4: the pipelined kernels prefetch the elements of a level only when its rows take
 /// more than this many bytes (smaller levels stay in L2 while they are in use, and a
 /// prefetch costs instructions).
-pub const CACHED_LEVEL_BYTES_V4: usize = 256 << 10;
+pub(crate) const CACHED_LEVEL_BYTES_V4: usize = 256 << 10;
 /// IPv6: as [`CACHED_LEVEL_BYTES_V4`]. An IPv6 lookup steps three or four levels, so a
 /// visit costs more and levels that stay in L3 are cheaper to read directly: levels of a
 /// few MiB are read without prefetching, larger ones (a full IPv6 table's deeper levels)
 /// are prefetched.
-pub const CACHED_LEVEL_BYTES_V6: usize = 3 << 20;
+pub(crate) const CACHED_LEVEL_BYTES_V6: usize = 3 << 20;
 
 /// The lane-refilling kernel steps the pending lookups of a level with a scalar loop,
 /// not gathers and left-packing, when fewer than 1/16 of the level's elements name a
@@ -207,13 +207,13 @@ pub const CACHED_LEVEL_BYTES_V6: usize = 3 << 20;
 /// branch is predicted more than 15 times in 16. On full IPv4 tables few third-octet
 /// lookups go on, and the scalar pass beats vector passes there; on a table where half of
 /// them go on, the vector pass is faster, and this rule keeps it.
-pub const SCALAR_PASS_INVERSE_SHARE: usize = 16;
+pub(crate) const SCALAR_PASS_INVERSE_SHARE: usize = 16;
 
 /// IPv4: whether [`SpiderConfig::refill`] `None` refills lanes (the faster kernel for
 /// uniform IPv4 keys, see the module docs).
-pub const REFILL_V4: bool = true;
+pub(crate) const REFILL_V4: bool = true;
 /// IPv6: as [`REFILL_V4`]; the lockstep kernel is faster on the paper's matching keys.
-pub const REFILL_V6: bool = false;
+pub(crate) const REFILL_V6: bool = false;
 
 /// Build options for [`Spider`].
 ///
@@ -238,14 +238,14 @@ pub struct SpiderConfig {
     pub isa: Option<crate::simd::Isa>,
     /// Force an element layout instead of the smallest that holds the table.
     pub layout: Option<ElementLayout>,
-    /// Keep [`IN_FLIGHT`] blocks of `ways` addresses in flight and prefetch the element each
+    /// Keep `IN_FLIGHT` blocks of `ways` addresses in flight and prefetch the element each
     /// lane reads next (see the module docs); `false` runs the paper's loop as it is, one
     /// block at a time. Only the AVX2 kernels pipeline.
     pub pipeline: bool,
     /// Lane refilling (see the module docs): with AVX2 and 8 or 16 ways, look keys up
     /// level by level, packing the lookups that go on into full vectors, instead of in
     /// lockstep blocks. `None` (the default) picks the faster kernel for the family:
-    /// refilling for IPv4 ([`REFILL_V4`]), lockstep blocks for IPv6 ([`REFILL_V6`]). Other
+    /// refilling for IPv4 (`REFILL_V4`), lockstep blocks for IPv6 (`REFILL_V6`). Other
     /// `ways`, and the scalar code, ignore it.
     pub refill: Option<bool>,
 }
@@ -539,38 +539,42 @@ impl<A: Address> Spider<A> {
         build::build(rib, config)
     }
 
+    #[doc(hidden)]
     /// The element layout in use.
     pub fn layout(&self) -> ElementLayout {
         self.table.layout()
     }
 
     /// Lanes looked up together.
-    pub fn ways(&self) -> usize {
+    pub(crate) fn ways(&self) -> usize {
         self.params.ways
     }
 
     /// Rows of the table: EoL, the 256 rows of the direct pointing table, and the stride
     /// rows.
-    pub fn rows(&self) -> usize {
+    pub(crate) fn rows(&self) -> usize {
         FIRST_STRIDE_ROW + self.stride_rows()
     }
 
     /// Stride rows (nodes of the aggregated trie below the direct pointing table).
-    pub fn stride_rows(&self) -> usize {
+    pub(crate) fn stride_rows(&self) -> usize {
         self.info.rows_per_level.iter().sum()
     }
 
+    #[doc(hidden)]
     /// Stride rows per level: index 0 holds the rows for the third octet, and so on.
     pub fn rows_per_level(&self) -> &[usize] {
         &self.info.rows_per_level
     }
 
+    #[doc(hidden)]
     /// Nodes below the direct pointing table of the multiway trie *before* route
     /// aggregation, per level (compare with [`rows_per_level`](Self::rows_per_level)).
     pub fn trie_nodes_per_level(&self) -> &[usize] {
         &self.info.trie_nodes_per_level
     }
 
+    #[doc(hidden)]
     /// Milliseconds the build took.
     pub fn build_ms(&self) -> f64 {
         self.info.build_ms
@@ -579,7 +583,7 @@ impl<A: Address> Spider<A> {
     /// How deep lookups of `keys` go: `h[n]` counts the keys whose lookup reads `n`
     /// elements after the direct pointing element (`h[0]`: answered by the first 16 bits;
     /// `h[1]`: one more element, from a row of the third octet; …). With the level sizes
-    /// ([`rows_per_level`](Self::rows_per_level)) and [`prefetched_octets`](Self::prefetched_octets)
+    /// ([`rows_per_level`](Self::rows_per_level)) and `prefetched_octets`
     /// it tells how many reads per lookup leave the cache, which bounds the lookup rate.
     ///
     /// ```
@@ -615,7 +619,7 @@ impl<A: Address> Spider<A> {
     /// The octets (numbered from 1, as in the `prefetched_octets` stat) whose rows the
     /// pipelined AVX2 kernels prefetch: those of levels too large to stay in cache
     /// ([`CACHED_LEVEL_BYTES_V4`], [`CACHED_LEVEL_BYTES_V6`]).
-    pub fn prefetched_octets(&self) -> Vec<usize> {
+    pub(crate) fn prefetched_octets(&self) -> Vec<usize> {
         (0..32)
             .filter(|o| self.params.cold_octets & (1 << o) != 0)
             .map(|o| o + 1)
