@@ -20,7 +20,7 @@ use std::time::Instant;
 use anyhow::Context;
 use clap::Args;
 use lpmkit::traffic::{self, Lcg, Pattern};
-use lpmkit::{Address, AnyTable, BuildOptions, Family, Fib, NextHop, Table};
+use lpmkit::{Address, AnyTable, Family, Fib, NextHop, Table};
 use serde::Serialize;
 
 use crate::bounds;
@@ -106,9 +106,15 @@ pub struct BenchArgs {
     #[arg(long)]
     jit: bool,
 
-    /// Use scalar lookup code even where the CPU has SIMD support.
-    #[arg(long)]
-    force_scalar: bool,
+    #[command(flatten)]
+    isa: input::IsaArgs,
+
+    /// Measure each scheme under each of these instruction-set ceilings (comma-separated:
+    /// avx512, avx2, scalar) in the same run, alternated with the others: a scheme appears
+    /// once per distinct code path it takes (the `code` column), so its AVX-512 and AVX2
+    /// kernels are compared on the same keys.
+    #[arg(long, value_name = "ISAS", value_delimiter = ',')]
+    isa_sweep: Vec<lpmkit::simd::Isa>,
 
     /// Seed of the keys (any 64-bit value).
     #[arg(long, default_value_t = 1)]
@@ -182,7 +188,8 @@ pub fn default_run() -> anyhow::Result<ExitCode> {
             ways: None,
             cycles: false,
             jit: false,
-            force_scalar: false,
+            isa: input::IsaArgs::default(),
+            isa_sweep: Vec::new(),
             seed: 1,
             json: None,
         };
@@ -363,7 +370,7 @@ fn bench<A: Address>(table: &Table<A>, args: &BenchArgs) -> anyhow::Result<Vec<R
     };
 
     outln!(
-        "# {} ({family}, {} routes), pattern {pattern}{}, {} keys, batch {}, median of {} runs; cpu: {}, avx2: {}",
+        "# {} ({family}, {} routes), pattern {pattern}{}, {} keys, batch {}, median of {} runs; cpu: {}, isa: {}",
         table.name,
         table.rib.len(),
         if args.jit { " (just-in-time LCG)" } else { "" },
@@ -371,7 +378,7 @@ fn bench<A: Address>(table: &Table<A>, args: &BenchArgs) -> anyhow::Result<Vec<R
         args.batch,
         args.runs,
         cpu_model(),
-        if lpmkit::simd::Avx2::new().is_some() { "yes" } else { "no" },
+        args.isa.describe(),
     );
     outln!(
         "{:<16} {:>6} {:>3} {:>9} {:>17} {:>11} {:>10} {:>8} {:>9}  check",
@@ -403,11 +410,25 @@ fn bench<A: Address>(table: &Table<A>, args: &BenchArgs) -> anyhow::Result<Vec<R
             Some(w) => w.iter().map(|&w| Some(w)).collect(),
             None => vec![None],
         };
-        for way in sweep {
-            let mut opts = args
-                .settings
-                .apply(info, BuildOptions::scalar(args.force_scalar));
+        let isas: Vec<Option<lpmkit::simd::Isa>> = if args.isa_sweep.is_empty() {
+            vec![args.isa.force_isa]
+        } else {
+            args.isa_sweep
+                .iter()
+                .map(|&i| Some(i.min(args.isa.ceiling())))
+                .collect()
+        };
+        let mut refused = false;
+        for (way, isa) in sweep
+            .iter()
+            .flat_map(|&w| isas.iter().map(move |&i| (w, i)))
+        {
+            if refused {
+                break;
+            }
+            let mut opts = args.settings.apply(info, args.isa.options());
             opts.ways = way;
+            opts.isa = isa;
             let pb = progress::spinner(format!("building {}", info.name));
             let t0 = Instant::now();
             let fib = info.build(&table.rib, &opts);
@@ -417,9 +438,18 @@ fn bench<A: Address>(table: &Table<A>, args: &BenchArgs) -> anyhow::Result<Vec<R
                 Ok(fib) => fib,
                 Err(e) => {
                     input::refused(info.name, &e);
-                    break;
+                    refused = true;
+                    continue;
                 }
             };
+            // A ceiling that gives a path already built for this scheme adds nothing.
+            if built.iter().any(|b| {
+                b.name == info.name
+                    && b.way == way
+                    && b.fib.implementation() == fib.implementation()
+            }) {
+                continue;
+            }
             // Schemes without a degree of parallelism are measured once in a sweep.
             let honours_ways = fib.stats().get("ways").is_some();
             if way.is_some() && !honours_ways && way != ways.as_ref().map(|w| w[0]) {

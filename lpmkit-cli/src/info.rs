@@ -13,7 +13,7 @@ use std::process::ExitCode;
 use std::time::Instant;
 
 use clap::Args;
-use lpmkit::{Address, AnyTable, BuildOptions, Table};
+use lpmkit::{Address, AnyTable, Table};
 use serde_json::{Map, Value};
 
 use crate::bounds;
@@ -37,9 +37,8 @@ pub struct InfoArgs {
     #[arg(long, short = 's', default_value = "all")]
     schemes: String,
 
-    /// Use scalar lookup code even where the CPU has SIMD support.
-    #[arg(long)]
-    force_scalar: bool,
+    #[command(flatten)]
+    isa: input::IsaArgs,
 
     /// Each scheme's lookup profile over this many keys of `bench`'s default pattern
     /// (`rnd`, uniform over the address space, for IPv4; `v6match` for IPv6): how lookups
@@ -140,9 +139,7 @@ fn info<A: Address>(table: &Table<A>, args: &InfoArgs) -> anyhow::Result<Vec<Rec
     let mut profiles = Vec::new();
     let mut records = Vec::new();
     for info in &schemes {
-        let opts = args
-            .settings
-            .apply(info, BuildOptions::scalar(args.force_scalar));
+        let opts = args.settings.apply(info, args.isa.options());
         let pb = progress::spinner(format!("building {}", info.name));
         let t0 = Instant::now();
         let built = info.build(rib, &opts);

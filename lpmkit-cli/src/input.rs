@@ -220,6 +220,49 @@ fn sample<A: lpmkit::Address>(rib: &mut lpmkit::Rib<A>, fraction: Option<f64>) -
     Some(n)
 }
 
+/// The instruction-set ceiling of the lookups: `--force-isa ISA`, `--force-scalar`.
+#[derive(Args, Clone, Debug, Default)]
+pub struct IsaArgs {
+    /// Use scalar lookup code even where the CPU has SIMD support (the same as
+    /// `--force-isa scalar`).
+    #[arg(long)]
+    pub force_scalar: bool,
+
+    /// The highest instruction set the lookups may use: `avx2` or `scalar` (`avx512`: no
+    /// cap, and the AVX-512 kernels that otherwise give way to AVX2 ones — dir24-8, sail-l,
+    /// bloomfwd, IPv6 spider16w — run too). Each table takes the best path the CPU has at or
+    /// below it (AVX-512, AVX2, scalar). The environment variable LPMKIT_FORCE_ISA sets a
+    /// ceiling for every command.
+    #[arg(long, value_name = "ISA")]
+    pub force_isa: Option<lpmkit::simd::Isa>,
+}
+
+impl IsaArgs {
+    /// Build options with this ceiling.
+    pub fn options(&self) -> lpmkit::BuildOptions {
+        let mut o = lpmkit::BuildOptions::scalar(self.force_scalar);
+        o.isa = self.force_isa;
+        o
+    }
+
+    /// The ceiling, with the environment's.
+    pub fn ceiling(&self) -> lpmkit::simd::Isa {
+        lpmkit::simd::Isa::ceiling(self.force_scalar, self.force_isa)
+    }
+
+    /// What the bench and info headers print: the best level the CPU has under the
+    /// ceiling, and the ceiling when it caps.
+    pub fn describe(&self) -> String {
+        let best = lpmkit::simd::Isa::best_supported();
+        let ceiling = self.ceiling();
+        if ceiling < best {
+            format!("{} (cpu has {best})", best.min(ceiling))
+        } else {
+            best.to_string()
+        }
+    }
+}
+
 /// Scheme settings from the command line: `--set KEY=VALUE`, repeatable.
 #[derive(Args, Clone, Debug, Default)]
 pub struct SettingsArgs {

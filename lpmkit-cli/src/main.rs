@@ -117,6 +117,10 @@ fn main() -> ExitCode {
     #[cfg(unix)]
     die_quietly_on_closed_pipe();
     let cli = Cli::parse();
+    if let Some(e) = lpmkit::simd::env_error() {
+        eprintln!("lpmkit: error: {e}");
+        return ExitCode::from(2);
+    }
     let result = match cli.command {
         None => bench::default_run(),
         Some(Command::Info(a)) => info::run(a),

@@ -3,7 +3,8 @@
 use std::process::ExitCode;
 
 use clap::Args;
-use lpmkit::{traffic, Address, AnyTable, BuildOptions, Fib, Implementation, NextHop, Table};
+use lpmkit::simd::Isa;
+use lpmkit::{traffic, Address, AnyTable, Fib, Implementation, NextHop, Table};
 
 use crate::bounds;
 use crate::input::{self, TableArgs};
@@ -40,6 +41,25 @@ pub struct VerifyArgs {
     /// Mismatches printed in full. Range: 0 to 1000000.
     #[arg(long, default_value_t = 10, value_parser = bounds::int::<usize>(0, 1_000_000))]
     show: usize,
+
+    /// Each scheme is checked on every code path the CPU has at or below this ceiling
+    /// (AVX-512, AVX2, scalar); the ceiling lowers the highest.
+    #[command(flatten)]
+    isa: input::IsaArgs,
+}
+
+/// The ceilings to verify every scheme under, highest first: each level the CPU has at or
+/// below `top` (a level the CPU lacks is noted on stderr as skipped).
+pub fn isa_paths(top: Isa) -> Vec<Isa> {
+    let mut paths = Vec::new();
+    for isa in Isa::ALL.into_iter().rev().filter(|&i| i <= top) {
+        if isa.supported() {
+            paths.push(isa);
+        } else {
+            eprintln!("note: this CPU has no {isa}; the {isa} code paths are not checked");
+        }
+    }
+    paths
 }
 
 pub fn run(args: VerifyArgs) -> anyhow::Result<ExitCode> {
@@ -132,13 +152,14 @@ fn verify<A: Address>(table: &Table<A>, args: &VerifyArgs) -> anyhow::Result<Exi
     let mut mismatches: Vec<Mismatch> = Vec::new();
     let mut total_mismatches = 0usize;
     let mut checked = Vec::new();
+    let paths = isa_paths(args.isa.ceiling());
     for info in &schemes {
-        let mut variants = vec![(BuildOptions::scalar(false), "")];
-        variants.push((BuildOptions::scalar(true), "scalar"));
-        let mut seen_scalar = false;
-        for (opts, label) in variants {
+        let mut seen: Vec<Implementation> = Vec::new();
+        for &isa in &paths {
+            let mut opts = args.isa.options();
+            opts.isa = Some(isa);
             let opts = args.settings.apply(info, opts);
-            let pb = progress::spinner(format!("building {}", info.name));
+            let pb = progress::spinner(format!("building {} ({isa} ceiling)", info.name));
             let fib = info.build(&table.rib, &opts);
             pb.finish_and_clear();
             let fib = match fib {
@@ -148,16 +169,12 @@ fn verify<A: Address>(table: &Table<A>, args: &VerifyArgs) -> anyhow::Result<Exi
                     break;
                 }
             };
-            let is_scalar = fib.implementation() == Implementation::Scalar;
-            if is_scalar && seen_scalar {
-                continue; // the scheme has no SIMD path (or the CPU lacks it): checked already
+            let path = fib.implementation();
+            if seen.contains(&path) {
+                continue; // this path was checked under a higher ceiling
             }
-            seen_scalar |= is_scalar;
-            let name = if label.is_empty() {
-                format!("{}[{}]", info.name, fib.implementation())
-            } else {
-                format!("{}[{label}]", info.name)
-            };
+            seen.push(path);
+            let name = format!("{}[{path}]", info.name);
             let pb = progress::bar(keys.len() as u64, format!("verifying {name}"));
             let n = check(&*fib, &keys, &want, &name, &mut mismatches, args.show, &pb);
             pb.finish_and_clear();

@@ -178,6 +178,8 @@ const NOT_NUMERIC: &[&str] = &[
     "baseline",
     "pattern",
     "ways",
+    "force-isa",
+    "isa-sweep",
     "json",
     "trace",
     "read-pcap",

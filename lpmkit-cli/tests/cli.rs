@@ -646,3 +646,86 @@ fn set_reaches_the_schemes_that_know_the_key() {
     assert_eq!(o.status.code(), Some(2));
     assert!(stderr(&o).contains("KEY=VALUE"), "{}", stderr(&o));
 }
+
+#[test]
+fn verify_checks_each_isa_path_and_force_isa_caps_it() {
+    let s = Scratch::new("isa");
+    let t = s.file("t.txt", TABLE);
+    let t = t.to_str().unwrap();
+    // Every path the CPU has, each named in the summary.
+    let o = lpmkit(&["verify", "-t", t, "-s", "spider16w,dir24-8", "-k", "5000"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let out = stdout(&o);
+    let summary = out.lines().find(|l| l.starts_with("verified ")).unwrap();
+    assert!(summary.contains("spider16w[scalar]"), "{summary}");
+    let have = |isa: &str| {
+        std::fs::read_to_string("/proc/cpuinfo")
+            .map(|c| c.contains(isa))
+            .unwrap_or(false)
+    };
+    if cfg!(target_arch = "x86_64") && have(" avx2") {
+        assert!(summary.contains("spider16w[avx2]"), "{summary}");
+    }
+    if cfg!(target_arch = "x86_64") && have(" avx512bw") && have(" avx512vl") {
+        assert!(summary.contains("spider16w[avx512]"), "{summary}");
+    } else {
+        assert!(stderr(&o).contains("no avx512"), "{}", stderr(&o));
+    }
+    // A ceiling: nothing above it runs.
+    let o = lpmkit(&[
+        "verify",
+        "-t",
+        t,
+        "-s",
+        "spider16w",
+        "-k",
+        "5000",
+        "--force-isa",
+        "scalar",
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let summary = stdout(&o);
+    assert!(
+        summary.contains("spider16w[scalar]: 0 mismatches")
+            || summary.contains("against spider16w[scalar]: 0"),
+        "{summary}"
+    );
+    assert!(!summary.contains("[avx"), "{summary}");
+    // bench prints the path it measured.
+    let o = lpmkit(&[
+        "bench",
+        "-t",
+        t,
+        "-s",
+        "spider16w",
+        "-k",
+        "4096",
+        "-r",
+        "1",
+        "--force-isa",
+        "scalar",
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(stdout(&o)
+        .lines()
+        .any(|l| l.starts_with("spider16w") && l.contains("scalar")));
+    // Bad values are errors that name what is accepted.
+    let o = lpmkit(&["bench", "-t", t, "--force-isa", "sse9"]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(
+        stderr(&o).contains("scalar, avx2, avx512"),
+        "{}",
+        stderr(&o)
+    );
+    let o = Command::new(env!("CARGO_BIN_EXE_lpmkit"))
+        .args(["verify", "-t", t, "-s", "d18r", "-k", "10"])
+        .env("LPMKIT_FORCE_ISA", "avx3")
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(2));
+    assert!(
+        stderr(&o).contains("LPMKIT_FORCE_ISA") && stderr(&o).contains("scalar, avx2, avx512"),
+        "{}",
+        stderr(&o)
+    );
+}

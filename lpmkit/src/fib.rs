@@ -24,6 +24,8 @@ pub enum Implementation {
     Scalar,
     /// AVX2 kernels (x86-64, detected at run time).
     Avx2,
+    /// AVX-512 kernels (x86-64 with AVX-512 F/BW/DQ/VL, detected at run time).
+    Avx512,
     /// Scalar code compiled for the hardware `popcnt` instruction (x86-64, detected at
     /// run time).
     Popcnt,
@@ -34,6 +36,7 @@ impl fmt::Display for Implementation {
         f.write_str(match self {
             Implementation::Scalar => "scalar",
             Implementation::Avx2 => "avx2",
+            Implementation::Avx512 => "avx512",
             Implementation::Popcnt => "popcnt",
         })
     }
@@ -322,8 +325,17 @@ pub(crate) fn patch_order<A: Address>(changes: &[Change<A>]) -> std::borrow::Cow
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 #[non_exhaustive]
 pub struct BuildOptions {
-    /// Use the scalar code path even if the CPU has SIMD support.
+    /// Use the scalar code path even if the CPU has SIMD support (the same as
+    /// `isa: Some(Isa::Scalar)`).
     pub force_scalar: bool,
+    /// The highest instruction set the lookups may use
+    /// ([`Isa`](crate::simd::Isa)): a table takes the best path the CPU has at or below
+    /// it (AVX-512 → AVX2 → scalar). `None`: no cap, each scheme's default path — which for
+    /// a few schemes is AVX2 on an AVX-512 CPU; `Some(Isa::Avx512)` asks for their AVX-512
+    /// kernels too ([`Avx512::when_asked`](crate::simd::Avx512::when_asked)). The
+    /// environment can lower it further (`LPMKIT_FORCE_ISA`, `LPMKIT_FORCE_SCALAR`; see
+    /// [`crate::simd`]).
+    pub isa: Option<crate::simd::Isa>,
     /// Degree of SIMD parallelism (lanes looked up together) for schemes that have one,
     /// such as Spider's 1…16 ways; `None` takes the scheme's own default.
     pub ways: Option<usize>,
@@ -439,6 +451,17 @@ impl<'a> Settings<'a> {
     /// True if scalar code is forced ([`BuildOptions::force_scalar`]).
     pub fn force_scalar(&self) -> bool {
         self.options.force_scalar
+    }
+
+    /// The instruction-set ceiling asked for: [`Isa::Scalar`](crate::simd::Isa::Scalar) when
+    /// scalar code is forced, else [`BuildOptions::isa`] (`None`: no cap beyond what the
+    /// environment sets).
+    pub fn isa(&self) -> Option<crate::simd::Isa> {
+        if self.options.force_scalar {
+            Some(crate::simd::Isa::Scalar)
+        } else {
+            self.options.isa
+        }
     }
 
     /// The SIMD degree of parallelism asked for ([`BuildOptions::ways`]).

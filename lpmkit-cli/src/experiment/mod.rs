@@ -324,6 +324,7 @@ fn machine() -> Value {
     serde_json::json!({
         "cpu": cpu,
         "avx2": lpmkit::simd::Avx2::detect().is_some(),
+        "avx512": lpmkit::simd::Avx512::detect().is_some(),
         "cores": cores,
         "kernel": kernel,
         "lpmkit_commit": commit,

@@ -373,7 +373,7 @@ fn measure<A: Address>(
                             w.step(batch, &mut *h, timed, None);
                         }
                         steps += 64;
-                        if steps % 1024 == 0 && t0.elapsed() >= dur {
+                        if steps.is_multiple_of(1024) && t0.elapsed() >= dur {
                             break;
                         }
                     }

@@ -129,7 +129,7 @@ pub fn replay<A: Address>(
             while i < changes.len() {
                 updater.apply(core::slice::from_ref(&changes[i]))?;
                 i += 1;
-                if (i - start) % 16 == 0 && Instant::now() >= until {
+                if (i - start).is_multiple_of(16) && Instant::now() >= until {
                     break;
                 }
             }

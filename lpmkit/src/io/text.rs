@@ -52,7 +52,7 @@ pub fn assigned_next_hop<A: Address>(prefix: Prefix<A>, n: u32) -> u32 {
     let hi = (a >> 64) as u64;
     let lo = a as u64;
     let h_prefix = mix64(mix64(hi ^ salt) ^ lo ^ ((prefix.len() as u64) << 56));
-    let v = if h_prefix % 4 == 0 {
+    let v = if h_prefix.is_multiple_of(4) {
         mix64(h_prefix)
     } else {
         h_block

@@ -286,12 +286,29 @@ pub(super) static FAMILIES: &[SchemeFamily] = &[
     SchemeFamily::new(
         "dpdk-fib",
         "DPDK 22.11 librte_fib; Gupta, Lin, McKeown, INFOCOM 1998",
-        &[Preset {
-            name: "dpdk-fib",
-            summary: "DPDK rte_fib DIR24_8 (IPv4) and rte_fib6 trie (IPv6), bulk lookup, linked (feature `dpdk`)",
-            settings: "",
-        }],
+        &[
+            Preset {
+                name: "dpdk-fib",
+                summary: "DPDK rte_fib DIR24_8 (IPv4) and rte_fib6 trie (IPv6), scalar bulk lookup, linked (feature `dpdk`)",
+                settings: "simd=scalar",
+            },
+            Preset {
+                name: "dpdk-fib-avx512",
+                summary: "dpdk-fib with DPDK's AVX-512 vector lookups (registered where the CPU has AVX-512)",
+                settings: "simd=avx512",
+            },
+        ],
     )
     .v4::<DpdkFib<Ipv4>>()
     .v6::<DpdkFib<Ipv6>>(),
 ];
+
+/// Whether a preset runs on this machine: one that fixes `simd=avx512` needs a CPU with
+/// AVX-512 (F, BW, DQ, VL), and is not registered elsewhere.
+pub(super) fn preset_runs_here(preset: &Preset) -> bool {
+    let avx512 = preset
+        .settings
+        .split(',')
+        .any(|kv| kv.trim().replace(' ', "") == "simd=avx512");
+    !avx512 || crate::simd::Avx512::detect().is_some()
+}

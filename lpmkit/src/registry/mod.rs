@@ -299,6 +299,7 @@ impl SchemeInfo {
             .with_settings(self.preset.settings)
             .expect("preset settings are key=value");
         o.force_scalar = options.force_scalar;
+        o.isa = options.isa;
         o.ways = options.ways;
         o.settings.extend(options.settings.iter().cloned());
         o
@@ -379,14 +380,18 @@ pub fn schemes() -> &'static [SchemeInfo] {
             .iter()
             .flat_map(|family| {
                 let incremental = family.in_place(Family::V4) || family.in_place(Family::V6);
-                family.presets.iter().map(move |preset| SchemeInfo {
-                    name: preset.name,
-                    summary: preset.summary,
-                    reference: family.reference,
-                    incremental,
-                    family,
-                    preset,
-                })
+                family
+                    .presets
+                    .iter()
+                    .filter(|p| families::preset_runs_here(p))
+                    .map(move |preset| SchemeInfo {
+                        name: preset.name,
+                        summary: preset.summary,
+                        reference: family.reference,
+                        incremental,
+                        family,
+                        preset,
+                    })
             })
             .collect()
     })

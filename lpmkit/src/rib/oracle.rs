@@ -472,7 +472,7 @@ mod tests {
         // Only the top 6 and bottom 2 bits vary much, so prefixes overlap often.
         let hi = A::from_u128((rng.next() as u128 & 0x3f) << (A::BITS - 6));
         let lo = A::from_u128(rng.next() as u128 & 3);
-        let mid = if rng.next() % 4 == 0 {
+        let mid = if rng.next().is_multiple_of(4) {
             A::from_u128(rng.next() as u128)
         } else {
             A::ZERO
@@ -486,7 +486,7 @@ mod tests {
         let mut golden = Golden::<A>::default();
         for step in 0..3000 {
             let p = random_prefix::<A>(&mut rng);
-            if rng.next() % 3 == 0 {
+            if rng.next().is_multiple_of(3) {
                 assert_eq!(rib.remove(&p), golden.remove(&p), "remove {p} at {step}");
             } else {
                 let h = nh(1 + (rng.next() % 5) as u32);

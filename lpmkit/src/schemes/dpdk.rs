@@ -26,10 +26,23 @@
 //!   which `rte_eal_init` pins to one core (benchmark threads would otherwise share it).
 //!   Initialisation takes a few seconds; its failure is a [`BuildError`].
 //!
-//! DPDK 22.11 has vector lookups for these tables only with AVX-512, and selects them only
-//! when the EAL's SIMD width allows 512 bits (by default it does not), so the lookups here
-//! are DPDK's scalar bulk code, as in the measurement; [`Fib::implementation`] says
-//! `scalar`.
+//! Each table runs one of DPDK's lookups, chosen with `rte_fib_select_lookup` /
+//! `rte_fib6_select_lookup` ([`DpdkConfig::lookup`]):
+//!
+//! * `dpdk-fib` runs DPDK's scalar bulk lookups (`RTE_FIB_LOOKUP_DIR24_8_SCALAR_MACRO`, what
+//!   `RTE_FIB_LOOKUP_DEFAULT` picks under DPDK's default SIMD width, and
+//!   `RTE_FIB6_LOOKUP_TRIE_SCALAR`); [`Fib::implementation`] says `scalar`.
+//! * `dpdk-fib-avx512` (registered where the CPU has AVX-512) runs DPDK's AVX-512 vector
+//!   lookups (`RTE_FIB_LOOKUP_DIR24_8_VECTOR_AVX512`, `RTE_FIB6_LOOKUP_TRIE_VECTOR_AVX512`;
+//!   Debian's `librte_fib` ships them). DPDK offers them only when the EAL's maximum SIMD
+//!   width is 512 bits, which it is not by default, so the first such table raises it
+//!   (`rte_vect_set_max_simd_bitwidth(RTE_VECT_SIMD_512)`, once per process; the scalar
+//!   tables name their lookup explicitly and are not affected). A library without the
+//!   vector lookups, or a CPU without AVX-512 F/DQ, is a [`BuildError`]; an ISA ceiling
+//!   below AVX-512 (`BuildOptions::isa`, `LPMKIT_FORCE_ISA`) gives the scalar lookup.
+//!
+//! So one run shows both of DPDK's lookups on the same keys, and a ratio can be taken
+//! against the faster one on each machine.
 
 use core::ffi::{c_char, c_int, c_uint, c_void};
 use core::mem::MaybeUninit;
@@ -49,6 +62,16 @@ pub const CHUNK: usize = 256;
 
 /// Registry name of the scheme.
 const NAME: &str = "dpdk-fib";
+/// Registry name of the scheme with DPDK's AVX-512 lookups.
+const NAME_AVX512: &str = "dpdk-fib-avx512";
+
+// `enum rte_fib_lookup_type` and `enum rte_fib6_lookup_type` (DPDK 22.11).
+const RTE_FIB_LOOKUP_DIR24_8_SCALAR_MACRO: c_int = 1;
+const RTE_FIB_LOOKUP_DIR24_8_VECTOR_AVX512: c_int = 4;
+const RTE_FIB6_LOOKUP_TRIE_SCALAR: c_int = 1;
+const RTE_FIB6_LOOKUP_TRIE_VECTOR_AVX512: c_int = 2;
+/// `RTE_VECT_SIMD_512` of `enum rte_vect_max_simd`.
+const RTE_VECT_SIMD_512: u16 = 512;
 
 // `enum rte_fib_type`, `enum rte_fib6_type`: the table kinds (DPDK 22.11 `rte_fib.h`,
 // `rte_fib6.h`).
@@ -81,12 +104,16 @@ const _: () = assert!(core::mem::size_of::<FibConf>() == 32);
 #[link(name = "rte_eal")]
 unsafe extern "C" {
     fn rte_eal_init(argc: c_int, argv: *mut *mut c_char) -> c_int;
+    fn rte_vect_set_max_simd_bitwidth(bitwidth: u16) -> c_int;
+    fn rte_vect_get_max_simd_bitwidth() -> u16;
 }
 
 #[link(name = "rte_fib")]
 unsafe extern "C" {
     fn rte_fib_create(name: *const c_char, socket_id: c_int, conf: *mut FibConf) -> *mut c_void;
     fn rte_fib_free(fib: *mut c_void);
+    fn rte_fib_select_lookup(fib: *mut c_void, kind: c_int) -> c_int;
+    fn rte_fib6_select_lookup(fib: *mut c_void, kind: c_int) -> c_int;
     fn rte_fib_add(fib: *mut c_void, ip: u32, depth: u8, next_hop: u64) -> c_int;
     fn rte_fib_lookup_bulk(fib: *mut c_void, ips: *mut u32, next_hops: *mut u64, n: c_int)
         -> c_int;
@@ -140,6 +167,27 @@ fn eal() -> Result<(), String> {
     .clone()
 }
 
+/// Raises the EAL's maximum SIMD width to 512 bits, once per process (DPDK selects its
+/// AVX-512 lookups only under it); the error says why it could not.
+fn allow_512_bit_simd() -> Result<(), String> {
+    static WIDTH: OnceLock<Result<(), String>> = OnceLock::new();
+    WIDTH
+        .get_or_init(|| {
+            // SAFETY: the EAL is initialised (the caller's `eal()`); the call only stores
+            // the width in the EAL's configuration, read when a lookup is selected.
+            let r = unsafe { rte_vect_set_max_simd_bitwidth(RTE_VECT_SIMD_512) };
+            // SAFETY: as above; a read of the configuration.
+            let now = unsafe { rte_vect_get_max_simd_bitwidth() };
+            if r != 0 || now < RTE_VECT_SIMD_512 {
+                return Err(format!(
+                    "rte_vect_set_max_simd_bitwidth(512) failed ({r}); the EAL's maximum SIMD width is {now} bits"
+                ));
+            }
+            Ok(())
+        })
+        .clone()
+}
+
 /// The calling thread's CPU affinity, to restore after `rte_eal_init` pins it.
 struct Affinity(libc::cpu_set_t);
 
@@ -174,6 +222,19 @@ fn error(reason: String) -> BuildError {
         scheme: NAME.to_string(),
         reason,
     }
+}
+
+/// Which of DPDK's bulk lookups a table runs.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub enum DpdkLookup {
+    /// The scalar lookups (`RTE_FIB_LOOKUP_DIR24_8_SCALAR_MACRO`,
+    /// `RTE_FIB6_LOOKUP_TRIE_SCALAR`).
+    #[default]
+    Scalar,
+    /// The AVX-512 vector lookups (`RTE_FIB_LOOKUP_DIR24_8_VECTOR_AVX512`,
+    /// `RTE_FIB6_LOOKUP_TRIE_VECTOR_AVX512`).
+    Avx512,
 }
 
 /// The smallest entry size (an index into [`ENTRY_BYTES`], which is also DPDK's enum
@@ -234,6 +295,7 @@ struct Handle {
     entry_bytes: usize,
     tbl8: u32,
     routes: usize,
+    lookup: DpdkLookup,
 }
 
 // SAFETY: after the build the table is only read (`*_lookup_bulk` takes no lock and writes
@@ -293,6 +355,7 @@ impl Handle {
             entry_bytes: ENTRY_BYTES[entry],
             tbl8,
             routes: rib.len(),
+            lookup: DpdkLookup::Scalar,
         };
         for (p, nh) in rib.iter() {
             let a = p.addr().to_u128();
@@ -316,9 +379,61 @@ impl Handle {
         Ok(handle)
     }
 
+    /// Selects the table's bulk lookup.
+    fn select(&mut self, lookup: DpdkLookup, v4: bool) -> Result<(), BuildError> {
+        let kind = match (lookup, v4) {
+            (DpdkLookup::Scalar, true) => RTE_FIB_LOOKUP_DIR24_8_SCALAR_MACRO,
+            (DpdkLookup::Scalar, false) => RTE_FIB6_LOOKUP_TRIE_SCALAR,
+            (DpdkLookup::Avx512, true) => RTE_FIB_LOOKUP_DIR24_8_VECTOR_AVX512,
+            (DpdkLookup::Avx512, false) => RTE_FIB6_LOOKUP_TRIE_VECTOR_AVX512,
+        };
+        if lookup == DpdkLookup::Avx512 {
+            allow_512_bit_simd().map_err(error_avx512)?;
+        }
+        // SAFETY: `fib` is a live table of the family; selecting stores a function pointer
+        // in it (no lookup runs yet: the table is not shared before the build returns).
+        let r = unsafe {
+            if v4 {
+                rte_fib_select_lookup(self.fib, kind)
+            } else {
+                rte_fib6_select_lookup(self.fib, kind)
+            }
+        };
+        if r != 0 {
+            let reason = format!(
+                "rte_fib{}_select_lookup({lookup:?}) failed ({r}): {}",
+                if v4 { "" } else { "6" },
+                if lookup == DpdkLookup::Avx512 {
+                    "the installed librte_fib has no AVX-512 lookup for this table, or the CPU lacks AVX-512 F/DQ"
+                } else {
+                    "DPDK refused its scalar lookup"
+                }
+            );
+            return Err(if lookup == DpdkLookup::Avx512 {
+                error_avx512(reason)
+            } else {
+                error(reason)
+            });
+        }
+        self.lookup = lookup;
+        Ok(())
+    }
+
     fn stats(&self, table: &str) -> Stats {
         Stats::new()
             .with("table", StatValue::Text(table.to_string()))
+            .with(
+                "lookup",
+                StatValue::Text(
+                    match (self.lookup, table.starts_with("rte_fib6")) {
+                        (DpdkLookup::Scalar, false) => "dir24_8 scalar macro",
+                        (DpdkLookup::Avx512, false) => "dir24_8 vector avx512",
+                        (DpdkLookup::Scalar, true) => "trie scalar",
+                        (DpdkLookup::Avx512, true) => "trie vector avx512",
+                    }
+                    .to_string(),
+                ),
+            )
             .with("routes", StatValue::Count(self.routes as u64))
             .with("tbl8_groups", StatValue::Count(self.tbl8 as u64))
             .with("entry_bytes", StatValue::Count(self.entry_bytes as u64))
@@ -328,14 +443,37 @@ impl Handle {
 /// DPDK `rte_fib` (IPv4, `DIR24_8`) or `rte_fib6` (IPv6, `TRIE`).
 pub struct DpdkFib<A: Address> {
     handle: Handle,
+    name: &'static str,
     _family: core::marker::PhantomData<fn(A) -> A>,
 }
 
-/// Build options for [`DpdkFib`]: none yet beyond DPDK's own choices (entry size and
-/// `tbl8` groups are sized from the table; the EAL's memory from `LPMKIT_DPDK_MEM_MB`).
+/// Build options for [`DpdkFib`]: the lookup to run; entry size and `tbl8` groups are
+/// sized from the table, the EAL's memory from `LPMKIT_DPDK_MEM_MB`.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 #[non_exhaustive]
-pub struct DpdkConfig {}
+pub struct DpdkConfig {
+    /// DPDK's scalar or AVX-512 bulk lookup.
+    pub lookup: DpdkLookup,
+    /// The highest instruction set the lookups may use (`None`: no cap): below
+    /// [`Isa::Avx512`](crate::simd::Isa::Avx512), [`DpdkLookup::Avx512`] runs the scalar
+    /// lookup instead (as every scheme's kernels do under a ceiling).
+    pub isa: Option<crate::simd::Isa>,
+}
+
+impl DpdkConfig {
+    /// The config running `lookup`, under the ceiling `isa`.
+    pub fn new(lookup: DpdkLookup, isa: Option<crate::simd::Isa>) -> Self {
+        DpdkConfig { lookup, isa }
+    }
+}
+
+/// An error of the AVX-512 preset.
+fn error_avx512(reason: String) -> BuildError {
+    BuildError::InvalidConfig {
+        scheme: NAME_AVX512.to_string(),
+        reason,
+    }
+}
 
 impl<A: Address> core::fmt::Debug for DpdkFib<A> {
     fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
@@ -346,10 +484,18 @@ impl<A: Address> core::fmt::Debug for DpdkFib<A> {
 }
 
 impl Config for DpdkConfig {
-    const SETTINGS: &'static [(&'static str, &'static str)] = &[];
+    const SETTINGS: &'static [(&'static str, &'static str)] = &[(
+        "simd",
+        "DPDK's lookup: scalar (default) or avx512 (its vector lookups, with the EAL's SIMD width raised to 512 bits)",
+    )];
 
-    fn from_settings<A: Address>(_: &Settings<'_>) -> Result<Self, BuildError> {
-        Ok(DpdkConfig {})
+    fn from_settings<A: Address>(s: &Settings<'_>) -> Result<Self, BuildError> {
+        let lookup = match s.text("simd").unwrap_or("scalar") {
+            "scalar" => DpdkLookup::Scalar,
+            "avx512" => DpdkLookup::Avx512,
+            v => return Err(s.invalid("simd", v, "scalar or avx512")),
+        };
+        Ok(DpdkConfig::new(lookup, s.isa()))
     }
 }
 
@@ -362,12 +508,33 @@ impl<A: DpdkAddress> Scheme<A> for DpdkFib<A> {
 }
 
 impl<A: Address> DpdkFib<A> {
-    /// Builds the DPDK table from `rib` (initialising DPDK's environment on first use).
-    pub fn build(rib: &Rib<A>, _config: &DpdkConfig) -> Result<Self, BuildError> {
+    /// Builds the DPDK table from `rib` (initialising DPDK's environment on first use) and
+    /// selects its lookup: [`DpdkConfig::lookup`], or the scalar one when the ISA ceiling
+    /// is below AVX-512.
+    pub fn build(rib: &Rib<A>, config: &DpdkConfig) -> Result<Self, BuildError> {
+        let mut handle = Handle::create(rib)?;
+        let lookup = match config.lookup {
+            DpdkLookup::Avx512
+                if crate::simd::Isa::ceiling(false, config.isa) < crate::simd::Isa::Avx512 =>
+            {
+                DpdkLookup::Scalar
+            }
+            l => l,
+        };
+        handle.select(lookup, A::BITS == 32)?;
         Ok(DpdkFib {
-            handle: Handle::create(rib)?,
+            handle,
+            name: match config.lookup {
+                DpdkLookup::Scalar => NAME,
+                DpdkLookup::Avx512 => NAME_AVX512,
+            },
             _family: core::marker::PhantomData,
         })
+    }
+
+    /// The lookup the table runs.
+    pub fn lookup_kind(&self) -> DpdkLookup {
+        self.handle.lookup
     }
 }
 
@@ -414,7 +581,7 @@ impl DpdkAddress for Ipv6 {
 
 impl<A: DpdkAddress> Fib<A> for DpdkFib<A> {
     fn name(&self) -> &str {
-        NAME
+        self.name
     }
 
     fn lookup(&self, addr: A) -> Option<NextHop> {
@@ -445,6 +612,13 @@ impl<A: DpdkAddress> Fib<A> for DpdkFib<A> {
     fn stats(&self) -> Stats {
         self.handle.stats(A::TABLE)
     }
+
+    fn implementation(&self) -> crate::fib::Implementation {
+        match self.handle.lookup {
+            DpdkLookup::Scalar => crate::fib::Implementation::Scalar,
+            DpdkLookup::Avx512 => crate::fib::Implementation::Avx512,
+        }
+    }
 }
 
 #[cfg(test)]
@@ -452,15 +626,41 @@ mod tests {
     use super::*;
     use crate::traffic;
 
+    /// Both of DPDK's lookups against the Rib (the AVX-512 one where the CPU has it).
     fn check<A: DpdkAddress>(rib: &Rib<A>, keys: &[A]) {
-        let fib = DpdkFib::build(rib, &DpdkConfig::default()).expect("DPDK builds");
-        let mut out = vec![0u32; keys.len()];
-        fib.lookup_batch(keys, &mut out);
-        for (&k, &o) in keys.iter().zip(&out) {
-            let want = NextHop::raw(rib.lookup(k));
-            assert_eq!(o, want, "key {k:?}");
-            assert_eq!(NextHop::raw(fib.lookup(k)), want, "key {k:?} (single)");
+        let mut lookups = vec![DpdkLookup::Scalar];
+        if crate::simd::Avx512::detect().is_some() {
+            lookups.push(DpdkLookup::Avx512);
+        } else {
+            eprintln!("note: no AVX-512 on this CPU; DPDK's AVX-512 lookups skipped");
         }
+        for lookup in lookups {
+            let fib = DpdkFib::build(rib, &DpdkConfig::new(lookup, None)).expect("DPDK builds");
+            if crate::simd::Isa::env_ceiling() == crate::simd::Isa::Avx512 {
+                assert_eq!(fib.lookup_kind(), lookup);
+            }
+            let mut out = vec![0u32; keys.len()];
+            fib.lookup_batch(keys, &mut out);
+            for (&k, &o) in keys.iter().zip(&out) {
+                let want = NextHop::raw(rib.lookup(k));
+                assert_eq!(o, want, "{lookup:?}: key {k:?}");
+                assert_eq!(
+                    NextHop::raw(fib.lookup(k)),
+                    want,
+                    "{lookup:?}: key {k:?} (single)"
+                );
+            }
+        }
+    }
+
+    #[test]
+    fn a_ceiling_below_avx512_selects_the_scalar_lookup() {
+        let rib = small::<Ipv4>(&[("10.0.0.0/8", 1)]);
+        let cfg = DpdkConfig::new(DpdkLookup::Avx512, Some(crate::simd::Isa::Avx2));
+        let fib = DpdkFib::build(&rib, &cfg).expect("DPDK builds");
+        assert_eq!(fib.lookup_kind(), DpdkLookup::Scalar);
+        assert_eq!(fib.name(), "dpdk-fib-avx512");
+        assert_eq!(fib.implementation(), crate::fib::Implementation::Scalar);
     }
 
     fn small<A: Address>(routes: &[(&str, u32)]) -> Rib<A>

@@ -1,22 +1,163 @@
 //! Run-time CPU-feature dispatch shared by the schemes.
 //!
-//! A scheme that has SIMD kernels asks for an [`Avx2`] token once, when it is built, and
-//! keeps it (or `None`) beside its tables; the kernels take the token as a parameter, so
-//! holding one is the proof that the CPU supports AVX2 (the habit of `memchr`'s
-//! `avx2::One::new`). Every kernel has a scalar twin that produces the same answers and is
-//! used when the token is absent: on other CPUs, on other architectures, and when the user
-//! forces scalar code with `LPMKIT_FORCE_SCALAR=1` (DPDK's "maximum SIMD width") or a
-//! scheme's own option.
+//! A scheme that has SIMD kernels asks for tokens once, when it is built, and keeps them
+//! (or `None`) beside its tables; the kernels take a token as a parameter, so holding one
+//! is the proof that the CPU supports the instructions (the habit of `memchr`'s
+//! `avx2::One::new`). The tokens are [`Avx512`] (AVX-512 F, BW, DQ and VL, what every
+//! AVX-512 kernel needs), the extensions a kernel may need on top of it ([`Vpopcntdq`],
+//! [`Bitalg`], [`Vbmi`]), [`Avx2`] and [`Popcnt`]. A table dispatches once: the best
+//! path the CPU has and the *ceiling* allows, AVX-512 → AVX2 → scalar.
+//!
+//! The ceiling ([`Isa`]) is the lowest of what the build options ask for
+//! (`BuildOptions::isa`, or scalar with `BuildOptions::force_scalar`) and what the
+//! environment asks for: `LPMKIT_FORCE_ISA=avx2|scalar` (DPDK's "maximum SIMD width"), or
+//! `LPMKIT_FORCE_SCALAR=1`. Every kernel has a scalar twin that produces the same answers
+//! and is used below its ceiling, on other CPUs and on other architectures.
 
+use core::fmt;
+use core::str::FromStr;
 use std::sync::OnceLock;
 
-/// True if the environment variable `LPMKIT_FORCE_SCALAR` is set to a non-empty value
-/// other than `0`. Read once per process.
-pub fn force_scalar_env() -> bool {
-    static FORCE: OnceLock<bool> = OnceLock::new();
-    *FORCE.get_or_init(|| {
-        std::env::var_os("LPMKIT_FORCE_SCALAR").is_some_and(|v| !v.is_empty() && v != "0")
+/// An instruction-set level the lookup kernels may use, lowest first: a *ceiling* lets a
+/// table use its level and every lower one.
+///
+/// ```
+/// use lpmkit::simd::Isa;
+/// assert!(Isa::Scalar < Isa::Avx2 && Isa::Avx2 < Isa::Avx512);
+/// assert_eq!("avx2".parse::<Isa>(), Ok(Isa::Avx2));
+/// assert_eq!(Isa::ceiling(true, Some(Isa::Avx512)), Isa::Scalar);
+/// ```
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum Isa {
+    /// Portable scalar code only (hardware `popcnt` excluded).
+    Scalar,
+    /// AVX2 kernels (and `popcnt`).
+    Avx2,
+    /// AVX-512 kernels (F, BW, DQ, VL; and the extensions a kernel names).
+    Avx512,
+}
+
+impl Isa {
+    /// Every level, lowest first.
+    pub const ALL: [Isa; 3] = [Isa::Scalar, Isa::Avx2, Isa::Avx512];
+
+    /// The name: `scalar`, `avx2` or `avx512`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Isa::Scalar => "scalar",
+            Isa::Avx2 => "avx2",
+            Isa::Avx512 => "avx512",
+        }
+    }
+
+    /// Whether this CPU can run the level's kernels (ignoring the environment).
+    pub fn supported(self) -> bool {
+        match self {
+            Isa::Scalar => true,
+            Isa::Avx2 => Avx2::detect().is_some(),
+            Isa::Avx512 => Avx512::detect().is_some(),
+        }
+    }
+
+    /// The highest level this CPU supports (ignoring the environment).
+    pub fn best_supported() -> Isa {
+        *Isa::ALL
+            .iter()
+            .rev()
+            .find(|i| i.supported())
+            .unwrap_or(&Isa::Scalar)
+    }
+
+    /// Every level this CPU supports, highest first: the ceilings under which a table can
+    /// run a different path (what the differential tests and `lpmkit verify` check).
+    pub fn supported_levels() -> Vec<Isa> {
+        Isa::ALL
+            .into_iter()
+            .rev()
+            .filter(|i| i.supported())
+            .collect()
+    }
+
+    /// The ceiling the environment sets: `LPMKIT_FORCE_SCALAR` (non-empty, not `0`) caps at
+    /// [`Isa::Scalar`], `LPMKIT_FORCE_ISA` at the level it names; unset, [`Isa::Avx512`]
+    /// (no cap). A value of `LPMKIT_FORCE_ISA` that names no level caps at `Scalar`, the
+    /// safe choice ([`env_error`] says why, for a tool to report). Read once per process.
+    pub fn env_ceiling() -> Isa {
+        env().0
+    }
+
+    /// The ceiling of a table: the lowest of `isa` (`None`: no cap), scalar if
+    /// `force_scalar`, and [`env_ceiling`](Self::env_ceiling).
+    pub fn ceiling(force_scalar: bool, isa: Option<Isa>) -> Isa {
+        let asked = if force_scalar {
+            Isa::Scalar
+        } else {
+            isa.unwrap_or(Isa::Avx512)
+        };
+        asked.min(Isa::env_ceiling())
+    }
+}
+
+impl fmt::Display for Isa {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+impl FromStr for Isa {
+    type Err = String;
+
+    /// `scalar`, `avx2` or `avx512` (case-insensitive).
+    fn from_str(s: &str) -> Result<Isa, String> {
+        Isa::ALL
+            .into_iter()
+            .find(|i| i.as_str().eq_ignore_ascii_case(s.trim()))
+            .ok_or_else(|| format!("{s:?} is not an instruction set (scalar, avx2, avx512)"))
+    }
+}
+
+/// The ceilings the unit tests build every table under: [`Isa::supported_levels`], with a
+/// note on stderr naming the levels this CPU cannot run (their kernels go unchecked).
+#[cfg(test)]
+pub(crate) fn test_levels() -> Vec<Isa> {
+    for isa in Isa::ALL.into_iter().filter(|i| !i.supported()) {
+        eprintln!("note: this CPU has no {isa}; the {isa} kernels are not checked");
+    }
+    Isa::supported_levels()
+}
+
+/// The environment's ceiling and, if `LPMKIT_FORCE_ISA` could not be read, why.
+fn env() -> &'static (Isa, Option<String>) {
+    static ENV: OnceLock<(Isa, Option<String>)> = OnceLock::new();
+    ENV.get_or_init(|| {
+        let scalar =
+            std::env::var_os("LPMKIT_FORCE_SCALAR").is_some_and(|v| !v.is_empty() && v != "0");
+        let (isa, error) = match std::env::var_os("LPMKIT_FORCE_ISA") {
+            None => (Isa::Avx512, None),
+            Some(v) if v.is_empty() => (Isa::Avx512, None),
+            Some(v) => match v.to_str().map(str::parse::<Isa>) {
+                Some(Ok(i)) => (i, None),
+                Some(Err(e)) => (Isa::Scalar, Some(format!("LPMKIT_FORCE_ISA: {e}"))),
+                None => (
+                    Isa::Scalar,
+                    Some(format!("LPMKIT_FORCE_ISA: {v:?} is not valid UTF-8")),
+                ),
+            },
+        };
+        (if scalar { Isa::Scalar } else { isa }, error)
     })
+}
+
+/// Why `LPMKIT_FORCE_ISA` could not be read (the lookups then run scalar code), if it
+/// could not.
+pub fn env_error() -> Option<&'static str> {
+    env().1.as_deref()
+}
+
+/// True if the environment caps the lookups at scalar code: `LPMKIT_FORCE_SCALAR` set to
+/// a non-empty value other than `0`, or `LPMKIT_FORCE_ISA=scalar`. Read once per process.
+pub fn force_scalar_env() -> bool {
+    Isa::env_ceiling() == Isa::Scalar
 }
 
 /// Proof that AVX2 instructions may be executed on this CPU.
@@ -26,15 +167,12 @@ pub struct Avx2 {
 }
 
 impl Avx2 {
-    /// The token, if the CPU has AVX2 and scalar code is not forced.
+    /// The token, if the CPU has AVX2 and the environment's ceiling allows it.
     pub fn new() -> Option<Avx2> {
-        if force_scalar_env() {
-            return None;
-        }
-        Self::detect()
+        Self::within(Isa::Avx512)
     }
 
-    /// The token if the CPU has AVX2, ignoring `LPMKIT_FORCE_SCALAR`.
+    /// The token if the CPU has AVX2, ignoring the environment.
     pub fn detect() -> Option<Avx2> {
         #[cfg(target_arch = "x86_64")]
         {
@@ -53,6 +191,149 @@ impl Avx2 {
             Self::new()
         }
     }
+
+    /// The token if the CPU has AVX2 and both `ceiling` and the environment allow it.
+    pub fn within(ceiling: Isa) -> Option<Avx2> {
+        if ceiling.min(Isa::env_ceiling()) < Isa::Avx2 {
+            return None;
+        }
+        Self::detect()
+    }
+}
+
+/// Proof that AVX-512 F, BW, DQ and VL instructions may be executed on this CPU (every
+/// x86-64 CPU with AVX-512 since Skylake-SP and Zen 4 has the four). Kernels that take it
+/// are compiled with `#[target_feature(enable = "avx512f,avx512bw,avx512dq,avx512vl")]`
+/// (AVX2 and everything below it come with them); extensions have tokens of their own,
+/// obtained from this one.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Avx512 {
+    _private: (),
+}
+
+impl Avx512 {
+    /// The token, if the CPU has AVX-512 F/BW/DQ/VL and the environment's ceiling allows it.
+    pub fn new() -> Option<Avx512> {
+        Self::within(Isa::Avx512)
+    }
+
+    /// The token if the CPU has AVX-512 F/BW/DQ/VL (and AVX2, POPCNT), ignoring the
+    /// environment.
+    pub fn detect() -> Option<Avx512> {
+        #[cfg(target_arch = "x86_64")]
+        {
+            use std::arch::is_x86_feature_detected as has;
+            if has!("avx512f")
+                && has!("avx512bw")
+                && has!("avx512dq")
+                && has!("avx512vl")
+                && has!("avx2")
+                && has!("popcnt")
+            {
+                return Some(Avx512 { _private: () });
+            }
+        }
+        None
+    }
+
+    /// The token if the CPU has AVX-512 F/BW/DQ/VL and both `ceiling` and the environment
+    /// allow it.
+    pub fn within(ceiling: Isa) -> Option<Avx512> {
+        if ceiling.min(Isa::env_ceiling()) < Isa::Avx512 {
+            return None;
+        }
+        Self::detect()
+    }
+
+    /// The token for a kernel that runs only when asked for: the ceiling is AVX-512 *given*
+    /// (`isa == Some(Isa::Avx512)`, scalar not forced), the environment allows it and the
+    /// CPU has it. Left to its default (`isa: None`), such a scheme runs its AVX2 kernel —
+    /// for schemes whose AVX-512 kernel is not the faster one on the CPUs it was measured
+    /// on, but is kept to be measured and checked on others.
+    pub fn when_asked(force_scalar: bool, isa: Option<Isa>) -> Option<Avx512> {
+        if force_scalar || isa != Some(Isa::Avx512) {
+            return None;
+        }
+        Self::within(Isa::Avx512)
+    }
+
+    /// AVX2 is part of every AVX-512 CPU this token accepts.
+    pub fn avx2(self) -> Avx2 {
+        Avx2 { _private: () }
+    }
+
+    /// The VPOPCNTDQ token, if the CPU has the extension.
+    pub fn vpopcntdq(self) -> Option<Vpopcntdq> {
+        #[cfg(target_arch = "x86_64")]
+        {
+            if std::arch::is_x86_feature_detected!("avx512vpopcntdq") {
+                return Some(Vpopcntdq { avx512: self });
+            }
+        }
+        None
+    }
+
+    /// The BITALG token, if the CPU has the extension.
+    pub fn bitalg(self) -> Option<Bitalg> {
+        #[cfg(target_arch = "x86_64")]
+        {
+            if std::arch::is_x86_feature_detected!("avx512bitalg") {
+                return Some(Bitalg { avx512: self });
+            }
+        }
+        None
+    }
+
+    /// The VBMI token, if the CPU has the extension.
+    pub fn vbmi(self) -> Option<Vbmi> {
+        #[cfg(target_arch = "x86_64")]
+        {
+            if std::arch::is_x86_feature_detected!("avx512vbmi") {
+                return Some(Vbmi { avx512: self });
+            }
+        }
+        None
+    }
+}
+
+/// Proof of AVX-512 VPOPCNTDQ (`vpopcntd`/`vpopcntq`: population counts of 32- and 64-bit
+/// lanes) on top of [`Avx512`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Vpopcntdq {
+    avx512: Avx512,
+}
+
+impl Vpopcntdq {
+    /// The base token it implies.
+    pub fn avx512(self) -> Avx512 {
+        self.avx512
+    }
+}
+
+/// Proof of AVX-512 BITALG (`vpopcntb`/`vpopcntw`, `vpshufbitqmb`) on top of [`Avx512`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Bitalg {
+    avx512: Avx512,
+}
+
+impl Bitalg {
+    /// The base token it implies.
+    pub fn avx512(self) -> Avx512 {
+        self.avx512
+    }
+}
+
+/// Proof of AVX-512 VBMI (`vpermb`, `vpermi2b`, `vpmultishiftqb`) on top of [`Avx512`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Vbmi {
+    avx512: Avx512,
+}
+
+impl Vbmi {
+    /// The base token it implies.
+    pub fn avx512(self) -> Avx512 {
+        self.avx512
+    }
 }
 
 /// Proof that the `popcnt` instruction may be executed on this CPU (Poptrie's and DXR's
@@ -65,13 +346,10 @@ pub struct Popcnt {
 impl Popcnt {
     /// The token, if the CPU has `popcnt` and scalar code is not forced.
     pub fn new() -> Option<Popcnt> {
-        if force_scalar_env() {
-            return None;
-        }
-        Self::detect()
+        Self::within(Isa::Avx512)
     }
 
-    /// The token if the CPU has `popcnt`, ignoring `LPMKIT_FORCE_SCALAR`.
+    /// The token if the CPU has `popcnt`, ignoring the environment.
     pub fn detect() -> Option<Popcnt> {
         #[cfg(target_arch = "x86_64")]
         {
@@ -89,6 +367,15 @@ impl Popcnt {
         } else {
             Self::new()
         }
+    }
+
+    /// The token if the CPU has `popcnt` and the ceiling (and the environment's) is above
+    /// scalar code.
+    pub fn within(ceiling: Isa) -> Option<Popcnt> {
+        if ceiling.min(Isa::env_ceiling()) == Isa::Scalar {
+            return None;
+        }
+        Self::detect()
     }
 }
 
@@ -125,4 +412,61 @@ pub(crate) fn prefetch<T>(p: *const T) {
     }
     #[cfg(not(target_arch = "x86_64"))]
     let _ = p;
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn kernels_that_run_when_asked_need_avx512_given() {
+        assert_eq!(Avx512::when_asked(false, None), None);
+        assert_eq!(Avx512::when_asked(false, Some(Isa::Avx2)), None);
+        assert_eq!(Avx512::when_asked(true, Some(Isa::Avx512)), None);
+        assert_eq!(Avx512::when_asked(false, Some(Isa::Avx512)), Avx512::new());
+    }
+
+    #[test]
+    fn levels_parse_order_and_cap() {
+        for isa in Isa::ALL {
+            assert_eq!(isa.as_str().parse::<Isa>(), Ok(isa));
+            assert_eq!(isa.to_string().to_uppercase().parse::<Isa>(), Ok(isa));
+        }
+        let err = "sse".parse::<Isa>().unwrap_err();
+        assert!(err.contains("scalar, avx2, avx512"), "{err}");
+        assert_eq!(Isa::ceiling(true, None), Isa::Scalar);
+        assert_eq!(
+            Isa::ceiling(false, Some(Isa::Avx2)),
+            Isa::Avx2.min(Isa::env_ceiling())
+        );
+        assert_eq!(Isa::ceiling(false, None), Isa::env_ceiling());
+        assert_eq!(Isa::supported_levels().last(), Some(&Isa::Scalar));
+        assert!(Isa::supported_levels().contains(&Isa::best_supported()));
+    }
+
+    #[test]
+    fn tokens_obey_the_ceiling() {
+        assert!(Avx2::within(Isa::Scalar).is_none());
+        assert!(Avx512::within(Isa::Avx2).is_none());
+        assert!(Popcnt::within(Isa::Scalar).is_none());
+        if Isa::env_ceiling() == Isa::Avx512 {
+            assert_eq!(
+                Avx512::within(Isa::Avx512).is_some(),
+                Isa::Avx512.supported()
+            );
+            assert_eq!(Avx2::within(Isa::Avx2).is_some(), Isa::Avx2.supported());
+            assert_eq!(Popcnt::within(Isa::Avx2), Popcnt::detect());
+        }
+        // An AVX-512 CPU has AVX2: the base token implies it.
+        if let Some(t) = Avx512::detect() {
+            assert!(Avx2::detect().is_some());
+            assert_eq!(t.avx2(), Avx2::detect().unwrap());
+            for ext in [
+                t.vpopcntdq().map(|e| e.avx512()),
+                t.bitalg().map(|e| e.avx512()),
+            ] {
+                assert!(ext.is_none_or(|e| e == t));
+            }
+        }
+    }
 }

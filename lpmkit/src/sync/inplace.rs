@@ -676,7 +676,7 @@ impl<A: Address, T: Fib<A>> InPlaceReader<A, T> {
                     break g;
                 }
                 failed += 1;
-                if failed % SPINS_BEFORE_YIELD == 0 {
+                if failed.is_multiple_of(SPINS_BEFORE_YIELD) {
                     std::thread::yield_now();
                 } else {
                     core::hint::spin_loop();

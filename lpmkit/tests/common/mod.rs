@@ -17,6 +17,27 @@ use lpmkit::io::{self, TableOptions};
 use lpmkit::{Address, AnyTable, Change, Fib, NextHop, NextHopTable, Prefix, Rib, Table};
 
 // ---------------------------------------------------------------------------------------
+// The code paths.
+
+/// The instruction-set ceilings every table is checked under: each level this CPU
+/// supports, highest first (AVX-512, AVX2, scalar). The levels it lacks are named on
+/// stderr: their kernels go unchecked on this machine.
+pub fn isa_levels() -> Vec<lpmkit::simd::Isa> {
+    use lpmkit::simd::Isa;
+    for isa in Isa::ALL.into_iter().filter(|i| !i.supported()) {
+        eprintln!("note: this CPU has no {isa}; the {isa} code paths are skipped");
+    }
+    Isa::supported_levels()
+}
+
+/// Build options with the ceiling `isa`.
+pub fn isa_options(isa: lpmkit::simd::Isa) -> lpmkit::BuildOptions {
+    let mut o = lpmkit::BuildOptions::default();
+    o.isa = Some(isa);
+    o
+}
+
+// ---------------------------------------------------------------------------------------
 // The real data.
 
 /// False if the environment variable `var` (a comma-separated list of scheme names) is

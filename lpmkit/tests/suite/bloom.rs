@@ -40,6 +40,10 @@ fn configs(v6: bool) -> Vec<(String, BloomConfig)> {
             "fwd scalar".into(),
             BloomConfig::bloomfwd().force_scalar(true),
         ),
+        (
+            "fwd avx2".into(),
+            BloomConfig::bloomfwd().isa(lpmkit::simd::Isa::Avx2),
+        ),
         ("fwd fpr 0.01".into(), BloomConfig::bloomfwd().fpr(0.01)),
         ("fwd fpr 0.6".into(), BloomConfig::bloomfwd().fpr(0.6)),
         (

@@ -57,13 +57,25 @@ fn check_all_k(rib: &Rib<Ipv4>, label: &str, extra: &[DxrConfig]) {
     }
     keys.extend(uniform::<u32>(1 << 20, 4));
     let want = common::reference(rib, &keys);
+    // Every k on the best path; the lower paths the CPU has on k = 16, 18, 24.
+    let lower: Vec<DxrConfig> = common::isa_levels()
+        .into_iter()
+        .skip(1)
+        .flat_map(|isa| [16, 18, 24].map(|k| DxrConfig::with_k(k).isa(isa)))
+        .collect();
     let configs = (16..=24)
         .map(DxrConfig::with_k)
+        .chain(lower)
         .chain(extra.iter().cloned());
     for cfg in configs {
         let d = Dxr::build(rib, &cfg).unwrap_or_else(|e| panic!("{label} {}: {e}", cfg.name()));
         d.check_invariants().unwrap();
-        compare(&d, &keys, &want, label);
+        compare(
+            &d,
+            &keys,
+            &want,
+            &format!("{label} [{}]", d.implementation()),
+        );
         let s = d.dxr_stats();
         eprintln!(
             "{label} {}: {} B ({:.2} B/prefix), {} full chunks, {} short + {} long ranges, \

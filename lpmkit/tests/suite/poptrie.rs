@@ -18,16 +18,14 @@ fn check_registry<A: Address>(rib: &Rib<A>, keys: &[A], label: &str) {
     for name in ["poptrie16", "poptrie18"] {
         let info = registry::find(name).unwrap();
         assert!(info.incremental);
-        for force_scalar in [false, true] {
-            let fib = info
-                .build(rib, &BuildOptions::scalar(force_scalar))
-                .unwrap();
+        for isa in common::isa_levels() {
+            let fib = info.build(rib, &common::isa_options(isa)).unwrap();
             assert_eq!(fib.name(), name);
             common::assert_lookups(
                 &*fib,
                 keys,
                 &want,
-                &format!("{label} {name} scalar={force_scalar}"),
+                &format!("{label} {name} {}", fib.implementation()),
             );
         }
     }
@@ -93,11 +91,12 @@ fn check_configs<A: Address>(rib: &Rib<A>, keys: &[A], label: &str) {
     let want = common::reference(rib, keys);
     for s in [0, 1, 6, 12, 16, 18, 24] {
         for leaf_width in [None, Some(Width::U32)] {
-            for force_scalar in [false, true] {
+            for isa in common::isa_levels() {
                 let cfg = PoptrieConfig {
                     direct_bits: s,
                     leaf_width,
-                    force_scalar,
+                    force_scalar: false,
+                    isa: Some(isa),
                 };
                 let fib = Poptrie::build(rib, &cfg).unwrap();
                 common::assert_lookups(&fib, keys, &want, &format!("{label} {cfg:?}"));

@@ -61,6 +61,14 @@ fn readme_table_lists_every_registered_scheme_with_its_families_and_update_model
         let row = readme.remove("dpdk-fib");
         assert!(row.is_some(), "the README's table has no `dpdk-fib` row");
     }
+    // `dpdk-fib-avx512` also needs a CPU with AVX-512.
+    if cfg!(not(feature = "dpdk")) || lpmkit::simd::Avx512::detect().is_none() {
+        let row = readme.remove("dpdk-fib-avx512");
+        assert!(
+            row.is_some(),
+            "the README's table has no `dpdk-fib-avx512` row"
+        );
+    }
     for info in registry::schemes() {
         let row = readme.remove(info.name).unwrap_or_else(|| {
             panic!(

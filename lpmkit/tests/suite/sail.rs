@@ -33,16 +33,16 @@ fn check<A: Address>(names: &[&str], rib: &Rib<A>, keys: &[A], label: &str, widt
     for name in names {
         let settings: &[&str] = if widths { &["", "width=32"] } else { &[""] };
         for s in settings {
-            // Both code paths: SAIL_L's AVX2 kernel (where the CPU has it) and its twin.
-            for scalar in [false, true] {
+            // Every code path: SAIL_L's SIMD kernels (where the CPU has them) and its twin.
+            for isa in common::isa_levels() {
                 let mut o = BuildOptions::default().with_settings(s).unwrap();
-                o.force_scalar = scalar;
+                o.isa = Some(isa);
                 let fib = registry::find(name).unwrap().build(rib, &o).unwrap();
                 compare(
                     &*fib,
                     keys,
                     &want,
-                    &format!("{label} {name} {s} scalar={scalar}"),
+                    &format!("{label} {name} {s} {}", fib.implementation()),
                 );
             }
         }

@@ -75,28 +75,33 @@ where
     );
     // Registry rows, all keys.
     for info in registry::schemes_for(A::FAMILY).filter(|s| s.name.starts_with("spider")) {
-        for force_scalar in [false, true] {
-            let fib = info
-                .build(rib, &BuildOptions::scalar(force_scalar))
-                .unwrap();
+        for isa in common::isa_levels() {
+            let fib = info.build(rib, &common::isa_options(isa)).unwrap();
             let what = format!("{name} {} {:?}", info.name, fib.implementation());
             assert_eq!(fib.name(), info.name);
             common::assert_lookups(fib.as_ref(), &boundary, &want_b, &what);
             common::assert_lookups(fib.as_ref(), &random, &want_r, &what);
         }
     }
-    // Every degree of parallelism, scalar and AVX2, pipelined or not, on a sample.
+    // Every degree of parallelism, every ISA path, pipelined or not, on a sample.
     let (keys, want) = (&random[..20_011], &want_r[..20_011]);
+    let mut shapes = Vec::new();
+    for isa in common::isa_levels() {
+        if isa == lpmkit::simd::Isa::Scalar {
+            shapes.push((isa, true, None));
+        } else {
+            shapes.extend([
+                (isa, true, Some(false)),
+                (isa, true, Some(true)),
+                (isa, false, Some(false)),
+            ]);
+        }
+    }
     for ways in 1..=16 {
-        for (force_scalar, pipeline, refill) in [
-            (false, true, Some(false)),
-            (false, true, Some(true)),
-            (false, false, Some(false)),
-            (true, true, None),
-        ] {
+        for &(isa, pipeline, refill) in &shapes {
             let cfg = SpiderConfig {
                 ways,
-                force_scalar,
+                isa: Some(isa),
                 pipeline,
                 refill,
                 ..SpiderConfig::w16()
@@ -344,17 +349,43 @@ fn more_synthetic_tables() {
 }
 
 #[test]
-fn avx2_is_used_when_present() {
+fn the_best_kernel_is_used_when_present() {
+    use lpmkit::simd::{Avx2, Avx512, Isa};
     let rib = synthetic::<Ipv4>(5, 100, 5);
+    // 16 ways: AVX-512 where the CPU has it, else AVX2, else scalar.
     let fib = Spider::build(&rib, &SpiderConfig::w16()).unwrap();
-    let expect = if lpmkit::simd::Avx2::new().is_some() {
+    let best = if Avx512::new().is_some() {
+        Implementation::Avx512
+    } else if Avx2::new().is_some() {
         Implementation::Avx2
     } else {
         Implementation::Scalar
     };
-    assert_eq!(fib.implementation(), expect);
+    assert_eq!(fib.implementation(), best);
+    // Under an AVX2 ceiling, and with 8 ways (which the AVX-512 kernels do not serve).
+    let avx2 = if Avx2::new().is_some() {
+        Implementation::Avx2
+    } else {
+        Implementation::Scalar
+    };
+    let capped = SpiderConfig {
+        isa: Some(Isa::Avx2),
+        ..SpiderConfig::w16()
+    };
+    assert_eq!(Spider::build(&rib, &capped).unwrap().implementation(), avx2);
+    let w8 = Spider::build(&rib, &SpiderConfig::w8()).unwrap();
+    assert_eq!(w8.implementation(), avx2);
     let w1 = Spider::build(&rib, &SpiderConfig::w1()).unwrap();
     assert_eq!(w1.implementation(), Implementation::Scalar);
+    // IPv6 runs its AVX-512 kernel only when asked for.
+    let rib6 = synthetic::<Ipv6>(5, 100, 5);
+    let v6 = Spider::build(&rib6, &SpiderConfig::w16()).unwrap();
+    assert_eq!(v6.implementation(), avx2);
+    let asked = SpiderConfig {
+        isa: Some(Isa::Avx512),
+        ..SpiderConfig::w16()
+    };
+    assert_eq!(Spider::build(&rib6, &asked).unwrap().implementation(), best);
 }
 
 #[test]

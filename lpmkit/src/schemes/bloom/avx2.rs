@@ -50,7 +50,7 @@ unsafe fn hash_blocks(
     h2: &mut [u32],
     t: &mut [u32],
 ) {
-    debug_assert!(keys.len() % 8 == 0 && h1.len() >= keys.len());
+    debug_assert!(keys.len().is_multiple_of(8) && h1.len() >= keys.len());
     debug_assert!(h2.len() >= keys.len() && t.len() >= keys.len());
     let second = hashing.k > 1;
     let reuse = hashing.reuses();
@@ -113,7 +113,7 @@ pub(crate) fn filter_mask(
 /// The CPU must support AVX2; the slices have the same length, a multiple of 8.
 #[target_feature(enable = "avx2")]
 unsafe fn filter_blocks(f: &Filter, h1: &[u32], h2: &[u32], mask: &mut [u16], level: usize) {
-    debug_assert!(h1.len() % 8 == 0 && h2.len() == h1.len() && mask.len() == h1.len());
+    debug_assert!(h1.len().is_multiple_of(8) && h2.len() == h1.len() && mask.len() == h1.len());
     let g = f.magic;
     let d = _mm256_set1_epi32(g.d as i32);
     let m = _mm256_set1_epi32(g.m as i32);

@@ -137,6 +137,9 @@ pub struct BloomConfig {
     pub threads: usize,
     /// Hash on the scalar path even if the CPU has AVX2.
     pub force_scalar: bool,
+    /// The highest instruction set the lookups may use (`None`: the best the CPU has);
+    /// see [`crate::simd::Isa`].
+    pub isa: Option<crate::simd::Isa>,
     /// The IPv6 level hint (`hint.rs`, beyond the paper): per /32, the levels above /32
     /// that hold a key under it, so that lookups skip the others' filters and
     /// false-positive probes (default: Bloomfwd only; no effect on IPv4).
@@ -176,6 +179,7 @@ impl BloomConfig {
             max_patch_keys: 1 << 16,
             threads: 1,
             force_scalar: false,
+            isa: None,
             level_hint: None,
             summary: None,
             summary_max: 1 << 18,
@@ -241,6 +245,12 @@ impl BloomConfig {
     /// ```
     pub fn summary(mut self, on: bool) -> Self {
         self.summary = Some(on);
+        self
+    }
+
+    /// Sets [`isa`](Self::isa), the instruction-set ceiling.
+    pub fn isa(mut self, isa: crate::simd::Isa) -> Self {
+        self.isa = Some(isa);
         self
     }
 
@@ -463,6 +473,7 @@ impl Config for BloomConfig {
         c.summary = s.get("summary")?;
         c.summary_max = s.get("summary_max")?.unwrap_or(c.summary_max);
         c.force_scalar = s.force_scalar();
+        c.isa = s.isa();
         Ok(c)
     }
 }

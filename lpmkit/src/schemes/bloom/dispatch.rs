@@ -1,13 +1,23 @@
-//! Hashing a batch of keys: the AVX2 kernel when the table holds the token, else its
-//! scalar twin ([`hash_keys_scalar`]).
+//! Which kernels a table's lookups run ([`Kernels`]), and hashing a batch of keys with
+//! them: the AVX-512 kernel, else the AVX2 kernel, else their scalar twin
+//! ([`hash_keys_scalar`]).
 
 use super::hash::{hash_keys_scalar, Hashing};
-use crate::simd::Avx2;
+use crate::simd::{Avx2, Avx512};
 
-/// [`hash_keys_scalar`], with AVX2 when `avx2` is given.
+/// The SIMD tokens a table holds (none: scalar code).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub(crate) struct Kernels {
+    /// AVX2 hashing and filter probes.
+    pub(crate) avx2: Option<Avx2>,
+    /// AVX-512 hashing and filter probes (16 lanes).
+    pub(crate) avx512: Option<Avx512>,
+}
+
+/// [`hash_keys_scalar`], with AVX-512 or AVX2 when `k` holds the token.
 #[inline]
 pub(crate) fn hash_keys(
-    avx2: Option<Avx2>,
+    k: Kernels,
     hashing: &Hashing,
     keys: &[u64],
     h1: &mut [u32],
@@ -15,10 +25,15 @@ pub(crate) fn hash_keys(
     t: &mut [u32],
 ) {
     #[cfg(target_arch = "x86_64")]
-    if let Some(token) = avx2 {
+    if let Some(token) = k.avx512 {
+        super::avx512::hash_keys(token, hashing, keys, h1, h2, t);
+        return;
+    }
+    #[cfg(target_arch = "x86_64")]
+    if let Some(token) = k.avx2 {
         super::avx2::hash_keys(token, hashing, keys, h1, h2, t);
         return;
     }
-    let _ = avx2;
+    let _ = k;
     hash_keys_scalar(hashing, keys, h1, h2, t)
 }

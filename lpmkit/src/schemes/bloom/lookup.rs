@@ -20,12 +20,11 @@ use core::mem::MaybeUninit;
 use std::sync::Mutex;
 
 use super::cpe::{key_bits, top_key};
-use super::dispatch::hash_keys;
+use super::dispatch::{hash_keys, Kernels};
 use super::gate;
 use super::hash::{crand, crand_seed, hash, HashKind};
 use super::{BloomTable, Level, DLA_BITS};
 use crate::prefix::Address;
-use crate::simd::Avx2;
 
 /// Keys per chunk of [`BloomTable::batch`].
 pub(crate) const CHUNK: usize = 64;
@@ -194,15 +193,15 @@ impl<A: Address> BloomTable<A> {
         self.bottom(top)
     }
 
-    /// Looks up `addrs` (`out[i]` = next hop id or 0), hashing with AVX2 if `avx2` is
+    /// Looks up `addrs` (`out[i]` = next hop id or 0), hashing with AVX-512 or AVX2 if `simd` holds the token
     /// given; `out` has the length of `addrs`.
-    pub(crate) fn batch(&self, addrs: &[A], out: &mut [u32], avx2: Option<Avx2>) {
+    pub(crate) fn batch(&self, addrs: &[A], out: &mut [u32], simd: Kernels) {
         if self.summary.is_some() {
             for (a, o) in addrs.chunks(FRONT).zip(out.chunks_mut(FRONT)) {
-                self.batch_summary(a, o, avx2);
+                self.batch_summary(a, o, simd);
             }
         } else {
-            self.batch_levels(addrs, out, avx2);
+            self.batch_levels(addrs, out, simd);
         }
     }
 
@@ -210,7 +209,7 @@ impl<A: Address> BloomTable<A> {
     /// read ([`AHEAD`] keys after its prefetch); a key whose line names no level is
     /// answered by it, the others go through the levels together
     /// ([`batch_levels`](Self::batch_levels), which reads their lines again, cached).
-    fn batch_summary(&self, addrs: &[A], out: &mut [u32], avx2: Option<Avx2>) {
+    fn batch_summary(&self, addrs: &[A], out: &mut [u32], simd: Kernels) {
         let n = addrs.len();
         debug_assert!(n <= FRONT && out.len() == n);
         let s = self.summary.as_ref().expect("a summary");
@@ -258,29 +257,29 @@ impl<A: Address> BloomTable<A> {
                 core::slice::from_raw_parts_mut(answers.as_mut_ptr().cast::<u32>(), ns),
             )
         };
-        self.batch_levels(keys, answers, avx2);
+        self.batch_levels(keys, answers, simd);
         for (&i, &v) in slow[..ns].iter().zip(answers.iter()) {
             out[i as usize] = v;
         }
     }
 
     /// [`batch`](Self::batch) through the levels (and the hint or summary, per key).
-    fn batch_levels(&self, addrs: &[A], out: &mut [u32], avx2: Option<Avx2>) {
+    fn batch_levels(&self, addrs: &[A], out: &mut [u32], simd: Kernels) {
         use super::pipeline::{GROUP, GROUP_FEW};
         if self.hashing.double_hashing {
             match self.levels.len() {
-                0..=2 => return self.batch_km::<{ 2 * GROUP_FEW }, GROUP_FEW>(addrs, out, avx2),
-                3..=8 => return self.batch_km::<{ 8 * GROUP }, GROUP>(addrs, out, avx2),
-                9..=16 => return self.batch_km::<{ 16 * GROUP }, GROUP>(addrs, out, avx2),
+                0..=2 => return self.batch_km::<{ 2 * GROUP_FEW }, GROUP_FEW>(addrs, out, simd),
+                3..=8 => return self.batch_km::<{ 8 * GROUP }, GROUP>(addrs, out, simd),
+                9..=16 => return self.batch_km::<{ 16 * GROUP }, GROUP>(addrs, out, simd),
                 _ => {}
             }
         }
         for (a, o) in addrs.chunks(CHUNK).zip(out.chunks_mut(CHUNK)) {
-            self.chunk(a, o, avx2);
+            self.chunk(a, o, simd);
         }
     }
 
-    fn chunk(&self, addrs: &[A], out: &mut [u32], avx2: Option<Avx2>) {
+    fn chunk(&self, addrs: &[A], out: &mut [u32], simd: Kernels) {
         let n = addrs.len();
         debug_assert!(n <= CHUNK && out.len() == n);
         let mut top = [0u64; CHUNK];
@@ -320,7 +319,7 @@ impl<A: Address> BloomTable<A> {
             }
             if km && level.len != hashed {
                 hash_keys(
-                    avx2,
+                    simd,
                     hs,
                     &keys[..na],
                     &mut h1[..na],
@@ -405,14 +404,14 @@ impl<A: Address> BloomTable<A> {
         assert!(out.len() >= addrs.len(), "output shorter than input");
         let out = &mut out[..addrs.len()];
         if threads <= 1 || addrs.len() <= BULK_CHUNK {
-            self.batch(addrs, out, self.avx2);
+            self.batch(addrs, out, self.kernels());
             return;
         }
         let work = Mutex::new(addrs.chunks(BULK_CHUNK).zip(out.chunks_mut(BULK_CHUNK)));
         let run = || loop {
             let next = work.lock().unwrap_or_else(|e| e.into_inner()).next();
             match next {
-                Some((a, o)) => self.batch(a, o, self.avx2),
+                Some((a, o)) => self.batch(a, o, self.kernels()),
                 None => break,
             }
         };

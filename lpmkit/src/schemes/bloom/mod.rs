@@ -136,6 +136,8 @@
 
 #[cfg(target_arch = "x86_64")]
 mod avx2;
+#[cfg(target_arch = "x86_64")]
+mod avx512;
 mod build;
 mod config;
 mod cpe;
@@ -166,7 +168,7 @@ use crate::prefix::Address;
 use crate::rib::Rib;
 use crate::scheme::Patchable;
 use crate::schemes::common::{Arena, FreeSpace};
-use crate::simd::Avx2;
+use crate::simd::{Avx2, Avx512};
 
 use filter::{Counters, Filter};
 use hash::Hashing;
@@ -210,6 +212,8 @@ pub struct BloomTable<A: Address> {
     /// The IPv6 /32 summary (`summary.rs`; replaces the hint when on).
     pub(crate) summary: Option<summary::Summary>,
     pub(crate) avx2: Option<Avx2>,
+    /// AVX-512 hashing and filter probes (16 lanes), where the CPU and the ceiling allow.
+    pub(crate) avx512: Option<Avx512>,
     /// Threads of [`Bloom::lookup_bulk`] for large `lookup_batch` calls (1: none).
     pub(crate) threads: usize,
     /// Block-arena tops per level and of the ranges (the last), for figures: set by the
@@ -309,7 +313,8 @@ impl<A: Address> Bloom<A> {
     #[doc(hidden)]
     pub fn lookup_batch_scalar(&self, addrs: &[A], out: &mut [u32]) {
         assert!(out.len() >= addrs.len(), "output shorter than input");
-        self.table().batch(addrs, &mut out[..addrs.len()], None);
+        self.table()
+            .batch(addrs, &mut out[..addrs.len()], dispatch::Kernels::default());
     }
 
     /// Checks that every level holds exactly the keys the `Rib` expands to, that every
@@ -362,6 +367,14 @@ pub fn dpcpe_plan<A: Address>(rib: &Rib<A>, n: usize, optimal: bool) -> DpcpePla
 }
 
 impl<A: Address> BloomTable<A> {
+    /// The SIMD kernels the lookups run.
+    pub(crate) fn kernels(&self) -> dispatch::Kernels {
+        dispatch::Kernels {
+            avx2: self.avx2,
+            avx512: self.avx512,
+        }
+    }
+
     /// Bytes lookups may touch.
     fn bytes(&self) -> usize {
         use core::sync::atomic::Ordering::Relaxed;
@@ -435,7 +448,7 @@ impl<A: Address> Fib<A> for BloomTable<A> {
         if self.threads > 1 && addrs.len() >= lookup::PARALLEL_MIN {
             self.lookup_bulk(addrs, out, self.threads);
         } else {
-            self.batch(addrs, out, self.avx2);
+            self.batch(addrs, out, self.kernels());
         }
     }
 
@@ -448,7 +461,9 @@ impl<A: Address> Fib<A> for BloomTable<A> {
     }
 
     fn implementation(&self) -> Implementation {
-        if self.avx2.is_some() {
+        if self.avx512.is_some() {
+            Implementation::Avx512
+        } else if self.avx2.is_some() {
             Implementation::Avx2
         } else {
             Implementation::Scalar

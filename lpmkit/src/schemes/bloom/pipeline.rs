@@ -25,12 +25,11 @@
 //!   the default route.
 
 use super::cpe::top_key;
-use super::dispatch::hash_keys;
+use super::dispatch::{hash_keys, Kernels};
 use super::filter::Filter;
 use super::hash::hash;
 use super::BloomTable;
 use crate::prefix::Address;
-use crate::simd::Avx2;
 
 /// Keys per group.
 pub(crate) const GROUP: usize = 32;
@@ -75,10 +74,10 @@ impl<const P: usize, const G: usize> Group<P, G> {
 }
 
 /// Sets bit `level` of `mask[i]` for each of the first `n` keys whose filter bits are all
-/// set (AVX2 if `avx2` is given).
+/// set (AVX-512 or AVX2 if `simd` holds the token).
 #[inline]
 fn filter_mask(
-    avx2: Option<Avx2>,
+    simd: Kernels,
     f: &Filter,
     h1: &[u32],
     h2: &[u32],
@@ -87,11 +86,16 @@ fn filter_mask(
     level: usize,
 ) {
     #[cfg(target_arch = "x86_64")]
-    if let Some(token) = avx2 {
+    if let Some(token) = simd.avx512 {
+        super::avx512::filter_mask(token, f, h1, h2, n, mask, level);
+        return;
+    }
+    #[cfg(target_arch = "x86_64")]
+    if let Some(token) = simd.avx2 {
         super::avx2::filter_mask(token, f, h1, h2, n, mask, level);
         return;
     }
-    let _ = avx2;
+    let _ = simd;
     for i in 0..n {
         mask[i] |= (f.contains_km_all(h1[i], h2[i]) as u16) << level;
     }
@@ -104,7 +108,7 @@ impl<A: Address> BloomTable<A> {
         &self,
         addrs: &[A],
         out: &mut [u32],
-        avx2: Option<Avx2>,
+        simd: Kernels,
     ) {
         debug_assert!(self.levels.len() * G <= P && self.levels.len() <= 16);
         let groups = addrs.len().div_ceil(G);
@@ -122,7 +126,7 @@ impl<A: Address> BloomTable<A> {
                 if self.summary.is_some() {
                     self.stage_a_sparse(g, base, &addrs[base..end]);
                 } else {
-                    self.stage_a(g, base, &addrs[base..end], avx2);
+                    self.stage_a(g, base, &addrs[base..end], simd);
                 }
             }
             if c >= 1 && c - 1 < groups {
@@ -159,7 +163,7 @@ impl<A: Address> BloomTable<A> {
         g: &mut Group<P, G>,
         base: usize,
         addrs: &[A],
-        avx2: Option<Avx2>,
+        simd: Kernels,
     ) {
         let n = addrs.len();
         let levels = &self.levels[..];
@@ -223,14 +227,14 @@ impl<A: Address> BloomTable<A> {
                     *k = g.top[i as usize] & level.mask;
                 }
                 hash_keys(
-                    avx2,
+                    simd,
                     hs,
                     &keys[..m],
                     &mut c1[..m],
                     &mut c2[..m],
                     &mut ct[..m],
                 );
-                filter_mask(avx2, &level.filter, &c1, &c2, m, &mut cm, 0);
+                filter_mask(simd, &level.filter, &c1, &c2, m, &mut cm, 0);
                 for j in 0..m {
                     let i = idx[j] as usize;
                     th[li][i] = ct[j];
@@ -245,7 +249,7 @@ impl<A: Address> BloomTable<A> {
                     *k = t & level.mask;
                 }
                 hash_keys(
-                    avx2,
+                    simd,
                     hs,
                     &keys[..n],
                     &mut h1[..n],
@@ -255,7 +259,7 @@ impl<A: Address> BloomTable<A> {
                 src[li] = li;
                 dense = Some((level.len, li));
             }
-            filter_mask(avx2, &level.filter, &h1, &h2, n, &mut mask, li);
+            filter_mask(simd, &level.filter, &h1, &h2, n, &mut mask, li);
         }
         let mut np = 0usize;
         if guided {

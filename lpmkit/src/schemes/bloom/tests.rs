@@ -53,6 +53,10 @@ fn configs() -> Vec<BloomConfig> {
         BloomConfig::baseline(),
         BloomConfig::bloomfwd(),
         BloomConfig::bloomfwd().force_scalar(true),
+        BloomConfig::bloomfwd().isa(crate::simd::Isa::Avx2),
+        BloomConfig::bloomfwd()
+            .isa(crate::simd::Isa::Avx2)
+            .summary(false),
         BloomConfig::bloomfwd().fpr(0.01),
         BloomConfig::bloomfwd().fpr(0.9),
         BloomConfig::bloomfwd().levels(Levels::Present),

@@ -173,7 +173,7 @@ impl<T: Zeroable> Arena<T> {
     #[inline(always)]
     pub(crate) unsafe fn atomic_u32(&self, i: usize, offset: usize) -> &AtomicU32 {
         debug_assert!(i < self.committed());
-        debug_assert!(offset % 4 == 0 && offset + 4 <= core::mem::size_of::<T>());
+        debug_assert!(offset.is_multiple_of(4) && offset + 4 <= core::mem::size_of::<T>());
         // SAFETY: the word lies inside committed element `i` and is 4-byte aligned
         // (caller); every concurrent access to a switch word is atomic (module docs).
         unsafe {

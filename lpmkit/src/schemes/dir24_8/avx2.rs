@@ -19,7 +19,7 @@ pub(super) fn lookup_batch<E: Word>(_token: Avx2, t: &Tables<E>, addrs: &[u32], 
 /// `out.len()`.
 #[target_feature(enable = "avx2")]
 unsafe fn lookup_blocks<E: Word>(t: &Tables<E>, addrs: &[u32], out: &mut [u32]) {
-    debug_assert!(addrs.len() % BATCH == 0 && out.len() >= addrs.len());
+    debug_assert!(addrs.len().is_multiple_of(BATCH) && out.len() >= addrs.len());
     let scale_narrow = E::WIDTH == crate::schemes::common::Width::U16;
     let tbl24 = t.tbl24.as_ptr() as *const i32;
     let tbl8 = t.tbl8.as_ptr() as *const i32;

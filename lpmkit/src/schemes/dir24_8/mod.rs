@@ -26,7 +26,8 @@
 //!   every first-table entry of the block, then every group line it needs, then resolves
 //!   (three passes, so the out-of-order core overlaps up to `BATCH` cache misses, like
 //!   DPDK's `dir24_8_lookup_bulk`). With AVX2 the first-table probe of eight keys is one
-//!   `vpgatherdd` (as DPDK's `dir24_8_avx512.c` does with 16); the scalar path is the twin.
+//!   `vpgatherdd`, with AVX-512 of sixteen (as DPDK's `dir24_8_avx512.c`), the extended
+//!   lanes a mask that masks the gather into the groups; the scalar path is the twin.
 //!
 //! DIR-24-8 is a batch-rebuild scheme: route changes go to the `Rib` and a new table is
 //! built and published (see [`crate::sync`]).
@@ -36,6 +37,8 @@ mod v6;
 
 #[cfg(target_arch = "x86_64")]
 mod avx2;
+#[cfg(target_arch = "x86_64")]
+mod avx512;
 
 pub use v6::Dir24_8V6;
 
@@ -46,7 +49,7 @@ use crate::prefix::{Address, Ipv4};
 use crate::rib::Rib;
 use crate::scheme::Scheme;
 use crate::schemes::common::{with_width, ByWidth, Width, Word};
-use crate::simd::{prefetch, Avx2};
+use crate::simd::{prefetch, Avx2, Avx512};
 
 /// Keys per block in `lookup_batch`: the number of first-table misses kept in flight.
 pub(crate) const BATCH: usize = 32;
@@ -64,6 +67,9 @@ pub struct Dir24_8Config {
     pub entry_width: Option<Width>,
     /// Use the scalar lookup path even if the CPU has AVX2.
     pub force_scalar: bool,
+    /// The highest instruction set the lookups may use (`None`: the best the CPU has);
+    /// see [`crate::simd::Isa`].
+    pub isa: Option<crate::simd::Isa>,
 }
 
 impl Config for Dir24_8Config {
@@ -76,6 +82,7 @@ impl Config for Dir24_8Config {
         Ok(Dir24_8Config {
             entry_width: s.width("width")?,
             force_scalar: s.force_scalar(),
+            isa: s.isa(),
         })
     }
 }
@@ -172,6 +179,7 @@ impl<E: Word> Tables<E> {
 pub struct Dir24_8 {
     layout: ByWidth<Tables<u16>, Tables<u32>>,
     avx2: Option<Avx2>,
+    avx512: Option<Avx512>,
     groups: usize,
     direct_entries: usize,
     build_ms: f64,
@@ -221,6 +229,11 @@ impl Fib<Ipv4> for Dir24_8 {
         assert!(out.len() >= addrs.len(), "output shorter than input");
         let out = &mut out[..addrs.len()];
         #[cfg(target_arch = "x86_64")]
+        if let Some(token) = self.avx512 {
+            with_width!(&self.layout, t => avx512::lookup_batch(token, t, addrs, out));
+            return;
+        }
+        #[cfg(target_arch = "x86_64")]
         if let Some(token) = self.avx2 {
             with_width!(&self.layout, t => avx2::lookup_batch(token, t, addrs, out));
             return;
@@ -247,7 +260,9 @@ impl Fib<Ipv4> for Dir24_8 {
     }
 
     fn implementation(&self) -> Implementation {
-        if self.avx2.is_some() {
+        if self.avx512.is_some() {
+            Implementation::Avx512
+        } else if self.avx2.is_some() {
             Implementation::Avx2
         } else {
             Implementation::Scalar
@@ -297,13 +312,14 @@ mod tests {
             ("0.0.0.0/32", 7),
             ("192.168.0.0/16", 1),
         ]);
-        for force_scalar in [false, true] {
+        for isa in crate::simd::test_levels() {
             for w in [None, Some(Width::U16), Some(Width::U32)] {
                 let t = check(
                     &r,
                     &Dir24_8Config {
                         entry_width: w,
-                        force_scalar,
+                        force_scalar: false,
+                        isa: Some(isa),
                     },
                 );
                 assert_eq!(t.groups(), 3);

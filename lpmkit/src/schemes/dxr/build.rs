@@ -197,9 +197,14 @@ pub(super) fn build_with(
         name: config.name(),
         #[cfg(target_arch = "x86_64")]
         avx2: super::avx2::Token::new(
-            crate::simd::Avx2::unless(config.force_scalar),
-            crate::simd::Popcnt::unless(config.force_scalar),
+            crate::simd::Avx2::within(crate::simd::Isa::ceiling(config.force_scalar, config.isa)),
+            crate::simd::Popcnt::within(crate::simd::Isa::ceiling(config.force_scalar, config.isa)),
         ),
+        #[cfg(target_arch = "x86_64")]
+        avx512: crate::simd::Avx512::within(crate::simd::Isa::ceiling(
+            config.force_scalar,
+            config.isa,
+        )),
     };
     let mut ctl = Control::new(config.clone(), codec, FreeSpace::new(end), counts);
     ctl.build_ms = ms_since(t0);

@@ -186,7 +186,7 @@ impl DxrTable {
             word(pos + i)
         } else {
             let w = word(pos + i / 2);
-            if i % 2 == 0 {
+            if i.is_multiple_of(2) {
                 w & 0xffff
             } else {
                 w >> 16

@@ -100,6 +100,8 @@
 
 #[cfg(target_arch = "x86_64")]
 mod avx2;
+#[cfg(target_arch = "x86_64")]
+mod avx512;
 mod build;
 mod codec;
 mod layout;
@@ -221,6 +223,9 @@ pub struct DxrConfig {
     /// Use the scalar lookup path even if the CPU has AVX2 (the AVX2 path finishes each
     /// search with one 64-byte window compare; see `avx2.rs`).
     pub force_scalar: bool,
+    /// The highest instruction set the lookups may use (`None`: the best the CPU has);
+    /// see [`crate::simd::Isa`].
+    pub isa: Option<crate::simd::Isa>,
 }
 
 impl Default for DxrConfig {
@@ -244,6 +249,7 @@ impl DxrConfig {
             compact_threshold: 0.25,
             full_rebuild_share: 0.25,
             force_scalar: false,
+            isa: None,
         }
     }
 
@@ -315,6 +321,12 @@ impl DxrConfig {
     /// ```
     pub fn full_rebuild_share(mut self, share: f64) -> Self {
         self.full_rebuild_share = share;
+        self
+    }
+
+    /// Sets [`isa`](Self::isa), the instruction-set ceiling.
+    pub fn isa(mut self, isa: crate::simd::Isa) -> Self {
+        self.isa = Some(isa);
         self
     }
 
@@ -399,6 +411,7 @@ impl Config for DxrConfig {
             compact_threshold: s.get("compact_threshold")?.unwrap_or(d.compact_threshold),
             full_rebuild_share: s.get("full_rebuild_share")?.unwrap_or(d.full_rebuild_share),
             force_scalar: s.force_scalar(),
+            isa: s.isa(),
             ..d
         })
     }
@@ -434,6 +447,9 @@ pub struct DxrTable {
     /// The AVX2 stage 3 of `lookup_batch`, when the CPU has it and it is not disabled.
     #[cfg(target_arch = "x86_64")]
     avx2: Option<avx2::Token>,
+    /// The AVX-512 stages, when the CPU has them and the ceiling allows them.
+    #[cfg(target_arch = "x86_64")]
+    avx512: Option<crate::simd::Avx512>,
 }
 
 /// See [`DxrTable::fill`].
@@ -695,6 +711,15 @@ impl Fib<Ipv4> for DxrTable {
         assert!(out.len() >= addrs.len(), "output shorter than input");
         let out = &mut out[..addrs.len()];
         #[cfg(target_arch = "x86_64")]
+        if let Some(token) = self.avx512 {
+            if self.remap {
+                avx512::lookup_batch::<true>(token, self, addrs, out);
+            } else {
+                avx512::lookup_batch::<false>(token, self, addrs, out);
+            }
+            return;
+        }
+        #[cfg(target_arch = "x86_64")]
         if let Some(token) = self.avx2 {
             if self.remap {
                 avx2::lookup_batch::<true>(token, self, addrs, out);
@@ -721,6 +746,10 @@ impl Fib<Ipv4> for DxrTable {
     }
 
     fn implementation(&self) -> Implementation {
+        #[cfg(target_arch = "x86_64")]
+        if self.avx512.is_some() {
+            return Implementation::Avx512;
+        }
         #[cfg(target_arch = "x86_64")]
         if self.avx2.is_some() {
             return Implementation::Avx2;

@@ -252,7 +252,7 @@ mod tests {
                 x ^= x >> 7;
                 x ^= x << 17;
                 // Runs, as real FPAs have them.
-                (x % 7 == 0) as u32 * (x >> 8) as u32 % ports
+                x.is_multiple_of(7) as u32 * (x >> 8) as u32 % ports
             })
             .scan(0, |last, v| {
                 if v != 0 {

@@ -103,7 +103,7 @@ fn random_change(r: &mut Lcg) -> Change<Ipv4> {
         0u8, 8, 12, 16, 17, 18, 19, 20, 22, 23, 24, 24, 24, 25, 26, 28, 30, 32,
     ][(r.next() % 18) as usize];
     let p = Prefix::new_truncating(addr, len);
-    if r.next() % 3 == 0 {
+    if r.next().is_multiple_of(3) {
         Change::Withdraw(p)
     } else {
         Change::Announce(p, nh(1 + (r.next() % 6) as u32))
@@ -146,7 +146,7 @@ fn random_updates_agree_with_the_rib_v6() {
             let addr = hi << 96 | (r.next() as u128) << 40 | r.next() as u128;
             let len = [0u8, 16, 24, 29, 32, 40, 44, 48, 56, 64, 127, 128][(r.next() % 12) as usize];
             let p = Prefix::new_truncating(addr, len);
-            let c = if r.next() % 3 == 0 {
+            let c = if r.next().is_multiple_of(3) {
                 Change::Withdraw(p)
             } else {
                 Change::Announce(p, nh(1 + (r.next() % 5) as u32))

@@ -93,7 +93,16 @@ pub(super) fn build<A: Address>(
     };
     let table = PoptrieTable {
         layout,
-        popcnt: crate::simd::Popcnt::unless(config.force_scalar),
+        popcnt: crate::simd::Popcnt::within(crate::simd::Isa::ceiling(
+            config.force_scalar,
+            config.isa,
+        )),
+        avx512: crate::simd::Avx512::within(crate::simd::Isa::ceiling(
+            config.force_scalar,
+            config.isa,
+        ))
+        .and_then(|t| t.vpopcntdq())
+        .filter(|_| A::BITS == 32 && core::mem::size_of::<A>() == 4),
         name,
         _family: PhantomData,
     };

@@ -102,6 +102,8 @@
 //! assert_eq!(fib.lookup(a + 1), NextHop::new(7));
 //! # Ok::<(), Box<dyn std::error::Error>>(())
 //! ```
+#[cfg(target_arch = "x86_64")]
+mod avx512;
 mod build;
 mod lookup;
 mod update;
@@ -259,6 +261,9 @@ pub struct PoptrieConfig {
     pub leaf_width: Option<Width>,
     /// Use the portable lookup (software population count) even if the CPU has `popcnt`.
     pub force_scalar: bool,
+    /// The highest instruction set the lookups may use (`None`: the best the CPU has);
+    /// see [`crate::simd::Isa`].
+    pub isa: Option<crate::simd::Isa>,
 }
 
 impl PoptrieConfig {
@@ -272,6 +277,7 @@ impl PoptrieConfig {
             direct_bits: 16,
             leaf_width: None,
             force_scalar: false,
+            isa: None,
         }
     }
 
@@ -310,6 +316,8 @@ pub struct PoptrieTable<A: Address> {
     layout: ByWidth<Trie<u16>, Trie<u32>>,
     /// The hardware population count, when the CPU has it and scalar code is not forced.
     popcnt: Option<Popcnt>,
+    /// The AVX-512 (VPOPCNTDQ) batch lookup, IPv4 only.
+    avx512: Option<crate::simd::Vpopcntdq>,
     name: &'static str,
     _family: PhantomData<fn() -> A>,
 }
@@ -374,6 +382,7 @@ impl Config for PoptrieConfig {
             direct_bits: s.get("s")?.unwrap_or(18),
             leaf_width: s.width("leaf_width")?,
             force_scalar: s.force_scalar(),
+            isa: s.isa(),
         })
     }
 }
@@ -408,6 +417,16 @@ impl<A: Address> Fib<A> for PoptrieTable<A> {
         let out = &mut out[..addrs.len()];
         with_width!(&self.layout, t => {
             #[cfg(target_arch = "x86_64")]
+            if let Some(token) = self.avx512.filter(|_| A::BITS == 32) {
+                // SAFETY: `A` is a 32-bit address (`u32`, the only one), so the slice
+                // reinterpretation is a no-op cast.
+                let keys = unsafe {
+                    core::slice::from_raw_parts(addrs.as_ptr() as *const u32, addrs.len())
+                };
+                avx512::batch_v4(token, t, keys, out);
+                return;
+            }
+            #[cfg(target_arch = "x86_64")]
             if let Some(token) = self.popcnt {
                 lookup::batch_popcnt(token, t, addrs, out);
                 return;
@@ -438,7 +457,9 @@ impl<A: Address> Fib<A> for PoptrieTable<A> {
     }
 
     fn implementation(&self) -> Implementation {
-        if self.popcnt.is_some() {
+        if self.avx512.is_some() && A::BITS == 32 {
+            Implementation::Avx512
+        } else if self.popcnt.is_some() {
             Implementation::Popcnt
         } else {
             Implementation::Scalar
@@ -624,12 +645,13 @@ mod tests {
     /// the SIMD and the scalar path.
     fn check_configs(r: &Rib<Ipv4>, direct_bits: &[u8]) {
         for &s in direct_bits {
-            for force_scalar in [false, true] {
+            for isa in crate::simd::test_levels() {
                 for leaf_width in [None, Some(Width::U32)] {
                     let cfg = PoptrieConfig {
                         direct_bits: s,
                         leaf_width,
-                        force_scalar,
+                        force_scalar: false,
+                        isa: Some(isa),
                     };
                     check(r, &Poptrie::build(r, &cfg).unwrap(), &[]);
                 }

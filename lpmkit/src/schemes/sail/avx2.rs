@@ -83,7 +83,7 @@ unsafe fn prefetch8<E>(arr: *const E, idx: __m256i) {
 /// AVX2; `keys.len() == out.len()`, a multiple of [`PIPE`].
 #[target_feature(enable = "avx2")]
 unsafe fn blocks<E: Entry>(t: &Pivots<E>, keys: &[u32], out: &mut [u32]) {
-    debug_assert!(keys.len() % PIPE == 0 && out.len() == keys.len());
+    debug_assert!(keys.len().is_multiple_of(PIPE) && out.len() == keys.len());
     debug_assert!(t.arrays.iter().all(|a| a.committed() % 2 == 0));
     let (t16, t24, t32) = (
         t.arrays[0].as_ptr(),

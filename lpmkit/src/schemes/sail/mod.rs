@@ -50,6 +50,8 @@
 
 #[cfg(target_arch = "x86_64")]
 mod avx2;
+#[cfg(target_arch = "x86_64")]
+mod avx512;
 mod bitmap;
 mod entry;
 mod pivot;

@@ -16,7 +16,7 @@ use crate::prefix::{Address, Ipv4, Prefix};
 use crate::rib::Rib;
 use crate::scheme::Patchable;
 use crate::schemes::common::{ms_since, with_width, ByWidth, FreeSpace, Width};
-use crate::simd::Avx2;
+use crate::simd::{Avx2, Avx512};
 
 /// Widths to try: the forced one, else 16 then 32 bits.
 fn widths(forced: Option<Width>) -> &'static [Width] {
@@ -56,6 +56,9 @@ pub struct SailLConfig {
     pub entry_width: Option<Width>,
     /// Run the scalar batch kernel even where AVX2 is available.
     pub force_scalar: bool,
+    /// The highest instruction set the lookups may use (`None`: the best the CPU has);
+    /// see [`crate::simd::Isa`].
+    pub isa: Option<crate::simd::Isa>,
 }
 
 impl SailLConfig {
@@ -65,6 +68,7 @@ impl SailLConfig {
             pivots: vec![16, 24, 32],
             entry_width: None,
             force_scalar: false,
+            isa: None,
         }
     }
 
@@ -74,6 +78,7 @@ impl SailLConfig {
             pivots: (2..=16).map(|i| i * 8).collect(),
             entry_width: None,
             force_scalar: false,
+            isa: None,
         }
     }
 
@@ -116,6 +121,8 @@ pub struct SailLTable<A: Address> {
     v4_fast: bool,
     /// The pipelined kernel on AVX2 (`v4_fast` only).
     avx2: Option<Avx2>,
+    /// The pipelined kernel on AVX-512 (`v4_fast` only).
+    avx512: Option<Avx512>,
     _a: PhantomData<fn(A)>,
 }
 
@@ -159,6 +166,10 @@ impl<A: Address> Fib<A> for SailLTable<A> {
                 // slice reinterpretation is a no-op cast.
                 let keys = unsafe { core::slice::from_raw_parts(addrs.as_ptr() as *const u32, addrs.len()) };
                 #[cfg(target_arch = "x86_64")]
+                if let Some(token) = self.avx512 {
+                    return super::avx512::lookup_batch_v4(token, t, keys, out);
+                }
+                #[cfg(target_arch = "x86_64")]
                 if let Some(token) = self.avx2 {
                     return super::avx2::lookup_batch_v4(token, t, keys, out);
                 }
@@ -172,7 +183,9 @@ impl<A: Address> Fib<A> for SailLTable<A> {
         with_width!(&self.layout, t => t.bytes())
     }
     fn implementation(&self) -> Implementation {
-        if self.avx2.is_some() {
+        if self.avx512.is_some() {
+            Implementation::Avx512
+        } else if self.avx2.is_some() {
             Implementation::Avx2
         } else {
             Implementation::Scalar
@@ -221,6 +234,7 @@ impl Config for SailLConfig {
         }
         cfg.entry_width = s.width("width")?;
         cfg.force_scalar = s.force_scalar();
+        cfg.isa = s.isa();
         Ok(cfg)
     }
 }
@@ -285,7 +299,11 @@ fn build_l<A: Address>(
                     layout,
                     name,
                     v4_fast,
-                    avx2: Avx2::unless(config.force_scalar).filter(|_| v4_fast),
+                    avx2: Avx2::within(crate::simd::Isa::ceiling(config.force_scalar, config.isa))
+                        .filter(|_| v4_fast),
+                    // The AVX-512 pipeline runs only when asked for (`isa: Some(Avx512)`):
+                    // by default the AVX2 one, the faster where both were measured.
+                    avx512: Avx512::when_asked(config.force_scalar, config.isa).filter(|_| v4_fast),
                     _a: PhantomData,
                 };
                 let writer = SailLWriter {

@@ -157,6 +157,8 @@ mod scalar;
 
 #[cfg(target_arch = "x86_64")]
 mod avx2;
+#[cfg(target_arch = "x86_64")]
+mod avx512;
 
 use core::marker::PhantomData;
 
@@ -166,7 +168,7 @@ use crate::nexthop::NextHop;
 use crate::prefix::{Address, Ipv4, Ipv6};
 use crate::rib::Rib;
 use crate::scheme::Scheme;
-use crate::simd::Avx2;
+use crate::simd::{Avx2, Avx512};
 use codec::{Compact16, Paper32, Wide32};
 
 pub use codec::ElementLayout;
@@ -231,6 +233,9 @@ pub struct SpiderConfig {
     pub ways: usize,
     /// Use the scalar code even if the CPU has AVX2.
     pub force_scalar: bool,
+    /// The highest instruction set the lookups may use (`None`: the best the CPU has);
+    /// see [`crate::simd::Isa`].
+    pub isa: Option<crate::simd::Isa>,
     /// Force an element layout instead of the smallest that holds the table.
     pub layout: Option<ElementLayout>,
     /// Keep `IN_FLIGHT` blocks of `ways` addresses in flight and prefetch the element each
@@ -257,6 +262,7 @@ impl SpiderConfig {
         SpiderConfig {
             ways: 16,
             force_scalar: false,
+            isa: None,
             layout: None,
             pipeline: true,
             refill: None,
@@ -468,6 +474,8 @@ impl LookupParams {
 pub struct Spider<A: Address> {
     table: Table,
     avx2: Option<Avx2>,
+    /// Held only for the ways the AVX-512 kernels serve (16).
+    avx512: Option<Avx512>,
     params: LookupParams,
     name: String,
     info: BuildInfo,
@@ -481,7 +489,7 @@ impl<A: Address> core::fmt::Debug for Spider<A> {
             .field("layout", &self.layout())
             .field("ways", &self.ways())
             .field("rows", &self.rows())
-            .field("avx2", &self.avx2.is_some())
+            .field("implementation", &implementation(self.avx2, self.avx512))
             .field("routes", &self.info.routes)
             .finish_non_exhaustive()
     }
@@ -504,6 +512,7 @@ impl Config for SpiderConfig {
         Ok(SpiderConfig {
             ways: s.ways().or(s.get("ways")?).unwrap_or(16),
             force_scalar: s.force_scalar() || s.get("scalar")?.unwrap_or(false),
+            isa: s.isa(),
             pipeline: s.get("pipeline")?.unwrap_or(true),
             ..SpiderConfig::w16()
         })
@@ -672,11 +681,12 @@ impl<A: Address> Spider<A> {
         let layout = self.layout();
         let refills =
             self.params.refill && matches!(self.params.ways, 8 | 16) && self.avx2.is_some();
+        let simd = self.avx2.is_some() || self.avx512.is_some();
         let mut s = Stats::new()
             .with("ways", StatValue::Count(self.params.ways as u64))
             .with(
                 "in_flight_blocks",
-                StatValue::Count(if !refills && self.avx2.is_some() {
+                StatValue::Count(if !refills && simd {
                     self.params.lockstep_blocks() as u64
                 } else {
                     1
@@ -741,8 +751,8 @@ impl<A: Address> Spider<A> {
     }
 }
 
-/// The [`Fib`] implementation of one family; `$kernel` is the
-/// family's AVX2 entry point (Algorithm 1 for IPv4, Algorithm 2 for IPv6).
+/// The [`Fib`] implementation of one family; `$kernel` is the family's AVX2 and AVX-512
+/// entry point (Algorithm 1 for IPv4, Algorithm 2 for IPv6).
 macro_rules! impl_family {
     ($A:ty, $kernel:ident) => {
         impl Fib<$A> for Spider<$A> {
@@ -758,6 +768,18 @@ macro_rules! impl_family {
             fn lookup_batch(&self, addrs: &[$A], out: &mut [u32]) {
                 assert!(out.len() >= addrs.len(), "output shorter than input");
                 let out = &mut out[..addrs.len()];
+                #[cfg(target_arch = "x86_64")]
+                if let Some(token) = self.avx512 {
+                    with_table!(self.table, |t, C| avx512::$kernel::<C>(
+                        token,
+                        t,
+                        self.table.split,
+                        &self.params,
+                        addrs,
+                        out
+                    ));
+                    return;
+                }
                 #[cfg(target_arch = "x86_64")]
                 if let Some(token) = self.avx2 {
                     with_table!(self.table, |t, C| avx2::$kernel::<C>(
@@ -786,7 +808,7 @@ macro_rules! impl_family {
             }
 
             fn implementation(&self) -> Implementation {
-                implementation(self.avx2)
+                implementation(self.avx2, self.avx512)
             }
         }
     };
@@ -795,8 +817,10 @@ macro_rules! impl_family {
 impl_family!(Ipv4, lookup_v4);
 impl_family!(Ipv6, lookup_v6);
 
-fn implementation(avx2: Option<Avx2>) -> Implementation {
-    if avx2.is_some() {
+fn implementation(avx2: Option<Avx2>, avx512: Option<Avx512>) -> Implementation {
+    if avx512.is_some() {
+        Implementation::Avx512
+    } else if avx2.is_some() {
         Implementation::Avx2
     } else {
         Implementation::Scalar

@@ -35,27 +35,34 @@ fn boundary_keys<A: Address>(rib: &Rib<A>) -> Vec<A> {
     keys
 }
 
-/// Every layout that holds `rib`, scalar and AVX2 (lane-refilling, pipelined, the paper's
-/// loop), and the given ways.
+/// Every layout that holds `rib`, every ISA path the CPU has (AVX-512 and AVX2:
+/// lane-refilling, pipelined, the paper's loop; scalar), and the given ways.
 fn configs<A: Address>(rib: &Rib<A>, ways: &[usize]) -> Vec<SpiderConfig> {
     let mut v = vec![];
     for layout in ElementLayout::ALL {
         for &w in ways {
-            for (force_scalar, pipeline, refill) in [
-                (false, true, Some(true)),
-                (false, true, Some(false)),
-                (false, false, Some(false)),
-                (true, true, None),
-            ] {
-                let cfg = SpiderConfig {
-                    ways: w,
-                    force_scalar,
-                    layout: Some(layout),
-                    pipeline,
-                    refill,
+            for isa in crate::simd::test_levels() {
+                let shapes: &[(bool, Option<bool>)] = if isa == crate::simd::Isa::Scalar {
+                    &[(true, None)]
+                } else {
+                    &[
+                        (true, Some(true)),
+                        (true, Some(false)),
+                        (false, Some(false)),
+                    ]
                 };
-                if Spider::build(rib, &cfg).is_ok() {
-                    v.push(cfg);
+                for &(pipeline, refill) in shapes {
+                    let cfg = SpiderConfig {
+                        ways: w,
+                        force_scalar: false,
+                        isa: Some(isa),
+                        layout: Some(layout),
+                        pipeline,
+                        refill,
+                    };
+                    if Spider::build(rib, &cfg).is_ok() {
+                        v.push(cfg);
+                    }
                 }
             }
         }
@@ -377,18 +384,24 @@ fn lockstep_kernels_pipelined_and_interleaved() {
     // Small tables have no cold level, so the lockstep kernels interleave two blocks;
     // force every level cold as well to run the pipelined kernel's ring, prefetches and
     // refills on deep random tables, and run the refilling kernel's passes both ways
-    // whatever the table's shares.
+    // whatever the table's shares. Every SIMD level the CPU has (AVX-512 serves 16 ways).
+    let levels: Vec<_> = crate::simd::test_levels()
+        .into_iter()
+        .filter(|&i| i > crate::simd::Isa::Scalar)
+        .collect();
     for seed in 0..3 {
         let r4 = random_rib::<Ipv4>(seed, 400);
         let r6 = random_rib::<Ipv6>(seed, 400);
         let (k4, k6) = (boundary_keys(&r4), boundary_keys(&r6));
         for layout in ElementLayout::ALL {
-            for (ways, refill) in (1..=16)
-                .map(|w| (w, Some(false)))
-                .chain([(8, Some(true)), (16, Some(true))])
-            {
+            for (isa, ways, refill) in levels.iter().flat_map(|&isa| {
+                (1..=16)
+                    .map(move |w| (isa, w, Some(false)))
+                    .chain([(isa, 8, Some(true)), (isa, 16, Some(true))])
+            }) {
                 let cfg = SpiderConfig {
                     ways,
+                    isa: Some(isa),
                     layout: Some(layout),
                     refill,
                     ..SpiderConfig::w16()
@@ -496,6 +509,7 @@ fn miri_every_kernel_shape_on_a_small_table() {
             ] {
                 let cfg = SpiderConfig {
                     ways,
+                    isa: Some(crate::simd::Isa::Avx2),
                     layout: Some(layout),
                     pipeline,
                     refill,

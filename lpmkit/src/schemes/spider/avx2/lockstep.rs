@@ -241,7 +241,7 @@ impl<C: Simd, F: Family> Ctx<C, F> {
                         continue;
                     }
                     debug_assert!(s.octet < F::OCTETS, "a row below the last octet");
-                    if s.octet % 4 == 0 {
+                    if s.octet.is_multiple_of(4) {
                         // Refill with the next 32 bits (Algorithm 2, lines 25–34).
                         let k = self.keys.add(s.block * self.ways);
                         let w = F::FIRST_WORD - s.octet / 4;

@@ -285,7 +285,7 @@ impl<C: Simd, F: Family> Ctx<'_, C, F> {
         debug_assert!(o >= 2 && o < F::OCTETS, "a row below the last octet");
         let g = if FUSED { 2 * L } else { L };
         let on = o + 1;
-        let reload = on % 4 == 0;
+        let reload = on.is_multiple_of(4);
         let wn = F::FIRST_WORD.wrapping_sub(on / 4);
         let shift = 24 - 8 * (on % 4) as u32;
         let pf = self.cold(on);
