@@ -82,6 +82,8 @@ pub mod synth;
 pub mod table;
 #[cfg(test)]
 mod test_data;
+#[cfg(test)]
+mod test_support;
 pub mod traffic;
 
 pub use fib::{

@@ -10,7 +10,7 @@
 //!   them with atomic read-modify-writes (release) and lookups read them with acquire
 //!   loads (plain `mov`s on x86-64): a bit is a hint, never the answer — the hash table
 //!   behind it is — so a lookup that sees a bit a moment early or late only probes the
-//!   table once more or once less (see `update.rs` for why a key's bits are set before it
+//!   table once more or once less (see `writer.rs` for why a key's bits are set before it
 //!   is published and cleared only after it is unpublished). Acquire matters when a
 //!   lookup skips a level because a bit was just cleared: what it reads next (a lower
 //!   level, the DLA) is then at least as new as that update.

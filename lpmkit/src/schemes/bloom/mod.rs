@@ -75,7 +75,7 @@
 //!   so the levels at or below /32 serve only the /32s it does not list. On bart IPv6
 //!   91 % of the `v6match` keys end after the one line. `--set summary=false` gives the
 //!   level hint alone, `--set hint=false` the paper's lookup.
-//! * **Updates in place under readers** (`update.rs`, [`BloomWriter`], driven by
+//! * **Updates in place under readers** (`writer.rs`, [`BloomWriter`], driven by
 //!   [`crate::sync::InPlace`]): an announce or withdraw recomputes, from the `Rib`, the
 //!   expanded keys (or DLA entries) its prefix covers, then sets or removes them through
 //!   the counting filters and the tables — each table bucket rewritten beside the live one
@@ -151,7 +151,7 @@ mod pipeline;
 mod stats;
 mod summary;
 mod table;
-mod update;
+mod writer;
 
 use core::marker::PhantomData;
 use core::sync::atomic::AtomicUsize;
@@ -160,7 +160,7 @@ pub use config::{BloomConfig, Levels, Variant};
 pub use hash::HashKind;
 pub(crate) use stats::BloomStats;
 #[doc(hidden)]
-pub use update::RetiredBlock;
+pub use writer::RetiredBlock;
 
 use crate::fib::{Fib, Implementation, Stats};
 use crate::nexthop::NextHop;
@@ -267,7 +267,7 @@ pub struct BloomWriter<A: Address> {
     pub(crate) summary: Option<summary::SummaryWriter>,
     /// The operations [`InPlaceWriter::prepare`](crate::fib::InPlaceWriter::prepare)
     /// planned for the `patch` that follows it.
-    pub(crate) prepared: Option<update::Prepared>,
+    pub(crate) prepared: Option<writer::Prepared>,
     pub(crate) build_ms: f64,
     pub(crate) updates: u64,
     pub(crate) keys_rewritten: u64,

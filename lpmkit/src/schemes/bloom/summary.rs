@@ -43,7 +43,7 @@
 //! then `A`): a reader that sees the slot listed sees its answer. A /32 is listed with
 //! the answer the table gave it before the patch (the `always` levels'), so listing
 //! changes no answer; its answer then changes by one store in the patch's order (`Op::
-//! Answer` in `update.rs`: as a level below every level). Level and /36 bits are set
+//! Answer` in `writer.rs`: as a level below every level). Level and /36 bits are set
 //! before any key of the patch is published, as the level hint's are.
 
 use core::ptr::NonNull;

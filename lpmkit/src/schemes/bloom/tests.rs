@@ -3,17 +3,7 @@ use crate::fib::{BuildError, Change, IncrementalFib};
 use crate::prefix::{Ipv4, Ipv6, Prefix};
 use crate::rib::Rib;
 use crate::rng::SplitMix64;
-
-fn nh(v: u32) -> NextHop {
-    NextHop::new(v).unwrap()
-}
-
-fn rib<A: Address>(routes: &[(&str, u32)]) -> Rib<A> {
-    routes
-        .iter()
-        .map(|&(p, h)| (p.parse::<Prefix<A>>().unwrap(), nh(h)))
-        .collect()
-}
+use crate::test_support::{nh, rib};
 
 /// Every route boundary ±1, plus `extra`, through `lookup`, `lookup_batch` (both hashing
 /// paths) and the stalled lookup.

@@ -106,7 +106,6 @@ mod build;
 mod codec;
 mod layout;
 mod scalar;
-mod update;
 mod writer;
 
 use core::sync::atomic::{AtomicUsize, Ordering};
@@ -117,7 +116,7 @@ use crate::prefix::{Address, Ipv4};
 use crate::scheme::Patchable;
 use crate::schemes::common::Arena;
 
-pub use update::ReplayReport;
+pub use writer::ReplayReport;
 #[doc(hidden)]
 pub use writer::RetiredRange;
 
@@ -630,7 +629,7 @@ impl Dxr {
     #[cfg(any(test, feature = "test-hooks"))]
     #[doc(hidden)]
     pub fn check_invariants(&self) -> Result<(), String> {
-        update::check_invariants(self.table(), self.writer())
+        writer::check_invariants(self.table(), self.writer())
     }
 }
 

@@ -5,16 +5,10 @@ use crate::fib::{Change, IncrementalFib};
 use crate::prefix::Prefix;
 use crate::rib::Rib;
 use crate::rng::SplitMix64;
-
-fn nh(v: u32) -> NextHop {
-    NextHop::new(v).unwrap()
-}
+use crate::test_support::nh;
 
 fn rib(routes: &[(&str, u32)]) -> Rib<Ipv4> {
-    routes
-        .iter()
-        .map(|&(p, h)| (p.parse::<Prefix<Ipv4>>().unwrap(), nh(h)))
-        .collect()
+    crate::test_support::rib(routes)
 }
 
 /// Keys at every prefix boundary (±1), the ends of the space, and chunk boundaries near

@@ -65,7 +65,7 @@
 
 mod bptree;
 mod ptrie;
-mod update;
+mod writer;
 
 use core::marker::PhantomData;
 use core::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
@@ -80,7 +80,7 @@ use bptree::{Tree, TreeSpace};
 use ptrie::PtNode;
 
 #[doc(hidden)]
-pub use update::RetiredNode;
+pub use writer::RetiredNode;
 
 /// Build options for [`Miht`]: the key length `k` and the B+ tree order `m`.
 ///
@@ -229,7 +229,7 @@ impl<A: Address> Miht<A> {
     #[doc(hidden)]
     /// Structure figures; also checks the B+ tree and priority-trie invariants.
     pub fn miht_stats(&self) -> Result<MihtStats, String> {
-        update::stats(self.table())
+        writer::stats(self.table())
     }
 
     /// Checks the structure against `rib` (every route in its trie, every invariant);
@@ -237,7 +237,7 @@ impl<A: Address> Miht<A> {
     #[cfg(any(test, feature = "test-hooks"))]
     #[doc(hidden)]
     pub fn check_against(&self, rib: &crate::rib::Rib<A>) -> Result<(), String> {
-        update::check_against(self.table(), rib)
+        writer::check_against(self.table(), rib)
     }
 }
 
@@ -322,7 +322,7 @@ impl<A: Address> Fib<A> for MihtTable<A> {
 /// The MIHT figures `lpmkit info` prints, with the writer's counters.
 fn miht_stats<A: Address>(table: &MihtTable<A>, w: &MihtWriter<A>) -> Stats {
     let mut s = Stats::new();
-    match update::stats(table) {
+    match writer::stats(table) {
         Ok(m) => {
             s.push("k", StatValue::Count(m.k as u64));
             s.push("m", StatValue::Count(m.m as u64));

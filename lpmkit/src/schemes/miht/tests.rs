@@ -3,10 +3,7 @@ use crate::fib::{Change, IncrementalFib};
 use crate::prefix::{Ipv4, Ipv6, Prefix};
 use crate::rib::Rib;
 use crate::rng::SplitMix64;
-
-fn nh(v: u32) -> NextHop {
-    NextHop::new(v).unwrap()
-}
+use crate::test_support::nh;
 
 fn check<A: Address>(rib: &Rib<A>, fib: &Miht<A>) {
     let mut keys = crate::traffic::boundary_keys(rib);

@@ -5,10 +5,7 @@ use crate::fib::Change;
 use crate::fib::IncrementalFib;
 use crate::prefix::{Ipv4, Ipv6};
 use crate::rib::Rib;
-
-fn nh(v: u32) -> NextHop {
-    NextHop::new(v).unwrap()
-}
+use crate::test_support::nh;
 
 fn configs() -> Vec<ObmaConfig> {
     let mut v = vec![ObmaConfig::b(), ObmaConfig::l(), ObmaConfig::s()];

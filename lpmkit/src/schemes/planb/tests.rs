@@ -5,18 +5,8 @@
 use super::*;
 use crate::prefix::Prefix;
 use crate::rng::SplitMix64;
+use crate::test_support::{nh, rib};
 use crate::{BuildOptions, Ipv4, Ipv6};
-
-fn nh(v: u32) -> NextHop {
-    NextHop::new(v).unwrap()
-}
-
-fn rib<A: Address>(routes: &[(&str, u32)]) -> Rib<A> {
-    routes
-        .iter()
-        .map(|&(p, h)| (p.parse::<Prefix<A>>().unwrap(), nh(h)))
-        .collect()
-}
 
 /// Every prefix's first and last address and their neighbours, the ends of the space,
 /// and random keys: uniform, inside random prefixes, and (IPv6) a prefix's /32 with

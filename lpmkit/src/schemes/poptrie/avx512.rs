@@ -12,7 +12,7 @@
 //! gather their leaf and store it, and the others are packed again with their children
 //! prefetched. Every level of a chunk's pass reads the same six key bits of every lane.
 //!
-//! The portable and `popcnt` lookups (`lookup.rs`) are the twins.
+//! The portable and `popcnt` lookups (`scalar.rs`) are the twins.
 
 use core::arch::x86_64::*;
 use core::mem::MaybeUninit;

@@ -4,18 +4,8 @@ use super::codec::Codec;
 use super::*;
 use crate::prefix::Prefix;
 use crate::rng::SplitMix64;
+use crate::test_support::{nh, rib};
 use crate::BuildOptions;
-
-fn nh(v: u32) -> NextHop {
-    NextHop::new(v).unwrap()
-}
-
-fn rib<A: Address>(routes: &[(&str, u32)]) -> Rib<A> {
-    routes
-        .iter()
-        .map(|&(p, h)| (p.parse::<Prefix<A>>().unwrap(), nh(h)))
-        .collect()
-}
 
 /// Keys at every prefix boundary (first, last, ±1) plus the ends of the address space.
 fn boundary_keys<A: Address>(rib: &Rib<A>) -> Vec<A> {

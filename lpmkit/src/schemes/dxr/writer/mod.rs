@@ -1,5 +1,6 @@
 //! The writer side of a [`DxrTable`]: configuration, next-hop codec, range-table free
-//! space, Table 1 counts and update counters — nothing lookups read.
+//! space, Table 1 counts and update counters — nothing lookups read — and, in `update.rs`,
+//! the incremental updates that use them.
 
 use core::sync::atomic::Ordering;
 
@@ -7,6 +8,11 @@ use super::codec::Codec;
 use super::layout::Counts;
 use super::{DxrConfig, DxrStats, DxrTable, PAD_WORDS};
 use crate::schemes::common::FreeSpace;
+
+mod update;
+
+pub(super) use update::check_invariants;
+pub use update::ReplayReport;
 
 /// A block of the range table retired by an update (reused after its grace period).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

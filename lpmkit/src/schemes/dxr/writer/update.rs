@@ -18,23 +18,25 @@
 //!   chunk or the new one, and the old one stays intact while it may be searching it).
 //!   Free space is the shared best-fit `FreeSpace` (neighbours coalesce, a block at the top
 //!   lowers it). When the free share passes
-//!   [`DxrConfig::compact_threshold`](super::DxrConfig::compact_threshold), the chunks
+//!   [`DxrConfig::compact_threshold`](crate::schemes::dxr::DxrConfig::compact_threshold), the chunks
 //!   above the lowest holes are moved down into them, each move published by one store
 //!   like a rebuild, so the top comes down as their old blocks are reused.
 //! * **Fallbacks.** When the layout cannot take a change (a chunk beyond the size field, a
 //!   range table beyond the position field, a next hop beyond the format, or more dirty
-//!   chunks than [`DxrConfig::full_rebuild_share`](super::DxrConfig::full_rebuild_share)),
+//!   chunks than [`DxrConfig::full_rebuild_share`](crate::schemes::dxr::DxrConfig::full_rebuild_share)),
 //!   the structure is rebuilt from the `Rib`, which widens the layout if allowed.
 
 use core::sync::atomic::Ordering;
 use std::time::Instant;
 
-use super::layout::{encode_chunk, for_each_chunk, full_entry, is_short, position_limit, round_up};
-use super::writer::{Control, RetiredRange};
-use super::{Dxr, DxrConfig, DxrTable, PAD_WORDS};
+use super::{Control, RetiredRange};
 use crate::fib::{BuildError, Change, InPlaceWriter, IncrementalFib, Patched, Stats, UpdateStats};
 use crate::prefix::{Ipv4, Prefix};
 use crate::rib::Rib;
+use crate::schemes::dxr::layout::{
+    encode_chunk, for_each_chunk, full_entry, is_short, position_limit, round_up,
+};
+use crate::schemes::dxr::{Dxr, DxrConfig, DxrTable, PAD_WORDS};
 
 /// The layout cannot hold a rebuilt chunk: rebuild everything.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -137,7 +139,7 @@ impl InPlaceWriter<Ipv4> for Control {
     type Config = DxrConfig;
 
     fn build(rib: &Rib<Ipv4>, config: &DxrConfig) -> Result<(Box<DxrTable>, Self), BuildError> {
-        let (table, writer) = super::build::build(rib, config)?;
+        let (table, writer) = crate::schemes::dxr::build::build(rib, config)?;
         Ok((Box::new(table), writer))
     }
 
@@ -188,7 +190,8 @@ impl Control {
         wider: bool,
     ) -> Result<Patched<DxrTable>, BuildError> {
         let min_shift = t.pos_shift + wider as u32;
-        let (table, mut fresh) = super::build::build_with(rib, &self.config, min_shift)?;
+        let (table, mut fresh) =
+            crate::schemes::dxr::build::build_with(rib, &self.config, min_shift)?;
         fresh.updates = self.updates;
         fresh.chunks_rebuilt = self.chunks_rebuilt + (1u64 << t.k);
         fresh.compactions = self.compactions;
@@ -457,7 +460,7 @@ impl Patch<'_> {
 
 /// Checks the structure's invariants (see [`Dxr::check_invariants`]).
 #[cfg(any(test, feature = "test-hooks"))]
-pub(super) fn check_invariants(t: &DxrTable, ctl: &Control) -> Result<(), String> {
+pub(in crate::schemes::dxr) fn check_invariants(t: &DxrTable, ctl: &Control) -> Result<(), String> {
     let sp = &ctl.space;
     if t.rt.committed() < sp.top() + PAD_WORDS {
         return Err(format!(
@@ -467,7 +470,7 @@ pub(super) fn check_invariants(t: &DxrTable, ctl: &Control) -> Result<(), String
         ));
     }
     let mut blocks: Vec<(usize, usize, usize)> = Vec::new();
-    let mut counts = super::layout::Counts::default();
+    let mut counts = crate::schemes::dxr::layout::Counts::default();
     let nh_len = t.fill.nh_len.load(Ordering::Relaxed);
     for c in 0..1usize << t.k {
         let e = t.lt(c);
