@@ -47,9 +47,29 @@ fn out_dir(name: &str) -> PathBuf {
 
 #[test]
 fn a_quick_run_writes_records_plots_and_a_report_and_resumes() {
+    // The tables the bloomfwd experiment reads.
+    let Some(data) = data_dir(&[
+        "fib/ipv4-bart-tier1-prefixes.txt.xz",
+        "fib/ipv6-bart-tier1-prefixes.txt.xz",
+        "fib/ipv6-ris-rrc01-linx-2017-01-12-fib.txt.xz",
+        "fib/ipv6-routeviews-2015-11-01-originas.txt.xz",
+    ]) else {
+        return;
+    };
+    let data = data.to_str().unwrap();
     let dir = out_dir("bloomfwd");
     let d = dir.to_str().unwrap();
-    let o = lpmkit(&["experiment", "run", "bloomfwd", "--quick", "--out", d]);
+    let run = [
+        "experiment",
+        "run",
+        "bloomfwd",
+        "--quick",
+        "--out",
+        d,
+        "--data",
+        data,
+    ];
+    let o = lpmkit(&run);
     let err = String::from_utf8_lossy(&o.stderr);
     assert!(o.status.success(), "{err}");
     // Records: one JSON object per line, every answer checked, the machine attached.
@@ -131,7 +151,7 @@ fn a_quick_run_writes_records_plots_and_a_report_and_resumes() {
         );
     }
     // Run again into the same directory: nothing is measured twice.
-    let o = lpmkit(&["experiment", "run", "bloomfwd", "--quick", "--out", d]);
+    let o = lpmkit(&run);
     assert!(o.status.success());
     assert!(!String::from_utf8_lossy(&o.stderr).contains("== bloomfwd/"));
     let again = std::fs::read_to_string(dir.join("records.jsonl")).unwrap();
