@@ -14,7 +14,12 @@ use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex, OnceLock};
 
 use lpmkit::io::{self, TableOptions};
-use lpmkit::{Address, AnyTable, Change, Fib, NextHop, NextHopTable, Prefix, Rib, Table};
+use lpmkit::rng::SplitMix64;
+use lpmkit::{
+    Address, AnyTable, Change, Fib, IncrementalFib, NextHop, NextHopTable, Prefix, Rib, Table,
+};
+use proptest::prelude::*;
+use proptest::test_runner::TestCaseError;
 
 // ---------------------------------------------------------------------------------------
 // The code paths.
@@ -360,6 +365,131 @@ pub fn assert_lookups<A: Address, F: Fib<A> + ?Sized>(
         fib.lookup_batch(&keys[..n], &mut out);
         assert_eq!(&out[..], &want[..n], "{what}: lookup_batch of {n}");
     }
+}
+
+// ---------------------------------------------------------------------------------------
+// Synthetic tables and random update sequences.
+
+/// A `Rib` of the given routes (`("10.0.0.0/8", 1)`, …).
+pub fn rib_of<A: Address>(routes: &[(&str, u32)]) -> Rib<A> {
+    routes
+        .iter()
+        .map(|&(p, h)| (p.parse::<Prefix<A>>().unwrap(), NextHop::new(h).unwrap()))
+        .collect()
+}
+
+/// One IPv4 route of every length along one path, /0 to /32 (next hops 1, then 2–4).
+pub fn v4_chain() -> Vec<(String, u32)> {
+    let mut chain = vec![("0.0.0.0/0".to_string(), 1)];
+    for l in 1..=32u8 {
+        let a = u32::netmask(l) & 0x5555_5555;
+        chain.push((
+            format!("{}/{l}", std::net::Ipv4Addr::from(a)),
+            2 + l as u32 % 3,
+        ));
+    }
+    chain
+}
+
+/// A random prefix concentrated so that routes nest and collide at every depth: one of
+/// four high parts, and low bits that are random, 16 bits, the address's top bits
+/// shifted down to `shift` bits below its top quarter, or none.
+pub fn random_prefix<A: Address>(rng: &mut SplitMix64, shift: u32) -> Prefix<A> {
+    let len = rng.below(A::BITS as u64 + 1) as u8;
+    let hi = A::from_u128((rng.below(4) as u128) << (A::BITS - 2));
+    let r = rng.next_u128();
+    let noise = match rng.below(4) {
+        0 => A::from_u128(r),
+        1 => A::from_u128(r & 0xffff),
+        2 => A::from_u128(r >> (128 - A::BITS as u32 + shift)),
+        _ => A::ZERO,
+    };
+    Prefix::new_truncating(hi.or(noise), len)
+}
+
+/// A synthetic `Rib` of `routes` [`random_prefix`]es (`shift` as there) with next hops
+/// `1..=hops`.
+pub fn synthetic<A: Address>(seed: u64, routes: usize, hops: u64, shift: u32) -> Rib<A> {
+    let mut rng = SplitMix64::new(seed);
+    let mut rib = Rib::new();
+    for _ in 0..routes {
+        let p = random_prefix::<A>(&mut rng, shift);
+        rib.insert(p, NextHop::new(1 + rng.below(hops) as u32).unwrap());
+    }
+    rib
+}
+
+/// One step of a random update sequence: a prefix (address bits, of which the low
+/// `A::BITS` are used, and a length), a next hop, and whether the step announces it. A
+/// step that does not announce withdraws an existing route, picked by the address bits
+/// (so that withdrawals matter), or the prefix itself when the `Rib` is empty.
+pub type Op = ((u128, u8), u32, bool);
+
+/// Prefixes of `bits`-bit addresses that nest and collide: few distinct high parts and
+/// low parts (24 low bits, or the top bits shifted down by two), any length.
+pub fn prefix_strategy(bits: u8) -> impl Strategy<Value = (u128, u8)> {
+    (0u128..4, any::<u128>(), 0u8..=bits, 0u8..3).prop_map(move |(hi, r, len, kind)| {
+        let top = hi << (bits - 2);
+        let noise = match kind {
+            0 => r & ((1u128 << 24) - 1),
+            1 => r >> (128 - bits as u32),
+            _ => 0,
+        };
+        (top | noise, len)
+    })
+}
+
+/// The change step `op` stands for, given the `Rib` before it.
+pub fn op_change<A: Address>(rib: &Rib<A>, &((addr, len), nh, announce): &Op) -> Change<A> {
+    let p = Prefix::new_truncating(A::from_u128(addr), len);
+    if announce {
+        Change::Announce(p, NextHop::new(nh).unwrap())
+    } else {
+        let existing = rib
+            .iter()
+            .nth(addr as usize % rib.len().max(1))
+            .map(|r| r.0);
+        Change::Withdraw(existing.unwrap_or(p))
+    }
+}
+
+/// Replays `ops` on `rib` and on `fib` (built from it), `batch` changes per `apply` (the
+/// last call takes what remains); after each call, `lookup_batch` and `lookup` on every
+/// route boundary of the `Rib` agree with it. Returns the final `Rib`.
+pub fn replay_ops<A: Address, F: IncrementalFib<A> + ?Sized>(
+    fib: &mut F,
+    mut rib: Rib<A>,
+    ops: &[Op],
+    batch: usize,
+    what: &dyn std::fmt::Debug,
+) -> Result<Rib<A>, TestCaseError> {
+    let mut pending = Vec::new();
+    for (k, op) in ops.iter().enumerate() {
+        let c = op_change(&rib, op);
+        c.apply_to(&mut rib);
+        pending.push(c);
+        if (k + 1) % batch != 0 && k + 1 < ops.len() {
+            continue;
+        }
+        fib.apply(&rib, &pending).unwrap();
+        pending.clear();
+        let keys = lpmkit::traffic::boundary_keys(&rib);
+        let want = reference(&rib, &keys);
+        let mut out = vec![0; keys.len()];
+        fib.lookup_batch(&keys, &mut out);
+        prop_assert_eq!(&out, &want, "{:?}: after {:?}", what, c);
+        for (&k, &w) in keys.iter().zip(&want) {
+            prop_assert_eq!(
+                NextHop::raw(fib.lookup(k)),
+                w,
+                "{:?}: lookup {:x} after {:?}",
+                what,
+                k,
+                c
+            );
+        }
+    }
+    Ok(rib)
 }
 
 // ---------------------------------------------------------------------------------------

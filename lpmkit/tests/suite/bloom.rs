@@ -10,7 +10,10 @@ use lpmkit::schemes::bloom::{Bloom, BloomConfig, HashKind, Levels};
 use lpmkit::{registry, Address, BuildOptions, Change, Fib, IncrementalFib, NextHop, Prefix, Rib};
 use proptest::prelude::*;
 
-use common::{data_files, load_table, load_updates, push_boundaries, reference, tier_tables, Tier};
+use common::{
+    data_files, load_table, load_updates, prefix_strategy, push_boundaries, reference, tier_tables,
+    Op, Tier,
+};
 use lpmkit::traffic::boundary_keys;
 
 /// `lookup`, `lookup_batch` at several lengths (every tail of the 64-key groups) and the
@@ -329,10 +332,27 @@ fn replay<A: Address>(base: &str, trace: &std::path::Path) {
 
 #[test]
 fn replay_update_traces() {
-    for trace in data_files("updates", "ipv4-") {
+    replay_traces(0..1);
+}
+
+#[test]
+#[ignore = "long tier: every trace"]
+fn replay_every_update_trace() {
+    replay_traces(1..usize::MAX);
+}
+
+/// The update traces of each family in `which` (their places in name order).
+fn replay_traces(which: std::ops::Range<usize>) {
+    let pick = |prefix: &str| {
+        data_files("updates", prefix)
+            .into_iter()
+            .take(which.end)
+            .skip(which.start)
+    };
+    for trace in pick("ipv4-") {
         replay::<u32>("ipv4-ris-rrc06", &trace);
     }
-    for trace in data_files("updates", "ipv6-") {
+    for trace in pick("ipv6-") {
         replay::<u128>("ipv6-ris-rrc01-linx", &trace);
     }
 }
@@ -359,48 +379,9 @@ fn structure_after_a_trace_equals_a_build() {
     fib.check_against(&rib).unwrap();
 }
 
-fn prefix_strategy(bits: u8) -> impl Strategy<Value = (u128, u8)> {
-    // Few distinct high parts and low parts, so that prefixes nest and collide; lengths
-    // around the CPE and DPCPE boundaries and past /64 come up often.
-    (0u128..4, any::<u128>(), 0u8..=bits, 0u8..3).prop_map(move |(hi, r, len, kind)| {
-        let top = hi << (bits - 2);
-        let noise = match kind {
-            0 => r & ((1u128 << 24) - 1),
-            1 => r >> (128 - bits as u32),
-            _ => 0,
-        };
-        (top | noise, len)
-    })
-}
-
-fn run_sequence<A: Address>(
-    ops: &[((u128, u8), u32, bool)],
-    cfg: &BloomConfig,
-) -> Result<(), TestCaseError> {
-    let mut rib = Rib::<A>::new();
-    let mut fib = Bloom::build(&rib, cfg).unwrap();
-    for &((addr, len), nh, announce) in ops {
-        let p = Prefix::new_truncating(A::from_u128(addr), len);
-        let c = if announce {
-            Change::Announce(p, NextHop::new(nh).unwrap())
-        } else {
-            let existing = rib
-                .iter()
-                .nth(addr as usize % rib.len().max(1))
-                .map(|r| r.0);
-            Change::Withdraw(existing.unwrap_or(p))
-        };
-        c.apply_to(&mut rib);
-        fib.apply(&rib, &[c]).unwrap();
-        let keys = boundary_keys(&rib);
-        let want = reference(&rib, &keys);
-        let mut out = vec![0; keys.len()];
-        fib.lookup_batch(&keys, &mut out);
-        prop_assert_eq!(&out, &want, "after {:?}", c);
-        for (&k, &w) in keys.iter().zip(&want) {
-            prop_assert_eq!(NextHop::raw(fib.lookup(k)), w);
-        }
-    }
+fn run_sequence<A: Address>(ops: &[Op], cfg: &BloomConfig) -> Result<(), TestCaseError> {
+    let mut fib = Bloom::build(&Rib::<A>::new(), cfg).unwrap();
+    let rib = common::replay_ops(&mut fib, Rib::new(), ops, 1, cfg)?;
     prop_assert_eq!(fib.check_against(&rib), Ok(()));
     Ok(())
 }

@@ -7,10 +7,10 @@ use crate::common;
 use lpmkit::rng::SplitMix64;
 use lpmkit::schemes::lulea::{Lulea, LuleaConfig};
 use lpmkit::schemes::Width;
-use lpmkit::{Address, Change, Fib, IncrementalFib, NextHop, Prefix, Rib};
+use lpmkit::{Address, Fib, IncrementalFib, NextHop, Prefix, Rib};
 use proptest::prelude::*;
 
-use common::{data_files, load_table, load_updates, push_boundaries, reference};
+use common::{data_files, load_table, load_updates, push_boundaries, reference, Op};
 use lpmkit::traffic::boundary_keys;
 
 /// `lookup`, `lookup_batch` at several lengths, and the scalar twin.
@@ -60,40 +60,9 @@ fn real_tables() {
     }
 }
 
-fn random_prefix(rng: &mut SplitMix64) -> Prefix<u32> {
-    let len = rng.below(33) as u8;
-    let hi = (rng.below(4) as u32) << 30;
-    let r = rng.next() as u32;
-    let noise = match rng.below(4) {
-        0 => r,
-        1 => r & 0xffff,
-        2 => r >> 12,
-        _ => 0,
-    };
-    Prefix::new_truncating(hi | noise, len)
-}
-
-fn synthetic(seed: u64, routes: usize, hops: u64) -> Rib<u32> {
-    let mut rng = SplitMix64::new(seed);
-    let mut rib = Rib::new();
-    for _ in 0..routes {
-        let p = random_prefix(&mut rng);
-        rib.insert(p, NextHop::new(1 + rng.below(hops) as u32).unwrap());
-    }
-    rib
-}
-
 #[test]
 fn synthetic_tables() {
-    for seed in 0..4 {
-        for (routes, hops) in [(50, 3), (2000, 5), (30_000, 70_000)] {
-            let rib = synthetic(seed, routes, hops);
-            let mut keys = boundary_keys(&rib);
-            let mut rng = SplitMix64::new(seed);
-            keys.extend((0..20_000).map(|_| rng.next() as u32));
-            check_widths(&rib, &keys, &format!("seed {seed} routes {routes}"));
-        }
-    }
+    synthetic_tables_seeds(0..1);
     // lpmkit's Internet-like generator.
     let t = lpmkit::synth::default_v4();
     let keys = boundary_keys(&t.rib);
@@ -101,21 +70,28 @@ fn synthetic_tables() {
 }
 
 #[test]
-fn edge_routes() {
-    let rib = |routes: &[(&str, u32)]| -> Rib<u32> {
-        routes
-            .iter()
-            .map(|&(p, h)| (p.parse().unwrap(), NextHop::new(h).unwrap()))
-            .collect()
-    };
-    let mut chain = vec![("0.0.0.0/0".to_string(), 1)];
-    for l in 1..=32u8 {
-        let a = u32::netmask(l) & 0x5555_5555;
-        chain.push((
-            format!("{}/{l}", std::net::Ipv4Addr::from(a)),
-            2 + l as u32 % 3,
-        ));
+#[ignore = "long tier: more seeds of the synthetic tables"]
+fn more_synthetic_tables() {
+    synthetic_tables_seeds(1..4);
+}
+
+/// Synthetic tables from each of `seeds`, each size.
+fn synthetic_tables_seeds(seeds: std::ops::Range<u64>) {
+    for seed in seeds {
+        for (routes, hops) in [(50, 3), (2000, 5), (30_000, 70_000)] {
+            let rib = common::synthetic::<u32>(seed, routes, hops, 12);
+            let mut keys = boundary_keys(&rib);
+            let mut rng = SplitMix64::new(seed);
+            keys.extend((0..20_000).map(|_| rng.next() as u32));
+            check_widths(&rib, &keys, &format!("seed {seed} routes {routes}"));
+        }
     }
+}
+
+#[test]
+fn edge_routes() {
+    let rib = common::rib_of::<u32>;
+    let chain = common::v4_chain();
     let chain: Vec<(&str, u32)> = chain.iter().map(|(p, h)| (p.as_str(), *h)).collect();
     // Next hops past the direct codewords (22,207) and past 16-bit pointers.
     for r in [
@@ -194,50 +170,25 @@ fn replay_update_traces() {
     }
 }
 
-fn prefix_strategy() -> impl Strategy<Value = (u32, u8)> {
+fn prefix_strategy() -> impl Strategy<Value = (u128, u8)> {
     (0u32..4, any::<u32>(), 0u8..=32, 0u8..3).prop_map(|(hi, r, len, kind)| {
         let noise = match kind {
             0 => r & 0xff_ffff,
             1 => r >> 2,
             _ => 0,
         };
-        ((hi << 30) | noise, len)
+        (((hi << 30) | noise) as u128, len)
     })
 }
 
-fn run_sequence(ops: &[((u32, u8), u32, bool)], width: Option<Width>) -> Result<(), TestCaseError> {
-    let mut rib = Rib::<u32>::new();
+fn run_sequence(ops: &[Op], width: Option<Width>) -> Result<(), TestCaseError> {
     let cfg = LuleaConfig {
         pointer_width: width,
         ..Default::default()
     };
-    let mut fib = Lulea::build(&rib, &cfg).unwrap();
-    let mut pending = Vec::new();
-    for (k, &((addr, len), nh, announce)) in ops.iter().enumerate() {
-        let p = Prefix::new_truncating(addr, len);
-        let c = if announce {
-            Change::Announce(p, NextHop::new(nh).unwrap())
-        } else {
-            let existing = rib
-                .iter()
-                .nth(addr as usize % rib.len().max(1))
-                .map(|r| r.0);
-            Change::Withdraw(existing.unwrap_or(p))
-        };
-        c.apply_to(&mut rib);
-        pending.push(c);
-        // Odd steps apply the last two changes in one call.
-        if k % 2 == 0 && k + 1 < ops.len() {
-            continue;
-        }
-        fib.apply(&rib, &pending).unwrap();
-        pending.clear();
-        let keys = boundary_keys(&rib);
-        let want = reference(&rib, &keys);
-        let mut out = vec![0; keys.len()];
-        fib.lookup_batch(&keys, &mut out);
-        prop_assert_eq!(&out, &want, "after {:?}", c);
-    }
+    let mut fib = Lulea::build(&Rib::<u32>::new(), &cfg).unwrap();
+    // Odd steps apply the last two changes in one call.
+    common::replay_ops(&mut fib, Rib::new(), ops, 2, &cfg)?;
     Ok(())
 }
 

@@ -6,10 +6,12 @@ use crate::common;
 
 use lpmkit::rng::SplitMix64;
 use lpmkit::schemes::miht::{Miht, MihtConfig};
-use lpmkit::{registry, Address, BuildOptions, Change, Fib, IncrementalFib, NextHop, Prefix, Rib};
+use lpmkit::{registry, Address, BuildOptions, Fib, IncrementalFib, Prefix, Rib};
 use proptest::prelude::*;
 
-use common::{data_files, load_table, load_updates, push_boundaries, tier_tables, Tier};
+use common::{
+    data_files, load_table, load_updates, prefix_strategy, push_boundaries, tier_tables, Op, Tier,
+};
 use lpmkit::traffic::boundary_keys;
 
 fn configs(v6: bool) -> Vec<MihtConfig> {
@@ -153,43 +155,9 @@ fn structure_after_a_trace() {
     fib.check_against(&rib).unwrap();
 }
 
-fn prefix_strategy(bits: u8) -> impl Strategy<Value = (u128, u8)> {
-    (0u128..4, any::<u128>(), 0u8..=bits, 0u8..3).prop_map(move |(hi, r, len, kind)| {
-        let top = hi << (bits - 2);
-        let noise = match kind {
-            0 => r & ((1u128 << 24) - 1),
-            1 => r >> (128 - bits as u32),
-            _ => 0,
-        };
-        (top | noise, len)
-    })
-}
-
-fn run_sequence<A: Address>(
-    ops: &[((u128, u8), u32, bool)],
-    cfg: &MihtConfig,
-) -> Result<(), TestCaseError> {
-    let mut rib = Rib::<A>::new();
-    let mut fib = Miht::build(&rib, cfg).unwrap();
-    for &((addr, len), nh, announce) in ops {
-        let p = Prefix::new_truncating(A::from_u128(addr), len);
-        let c = if announce {
-            Change::Announce(p, NextHop::new(nh).unwrap())
-        } else {
-            let existing = rib
-                .iter()
-                .nth(addr as usize % rib.len().max(1))
-                .map(|r| r.0);
-            Change::Withdraw(existing.unwrap_or(p))
-        };
-        c.apply_to(&mut rib);
-        fib.apply(&rib, &[c]).unwrap();
-        let keys = boundary_keys(&rib);
-        let want = common::reference(&rib, &keys);
-        let mut out = vec![0; keys.len()];
-        fib.lookup_batch(&keys, &mut out);
-        prop_assert_eq!(&out, &want, "after {:?}", c);
-    }
+fn run_sequence<A: Address>(ops: &[Op], cfg: &MihtConfig) -> Result<(), TestCaseError> {
+    let mut fib = Miht::build(&Rib::<A>::new(), cfg).unwrap();
+    let rib = common::replay_ops(&mut fib, Rib::new(), ops, 1, cfg)?;
     prop_assert_eq!(fib.check_against(&rib), Ok(()));
     Ok(())
 }

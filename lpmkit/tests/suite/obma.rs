@@ -7,11 +7,11 @@ use crate::common;
 use lpmkit::rng::SplitMix64;
 use lpmkit::schemes::obma::{BisSearch, Grouping, Obma, ObmaConfig};
 use lpmkit::schemes::Width;
-use lpmkit::{Address, Change, Fib, IncrementalFib, NextHop, Prefix, Rib};
+use lpmkit::{Address, Change, Fib, IncrementalFib, Rib};
 use proptest::prelude::*;
 
 use common::{
-    assert_agrees, data_files, keys_for, load, load_table, load_updates, reference, Tier,
+    assert_agrees, data_files, keys_for, load, load_table, load_updates, reference, Op, Tier,
 };
 use lpmkit::traffic::boundary_keys;
 
@@ -83,34 +83,9 @@ fn real_tables_in(tier: Tier) {
     }
 }
 
-fn random_prefix(rng: &mut SplitMix64) -> Prefix<u32> {
-    let len = rng.below(33) as u8;
-    let hi = (rng.below(4) as u32) << 30;
-    let r = rng.next() as u32;
-    let noise = match rng.below(4) {
-        0 => r,
-        1 => r & 0xffff,
-        2 => r >> 12,
-        _ => 0,
-    };
-    Prefix::new_truncating(hi | noise, len)
-}
-
 #[test]
 fn synthetic_tables() {
-    for seed in 0..3 {
-        for (routes, hops) in [(50, 3), (3000, 5), (20_000, 70_000)] {
-            let mut rng = SplitMix64::new(seed);
-            let mut rib = Rib::new();
-            for _ in 0..routes {
-                let p = random_prefix(&mut rng);
-                rib.insert(p, NextHop::new(1 + rng.below(hops) as u32).unwrap());
-            }
-            let mut keys = boundary_keys(&rib);
-            keys.extend((0..20_000).map(|_| rng.next() as u32));
-            check_all(&rib, &keys, &format!("seed {seed} routes {routes}"));
-        }
-    }
+    synthetic_tables_seeds(0..1);
     let t = lpmkit::synth::default_v4();
     check_all(&t.rib, &boundary_keys(&t.rib), "synth v4");
     let t = lpmkit::synth::default_v6();
@@ -118,22 +93,29 @@ fn synthetic_tables() {
 }
 
 #[test]
-fn edge_routes() {
-    let rib = |routes: &[(&str, u32)]| -> Rib<u32> {
-        routes
-            .iter()
-            .map(|&(p, h)| (p.parse().unwrap(), NextHop::new(h).unwrap()))
-            .collect()
-    };
-    // One route of every length along one path, /0 to /32.
-    let mut chain = vec![("0.0.0.0/0".to_string(), 1)];
-    for l in 1..=32u8 {
-        let a = u32::netmask(l) & 0x5555_5555;
-        chain.push((
-            format!("{}/{l}", std::net::Ipv4Addr::from(a)),
-            2 + l as u32 % 3,
-        ));
+#[ignore = "long tier: more seeds of the synthetic tables"]
+fn more_synthetic_tables() {
+    synthetic_tables_seeds(1..3);
+}
+
+/// Synthetic tables from each of `seeds`, each size.
+fn synthetic_tables_seeds(seeds: std::ops::Range<u64>) {
+    for seed in seeds {
+        for (routes, hops) in [(50, 3), (3000, 5), (20_000, 70_000)] {
+            let rib = common::synthetic::<u32>(seed, routes, hops, 12);
+            let mut rng = SplitMix64::new(!seed);
+            let mut keys = boundary_keys(&rib);
+            keys.extend((0..20_000).map(|_| rng.next() as u32));
+            check_all(&rib, &keys, &format!("seed {seed} routes {routes}"));
+        }
     }
+}
+
+#[test]
+fn edge_routes() {
+    let rib = common::rib_of::<u32>;
+    // One route of every length along one path, /0 to /32.
+    let chain = common::v4_chain();
     let chain: Vec<(&str, u32)> = chain.iter().map(|(p, h)| (p.as_str(), *h)).collect();
     for r in [
         Rib::new(),
@@ -251,14 +233,14 @@ fn replay_update_traces_one_change_at_a_time_long() {
     replay::<u128>("ipv6-ris-rrc01-linx", "ipv6-", 60_000, 1);
 }
 
-fn prefix_strategy() -> impl Strategy<Value = (u32, u8)> {
+fn prefix_strategy() -> impl Strategy<Value = (u128, u8)> {
     (0u32..4, any::<u32>(), 0u8..=32, 0u8..3).prop_map(|(hi, r, len, kind)| {
         let noise = match kind {
             0 => r & 0xff_ffff,
             1 => r >> 2,
             _ => r & 0xffff,
         };
-        ((hi << 30) | noise, len)
+        (((hi << 30) | noise) as u128, len)
     })
 }
 
@@ -266,50 +248,20 @@ fn prefix_strategy() -> impl Strategy<Value = (u32, u8)> {
 /// nested inside routes at every depth, so that a withdrawal's covering route is found
 /// inside its chunk by the presence bits (down to the deepest levels of a stride-8
 /// chunk) or, fully covered, in the `Rib`.
-fn nested_prefix_strategy() -> impl Strategy<Value = (u32, u8)> {
+fn nested_prefix_strategy() -> impl Strategy<Value = (u128, u8)> {
     (0u32..4, any::<u8>(), 22u8..=32)
-        .prop_map(|(net, low, len)| (0x0a00_0000 | net << 8 | low as u32, len))
+        .prop_map(|(net, low, len)| ((0x0a00_0000 | net << 8 | low as u32) as u128, len))
 }
 
-fn run_sequence(ops: &[((u32, u8), u32, bool)], cfg: &ObmaConfig) -> Result<(), TestCaseError> {
+fn run_sequence(ops: &[Op], cfg: &ObmaConfig) -> Result<(), TestCaseError> {
     run_sequence_batched(ops, cfg, 2)
 }
 
 /// [`run_sequence`] applying the changes `batch` at a time (1: the paths of a change
 /// alone in its batch).
-fn run_sequence_batched(
-    ops: &[((u32, u8), u32, bool)],
-    cfg: &ObmaConfig,
-    batch: usize,
-) -> Result<(), TestCaseError> {
-    let mut rib = Rib::<u32>::new();
-    let mut fib = Obma::build(&rib, cfg).unwrap();
-    let mut pending = Vec::new();
-    for (k, &((addr, len), nh, announce)) in ops.iter().enumerate() {
-        let p = Prefix::new_truncating(addr, len);
-        let c = if announce {
-            Change::Announce(p, NextHop::new(nh).unwrap())
-        } else {
-            let existing = rib
-                .iter()
-                .nth(addr as usize % rib.len().max(1))
-                .map(|r| r.0);
-            Change::Withdraw(existing.unwrap_or(p))
-        };
-        c.apply_to(&mut rib);
-        pending.push(c);
-        // Every `batch`-th step applies the changes since the last.
-        if (k + 1) % batch != 0 && k + 1 < ops.len() {
-            continue;
-        }
-        fib.apply(&rib, &pending).unwrap();
-        pending.clear();
-        let keys = boundary_keys(&rib);
-        let want = reference(&rib, &keys);
-        let mut out = vec![0; keys.len()];
-        fib.lookup_batch(&keys, &mut out);
-        prop_assert_eq!(&out, &want, "after {:?} ({:?})", c, cfg);
-    }
+fn run_sequence_batched(ops: &[Op], cfg: &ObmaConfig, batch: usize) -> Result<(), TestCaseError> {
+    let mut fib = Obma::build(&Rib::<u32>::new(), cfg).unwrap();
+    common::replay_ops(&mut fib, Rib::new(), ops, batch, cfg)?;
     Ok(())
 }
 

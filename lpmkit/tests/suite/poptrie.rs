@@ -10,7 +10,7 @@ use lpmkit::traffic::boundary_keys;
 use lpmkit::{registry, Address, BuildOptions, Change, Fib, IncrementalFib, NextHop, Prefix, Rib};
 use proptest::prelude::*;
 
-use common::{push_boundaries, Tier};
+use common::{prefix_strategy, push_boundaries, Op, Tier};
 
 /// Both registry variants, with and without the `popcnt` kernel.
 fn check_registry<A: Address>(rib: &Rib<A>, keys: &[A], label: &str) {
@@ -63,30 +63,6 @@ fn real_tables_v6() {
     }
 }
 
-/// A random prefix concentrated so that routes nest and collide at every depth.
-fn random_prefix<A: Address>(rng: &mut SplitMix64) -> Prefix<A> {
-    let len = rng.below(A::BITS as u64 + 1) as u8;
-    let hi = A::from_u128((rng.below(4) as u128) << (A::BITS - 2));
-    let r = rng.next_u128();
-    let noise = match rng.below(4) {
-        0 => A::from_u128(r),
-        1 => A::from_u128(r & 0xffff),
-        2 => A::from_u128(r >> (128 - A::BITS as u32 + 20)),
-        _ => A::ZERO,
-    };
-    Prefix::new_truncating(hi.or(noise), len)
-}
-
-fn synthetic<A: Address>(seed: u64, routes: usize, hops: u64) -> Rib<A> {
-    let mut rng = SplitMix64::new(seed);
-    let mut rib = Rib::new();
-    for _ in 0..routes {
-        let p = random_prefix::<A>(&mut rng);
-        rib.insert(p, NextHop::new(1 + rng.below(hops) as u32).unwrap());
-    }
-    rib
-}
-
 fn check_configs<A: Address>(rib: &Rib<A>, keys: &[A], label: &str) {
     let want = common::reference(rib, keys);
     for s in [0, 1, 6, 12, 16, 18, 24] {
@@ -119,12 +95,12 @@ fn more_synthetic_tables_every_config() {
 fn synthetic_tables_every_config_seeds(seeds: std::ops::Range<u64>) {
     for seed in seeds {
         for (routes, hops) in [(50, 3), (2000, 5), (20_000, 70_000)] {
-            let rib = synthetic::<u32>(seed, routes, hops);
+            let rib = common::synthetic::<u32>(seed, routes, hops, 20);
             let mut keys = boundary_keys(&rib);
             let mut rng = SplitMix64::new(seed);
             keys.extend((0..20_000).map(|_| rng.next() as u32));
             check_configs(&rib, &keys, &format!("v4 seed {seed} routes {routes}"));
-            let rib = synthetic::<u128>(seed, routes, hops);
+            let rib = common::synthetic::<u128>(seed, routes, hops, 20);
             let mut keys = boundary_keys(&rib);
             keys.extend((0..20_000).map(|_| rng.next_u128()));
             check_configs(&rib, &keys, &format!("v6 seed {seed} routes {routes}"));
@@ -286,7 +262,7 @@ fn replay_update_traces() {
 /// Building the table route by route from empty, then withdrawing every route, leaves no
 /// node or leaf allocated: the allocator gets everything back.
 fn grow_and_drain<A: Address>(seed: u64) {
-    let target = synthetic::<A>(seed, 3000, 4);
+    let target = common::synthetic::<A>(seed, 3000, 4, 20);
     let mut rib = Rib::new();
     let mut fib = Poptrie::build(&rib, &PoptrieConfig::poptrie16()).unwrap();
     let mut rng = SplitMix64::new(seed);
@@ -316,49 +292,13 @@ fn grow_and_drain_frees_everything() {
     grow_and_drain::<u128>(6);
 }
 
-fn prefix_strategy(bits: u8) -> impl Strategy<Value = (u128, u8)> {
-    // Few distinct high parts and low parts, so that prefixes nest and collide.
-    (0u128..4, any::<u128>(), 0u8..=bits, 0u8..3).prop_map(move |(hi, r, len, kind)| {
-        let top = hi << (bits - 2);
-        let noise = match kind {
-            0 => r & ((1u128 << 24) - 1),
-            1 => r >> (128 - bits as u32),
-            _ => 0,
-        };
-        (top | noise, len)
-    })
-}
-
-fn run_sequence<A: Address>(ops: &[((u128, u8), u32, bool)], s: u8) -> Result<(), TestCaseError> {
-    let mut rib = Rib::<A>::new();
+fn run_sequence<A: Address>(ops: &[Op], s: u8) -> Result<(), TestCaseError> {
     let cfg = PoptrieConfig {
         direct_bits: s,
         ..Default::default()
     };
-    let mut fib = Poptrie::build(&rib, &cfg).unwrap();
-    for &((addr, len), nh, announce) in ops {
-        let p = Prefix::new_truncating(A::from_u128(addr), len);
-        let c = if announce {
-            Change::Announce(p, NextHop::new(nh).unwrap())
-        } else {
-            // Withdraw an existing route when there is one, so withdrawals matter.
-            let existing = rib
-                .iter()
-                .nth(addr as usize % rib.len().max(1))
-                .map(|r| r.0);
-            Change::Withdraw(existing.unwrap_or(p))
-        };
-        c.apply_to(&mut rib);
-        fib.apply(&rib, &[c]).unwrap();
-        let keys = boundary_keys(&rib);
-        let want = common::reference(&rib, &keys);
-        let mut out = vec![0; keys.len()];
-        fib.lookup_batch(&keys, &mut out);
-        prop_assert_eq!(&out, &want, "after {:?}", c);
-        for (&k, &w) in keys.iter().zip(&want) {
-            prop_assert_eq!(NextHop::raw(fib.lookup(k)), w);
-        }
-    }
+    let mut fib = Poptrie::build(&Rib::<A>::new(), &cfg).unwrap();
+    common::replay_ops(&mut fib, Rib::new(), ops, 1, &cfg)?;
     Ok(())
 }
 

@@ -5,10 +5,12 @@
 use crate::common;
 
 use lpmkit::rng::SplitMix64;
-use lpmkit::{registry, Address, BuildOptions, Change, Fib, NextHop, Prefix, Rib};
+use lpmkit::{registry, Address, BuildOptions, Fib, NextHop, Prefix, Rib};
 use proptest::prelude::*;
 
-use common::{data_files, load_table, load_updates, push_boundaries, reference};
+use common::{
+    data_files, load_table, load_updates, prefix_strategy, push_boundaries, reference, Op,
+};
 use lpmkit::traffic::boundary_keys;
 
 const V4: [&str; 3] = ["sail-b", "sail-u", "sail-l"];
@@ -66,39 +68,37 @@ fn real_tables() {
     }
 }
 
-fn random_prefix<A: Address>(rng: &mut SplitMix64) -> Prefix<A> {
-    let len = rng.below(A::BITS as u64 + 1) as u8;
-    let hi = A::from_u128((rng.below(4) as u128) << (A::BITS - 2));
-    let r = rng.next_u128();
-    let noise = match rng.below(4) {
-        0 => A::from_u128(r),
-        1 => A::from_u128(r & 0xffff),
-        2 => A::from_u128(r >> (128 - A::BITS as u32 + 12)),
-        _ => A::ZERO,
-    };
-    Prefix::new_truncating(hi.or(noise), len)
-}
-
-fn synthetic<A: Address>(seed: u64, routes: usize, hops: u64) -> Rib<A> {
-    let mut rng = SplitMix64::new(seed);
-    let mut rib = Rib::new();
-    for _ in 0..routes {
-        let p = random_prefix::<A>(&mut rng);
-        rib.insert(p, NextHop::new(1 + rng.below(hops) as u32).unwrap());
-    }
-    rib
+#[test]
+fn synthetic_tables() {
+    synthetic_tables_seeds(0..1);
+    let t = lpmkit::synth::default_v4();
+    check(&V4, &t.rib, &boundary_keys(&t.rib), "synth v4", false);
+    let t = lpmkit::synth::default_v6();
+    check(
+        &["sail-m"],
+        &t.rib,
+        &boundary_keys(&t.rib),
+        "synth v6",
+        false,
+    );
 }
 
 #[test]
-fn synthetic_tables() {
-    for seed in 0..3 {
+#[ignore = "long tier: more seeds of the synthetic tables"]
+fn more_synthetic_tables() {
+    synthetic_tables_seeds(1..3);
+}
+
+/// Synthetic tables from each of `seeds`, each size.
+fn synthetic_tables_seeds(seeds: std::ops::Range<u64>) {
+    for seed in seeds {
         for (routes, hops) in [(50, 3), (3000, 5), (20_000, 70_000)] {
-            let rib = synthetic::<u32>(seed, routes, hops);
+            let rib = common::synthetic::<u32>(seed, routes, hops, 12);
             let mut keys = boundary_keys(&rib);
             let mut rng = SplitMix64::new(seed);
             keys.extend((0..20_000).map(|_| rng.next() as u32));
             check(&V4, &rib, &keys, &format!("v4 seed {seed} {routes}"), true);
-            let rib = synthetic::<u128>(seed, routes, hops);
+            let rib = common::synthetic::<u128>(seed, routes, hops, 12);
             let mut keys = boundary_keys(&rib);
             keys.extend((0..20_000).map(|_| rng.next_u128()));
             check(
@@ -110,16 +110,6 @@ fn synthetic_tables() {
             );
         }
     }
-    let t = lpmkit::synth::default_v4();
-    check(&V4, &t.rib, &boundary_keys(&t.rib), "synth v4", false);
-    let t = lpmkit::synth::default_v6();
-    check(
-        &["sail-m"],
-        &t.rib,
-        &boundary_keys(&t.rib),
-        "synth v6",
-        false,
-    );
 }
 
 #[test]
@@ -169,7 +159,7 @@ fn edge_routes_and_settings() {
         check(&["sail-m"], &r, &boundary_keys(&r), "edge v6", true);
     }
     // Other pivot levels, and refusals.
-    let r = synthetic::<u128>(9, 3000, 4);
+    let r = common::synthetic::<u128>(9, 3000, 4, 12);
     let keys = boundary_keys(&r);
     let want = reference(&r, &keys);
     for p in ["16:32:48:64:80:96:112:128", "24:40:48:56:64:128"] {
@@ -251,52 +241,13 @@ fn replay_update_traces_long() {
     replay::<u128>("ipv6-ris-rrc01-linx", &["sail-m"], 30_000);
 }
 
-fn prefix_strategy(bits: u8) -> impl Strategy<Value = (u128, u8)> {
-    (0u128..4, any::<u128>(), 0u8..=bits, 0u8..3).prop_map(move |(hi, r, len, kind)| {
-        let top = hi << (bits - 2);
-        let noise = match kind {
-            0 => r & ((1u128 << 24) - 1),
-            1 => r >> (128 - bits as u32),
-            _ => 0,
-        };
-        (top | noise, len)
-    })
-}
-
-fn run_sequence<A: Address>(
-    name: &str,
-    ops: &[((u128, u8), u32, bool)],
-) -> Result<(), TestCaseError> {
-    let mut rib = Rib::<A>::new();
+fn run_sequence<A: Address>(name: &str, ops: &[Op]) -> Result<(), TestCaseError> {
     let mut fib = registry::find(name)
         .unwrap()
-        .build_incremental(&rib, &BuildOptions::default())
+        .build_incremental(&Rib::<A>::new(), &BuildOptions::default())
         .unwrap();
-    let mut pending = Vec::new();
-    for (k, &((addr, len), nh, announce)) in ops.iter().enumerate() {
-        let p = Prefix::new_truncating(A::from_u128(addr), len);
-        let c = if announce {
-            Change::Announce(p, NextHop::new(nh).unwrap())
-        } else {
-            let existing = rib
-                .iter()
-                .nth(addr as usize % rib.len().max(1))
-                .map(|r| r.0);
-            Change::Withdraw(existing.unwrap_or(p))
-        };
-        c.apply_to(&mut rib);
-        pending.push(c);
-        if k % 2 == 0 && k + 1 < ops.len() {
-            continue;
-        }
-        fib.apply(&rib, &pending).unwrap();
-        pending.clear();
-        let keys = boundary_keys(&rib);
-        let want = reference(&rib, &keys);
-        let mut out = vec![0; keys.len()];
-        fib.lookup_batch(&keys, &mut out);
-        prop_assert_eq!(&out, &want, "{} after {:?}", name, c);
-    }
+    // Odd steps apply the last two changes in one call.
+    common::replay_ops(&mut *fib, Rib::new(), ops, 2, &name)?;
     Ok(())
 }
 

@@ -1,6 +1,6 @@
 use super::*;
 use crate::fib::{BuildError, Change, IncrementalFib};
-use crate::prefix::{Ipv4, Ipv6, Prefix};
+use crate::prefix::{Family, Ipv4, Ipv6, Prefix};
 use crate::rib::Rib;
 use crate::rng::SplitMix64;
 use crate::test_support::{nh, rib};
@@ -189,6 +189,17 @@ fn random_updates<A: Address>(cfg: &BloomConfig, seed: u64, steps: usize, batch:
 
 #[test]
 fn updates_follow_the_rib() {
+    updates_follow_the_rib_in(&[(Family::V4, 1), (Family::V6, 9)]);
+}
+
+#[test]
+#[ignore = "long tier: the other family for each batch size"]
+fn updates_follow_the_rib_other_batches() {
+    updates_follow_the_rib_in(&[(Family::V4, 9), (Family::V6, 1)]);
+}
+
+/// Random update sequences for every variant, in each `(family, batch size)` of `runs`.
+fn updates_follow_the_rib_in(runs: &[(Family, usize)]) {
     // C rand() costs ~350 steps per hash: fewer steps for the variants that use it.
     for (i, (cfg, steps)) in [
         (BloomConfig::bloomfwd(), 400),
@@ -204,10 +215,15 @@ fn updates_follow_the_rib() {
     .enumerate()
     {
         let i = i as u64;
-        random_updates::<Ipv4>(&cfg, i, steps, 1);
-        random_updates::<Ipv4>(&cfg, 10 + i, steps, 9);
-        random_updates::<Ipv6>(&cfg, 20 + i, steps, 1);
-        random_updates::<Ipv6>(&cfg, 30 + i, steps, 9);
+        for &(family, batch) in runs {
+            // The seeds of the runs: 0.. (IPv4, one change per apply), 10.. (IPv4, nine),
+            // 20.. (IPv6, one), 30.. (IPv6, nine).
+            let seed = i + if batch == 1 { 0 } else { 10 };
+            match family {
+                Family::V4 => random_updates::<Ipv4>(&cfg, seed, steps, batch),
+                Family::V6 => random_updates::<Ipv6>(&cfg, 20 + seed, steps, batch),
+            }
+        }
     }
 }
 
