@@ -11,6 +11,7 @@ use crate::schemes::common::FreeSpace;
 
 mod update;
 
+#[cfg(any(test, feature = "test-hooks"))]
 pub(super) use update::check_invariants;
 pub use update::ReplayReport;
 
