@@ -164,6 +164,7 @@ pub trait IncrementalFib<A: Address>: Fib<A> {
 /// patch and the next after it, and combine generations into an answer neither had. Such
 /// a scheme sets [`VALIDATED_READS`](Self::VALIDATED_READS): its readers then check, per
 /// batch, that no patch began while they looked up, and look up again if one did.
+#[doc(hidden)]
 pub trait InPlaceWriter<A: Address>: Send + Sync + Sized + 'static {
     /// What lookups read.
     type Table: Fib<A> + 'static;
@@ -281,6 +282,7 @@ pub trait InPlaceWriter<A: Address>: Send + Sync + Sized + 'static {
 
 /// What [`InPlaceWriter::patch`] did.
 #[derive(Debug)]
+#[doc(hidden)]
 pub enum Patched<T> {
     /// The table was patched in place.
     InPlace(UpdateStats),
@@ -421,6 +423,7 @@ impl<'a> Settings<'a> {
     }
 
     /// Checks that every setting given is one of `known` (a [`Config::SETTINGS`]).
+    #[doc(hidden)]
     pub fn check(&self, known: &[(&str, &str)]) -> Result<(), BuildError> {
         for (k, _) in &self.options.settings {
             if !known.iter().any(|(n, _)| n == k) {
@@ -439,16 +442,19 @@ impl<'a> Settings<'a> {
     }
 
     /// The scheme these settings are read for.
+    #[doc(hidden)]
     pub fn scheme(&self) -> &'a str {
         self.scheme
     }
 
     /// The options behind the settings.
+    #[doc(hidden)]
     pub fn options(&self) -> &'a BuildOptions {
         self.options
     }
 
     /// True if scalar code is forced ([`BuildOptions::force_scalar`]).
+    #[doc(hidden)]
     pub fn force_scalar(&self) -> bool {
         self.options.force_scalar
     }
@@ -456,6 +462,7 @@ impl<'a> Settings<'a> {
     /// The instruction-set ceiling asked for: [`Isa::Scalar`](crate::simd::Isa::Scalar) when
     /// scalar code is forced, else [`BuildOptions::isa`] (`None`: no cap beyond what the
     /// environment sets).
+    #[doc(hidden)]
     pub fn isa(&self) -> Option<crate::simd::Isa> {
         if self.options.force_scalar {
             Some(crate::simd::Isa::Scalar)
@@ -465,6 +472,7 @@ impl<'a> Settings<'a> {
     }
 
     /// The SIMD degree of parallelism asked for ([`BuildOptions::ways`]).
+    #[doc(hidden)]
     pub fn ways(&self) -> Option<usize> {
         self.options.ways
     }
@@ -486,6 +494,7 @@ impl<'a> Settings<'a> {
     }
 
     /// The value of `key` as an entry width (`16` or `32`).
+    #[doc(hidden)]
     pub fn width(&self, key: &str) -> Result<Option<Width>, BuildError> {
         Ok(match self.get::<u32>(key)? {
             None => None,
@@ -496,11 +505,13 @@ impl<'a> Settings<'a> {
     }
 
     /// The error for `key=value`, which is not `what`.
+    #[doc(hidden)]
     pub fn invalid(&self, key: &str, value: &str, what: &str) -> BuildError {
         self.error(format!("setting {key}={value:?} is not {what}"))
     }
 
     /// A configuration error of this scheme.
+    #[doc(hidden)]
     pub fn error(&self, reason: String) -> BuildError {
         BuildError::InvalidConfig {
             scheme: self.scheme.to_string(),
@@ -616,6 +627,7 @@ impl fmt::Display for BuildError {
 impl std::error::Error for BuildError {}
 
 /// The largest next-hop id in `rib` (0 if empty).
+#[doc(hidden)]
 pub fn max_next_hop<A: Address>(rib: &Rib<A>) -> u32 {
     rib.iter().map(|(_, nh)| nh.get()).max().unwrap_or(0)
 }
@@ -678,12 +690,14 @@ impl Stats {
     }
 
     /// Appends a figure; returns `self` for chaining.
+    #[doc(hidden)]
     pub fn with(mut self, key: impl Into<String>, value: StatValue) -> Self {
         self.push(key, value);
         self
     }
 
     /// Appends a figure.
+    #[doc(hidden)]
     pub fn push(&mut self, key: impl Into<String>, value: StatValue) {
         self.entries.push((key.into(), value));
     }
@@ -697,6 +711,7 @@ impl Stats {
     /// assert_eq!(s.get("depth.1"), Some(&StatValue::Ratio(0.75)));
     /// assert_eq!(s.get("depth_mean"), Some(&StatValue::Ratio(0.75)));
     /// ```
+    #[doc(hidden)]
     pub fn with_shares(mut self, key: &str, counts: &[u64]) -> Self {
         let total = counts.iter().sum::<u64>().max(1) as f64;
         let mut mean = 0.0;

@@ -2,8 +2,8 @@
 //!
 //! lpmkit answers "which next hop does this destination use?" for IPv4 and IPv6 routing
 //! tables, with the lookup schemes of the LPM literature behind one API, a reference trie
-//! every scheme is tested against, readers for real routing data, and the key streams and
-//! synthetic tables the papers measure with.
+//! every scheme is tested against, readers for real routing data, and updates while other
+//! threads look up.
 //!
 //! ```
 //! use lpmkit::{Fib, Ipv4, NextHopTable, Rib};
@@ -40,8 +40,12 @@
 //!   the C ABI and `lpmkit annotate` wrap.
 //! * [`io`]: readers for text tables, MRT dumps, update traces and address lists.
 //! * [`sync`]: route updates while other threads look up (RCU-style publication).
-//! * [`synth`]: deterministic Internet-like synthetic tables.
-//! * [`traffic`]: key streams (uniform, REP/RND/SEQ, IPv6 matching keys, Zipf, traces).
+//!
+//! The everyday types are also at the crate root, for short imports: `use lpmkit::{Fib,
+//! Ipv4, NextHopTable, Prefix, Rib}`. The synthetic tables and key streams the papers
+//! measure with (uniform, REP/RND/SEQ, IPv6 matching keys, Zipf, traces) are reached
+//! through the `lpmkit` command (`bench --synthetic ipv4`, `--pattern`); their modules serve
+//! the command and the tests and are not part of the documented API.
 //!
 //! ## Cargo features
 //!
@@ -78,21 +82,34 @@ pub mod schemes;
 mod shown;
 pub mod simd;
 pub mod sync;
+// Synthetic tables and key streams: the generators behind the CLI's `bench`, `experiment`
+// and the tests; not part of the documented API.
+#[doc(hidden)]
 pub mod synth;
 pub mod table;
 #[cfg(test)]
 mod test_data;
+#[doc(hidden)]
 pub mod traffic;
 
+// The everyday types, also at the crate root for short imports (`use lpmkit::{Prefix, Rib}`);
+// hidden there so that the documentation shows each item once, at its module's path.
+#[doc(hidden)]
 pub use fib::{
     BuildError, Change, Config, Fib, Implementation, IncrementalFib, NoConfig, Settings, StatValue,
     Stats, UpdateStats, Width,
 };
+#[doc(hidden)]
 pub use nexthop::{NextHop, NextHopTable};
+#[doc(hidden)]
 pub use prefix::{Address, Family, Ipv4, Ipv6, Prefix, PrefixError};
+#[doc(hidden)]
 pub use registry::BuildOptions;
+#[doc(hidden)]
 pub use rib::Rib;
+#[doc(hidden)]
 pub use scheme::{Patchable, Scheme};
+#[doc(hidden)]
 pub use table::{AnyTable, Table};
 
 /// The README's examples, compiled and run as doc tests.

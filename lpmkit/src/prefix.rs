@@ -103,15 +103,19 @@ pub trait Address:
     /// Converts to the `std::net` type.
     fn to_std(self) -> Self::Std;
     /// Widens to `u128` (IPv4 addresses occupy the low 32 bits).
+    #[doc(hidden)]
     fn to_u128(self) -> u128;
     /// Narrows from `u128`, keeping the low [`BITS`](Self::BITS) bits.
+    #[doc(hidden)]
     fn from_u128(v: u128) -> Self;
     /// Extracts the address from an [`IpAddr`], or `None` for the other family.
     fn from_ip(ip: IpAddr) -> Option<Self>;
 
     /// The network mask of a `/len` prefix: `len` leading ones. `len` must be `<= BITS`.
+    #[doc(hidden)]
     fn netmask(len: u8) -> Self;
     /// The host mask of a `/len` prefix: `BITS - len` trailing ones.
+    #[doc(hidden)]
     fn hostmask(len: u8) -> Self;
     #[doc(hidden)]
     /// Bit `i` counted from the most significant bit (`i < BITS`).
@@ -130,8 +134,10 @@ pub trait Address:
     /// `self | other`.
     fn or(self, other: Self) -> Self;
     /// `self + 1`, or `None` on overflow.
+    #[doc(hidden)]
     fn checked_inc(self) -> Option<Self>;
     /// `self - 1`, or `None` below zero.
+    #[doc(hidden)]
     fn checked_dec(self) -> Option<Self>;
     #[doc(hidden)]
     /// `self` with bit `i` (from the most significant end) set.
@@ -257,11 +263,13 @@ impl_address!(u32, 32, Family::V4, Ipv4Addr, V4);
 impl_address!(u128, 128, Family::V6, Ipv6Addr, V6);
 
 /// Formats an address the way `std::net` does (dotted quad, RFC 5952).
+#[doc(hidden)]
 pub fn format_addr<A: Address>(a: A) -> String {
     a.to_std().to_string()
 }
 
 /// Parses an address of family `A`, or `None`.
+#[doc(hidden)]
 pub fn parse_addr<A: Address>(s: &str) -> Option<A> {
     s.parse::<A::Std>().ok().map(A::from_std)
 }

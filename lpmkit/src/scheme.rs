@@ -98,6 +98,7 @@ impl<A: Address, W: InPlaceWriter<A>> Patchable<A, W> {
     }
 
     /// A table and the writer built with it.
+    #[doc(hidden)]
     pub fn from_parts(table: Box<W::Table>, writer: W) -> Self {
         Patchable {
             table,
@@ -107,16 +108,19 @@ impl<A: Address, W: InPlaceWriter<A>> Patchable<A, W> {
     }
 
     /// The table and its writer, apart.
+    #[doc(hidden)]
     pub fn into_parts(self) -> (Box<W::Table>, W) {
         (self.table, self.writer)
     }
 
     /// The lookup table (what readers read).
+    #[doc(hidden)]
     pub fn table(&self) -> &W::Table {
         &self.table
     }
 
     /// The writer side (configuration, free space, counters).
+    #[doc(hidden)]
     pub fn writer(&self) -> &W {
         &self.writer
     }

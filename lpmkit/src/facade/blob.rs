@@ -96,6 +96,7 @@ fn bad(why: impl Into<String>) -> TableError {
 
 /// The header up to the family byte: the family of a serialised table, so that code that
 /// handles both families can pick the type to read it as.
+#[doc(hidden)]
 pub fn blob_family(bytes: &[u8]) -> Result<Family, TableError> {
     let mut input = bytes;
     let magic = take(&mut input, 8).ok_or_else(|| bad("shorter than the header"))?;

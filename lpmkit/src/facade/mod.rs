@@ -105,6 +105,7 @@ pub const AUTO: &str = "auto";
 
 /// The schemes `auto` tries for a table of `family` with `routes` routes, in order: the
 /// first that builds is used (see the [module docs](self) for why).
+#[doc(hidden)]
 pub fn auto_candidates(family: Family, routes: usize) -> &'static [&'static str] {
     match family {
         Family::V4 if routes < 1 << 19 => &["d16r", "d18r", "poptrie18", "trie"],

@@ -69,6 +69,7 @@ pub(crate) fn read_text(source: &str, mut r: impl Read) -> Result<String, ReadEr
 /// # Ok::<(), lpmkit::io::ReadError>(())
 /// ```
 #[derive(Debug)]
+#[doc(hidden)]
 pub struct LineReader<R> {
     inner: R,
     source: String,

@@ -349,6 +349,7 @@ pub(crate) fn source_name(path: &Path) -> String {
 /// reader's `read` as [`std::io::Error`]s whose message names the format and the number
 /// of bytes decompressed before the error; the readers in this module turn them into
 /// [`ReadError`]s naming the file.
+#[doc(hidden)]
 pub fn open_input(path: &Path) -> Result<Box<dyn BufRead + Send>, ReadError> {
     let name = source_name(path);
     let mut raw: Box<dyn Read + Send> = if path.as_os_str() == "-" {

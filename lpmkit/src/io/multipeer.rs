@@ -12,6 +12,7 @@ use crate::table::{AnyTable, Table};
 /// The attributes of one RIB entry (one peer's path to one prefix) that [`best_path`]
 /// compares, plus the next hop the FIB takes from it.
 #[derive(Clone, Debug, PartialEq, Eq)]
+#[doc(hidden)]
 pub struct PathAttrs {
     /// The collector peer that sent the path.
     pub peer: IpAddr,
@@ -47,6 +48,7 @@ pub struct PathAttrs {
 /// assert_eq!(best_path(&a, &b), std::cmp::Ordering::Less); // shorter AS path wins
 /// # Ok::<(), std::net::AddrParseError>(())
 /// ```
+#[doc(hidden)]
 pub fn best_path(a: &PathAttrs, b: &PathAttrs) -> Ordering {
     b.local_pref
         .cmp(&a.local_pref)

@@ -41,6 +41,7 @@ use crate::table::Table;
 /// assert_eq!(assigned_next_hop(p, 1), 1);
 /// # Ok::<(), lpmkit::PrefixError>(())
 /// ```
+#[doc(hidden)]
 pub fn assigned_next_hop<A: Address>(prefix: Prefix<A>, n: u32) -> u32 {
     let n = n.max(1) as u64;
     let a = prefix.addr().to_u128();
@@ -267,6 +268,7 @@ pub(crate) fn first_route(text: &str) -> Option<(usize, &str)> {
 /// prefix of the other family, a third column, a duplicate prefix (naming the line of the
 /// first occurrence), and a file without routes (`no routes`).
 /// `opts.family`, if set, must be `A`'s family. `opts.peer` is ignored.
+#[doc(hidden)]
 pub fn parse_text_table<A: Address>(
     text: &str,
     source: &str,

@@ -135,6 +135,7 @@ impl<'t> Names<'t, '_> {
 /// Parses a text update trace (see [`read_updates`]); `source` names it in errors.
 ///
 /// Unlike [`read_updates`], an input without updates of family `A` is not an error here.
+#[doc(hidden)]
 pub fn parse_text_updates<A: Address>(
     text: &str,
     source: &str,

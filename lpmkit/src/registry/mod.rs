@@ -32,6 +32,7 @@ use core::any::Any;
 use core::fmt;
 use std::sync::OnceLock;
 
+#[doc(hidden)]
 pub use crate::fib::BuildOptions;
 use crate::fib::{BuildError, Config, Fib, IncrementalFib, Settings};
 use crate::prefix::{Address, Family, Ipv4, Ipv6};
@@ -50,6 +51,7 @@ type UpdaterFn<A> =
 
 /// How the registry builds one scheme for one address family: functions over the scheme's
 /// [`Scheme`] implementation, made once by [`SchemeFamily::v4`] / [`SchemeFamily::v6`].
+#[doc(hidden)]
 pub struct Entry<A: Address> {
     build: BuildFn<A>,
     incremental: IncrementalFn<A>,
@@ -133,6 +135,7 @@ fn not_offered(scheme: &str, what: &str) -> BuildError {
 
 /// A named configuration of a scheme family: the names the papers use.
 #[derive(Debug)]
+#[doc(hidden)]
 pub struct Preset {
     /// Registry name (`d18r`, `poptrie16`, `spider8w`, …).
     pub name: &'static str,
@@ -144,6 +147,7 @@ pub struct Preset {
 
 /// One row of the registry: a scheme family, declared by its name, the paper it comes
 /// from, its presets, and the types that implement it per address family.
+#[doc(hidden)]
 pub struct SchemeFamily {
     /// The family's name (`dxr`, `poptrie`, …).
     pub name: &'static str,
@@ -240,6 +244,7 @@ impl SchemeInfo {
     }
 
     /// The families the scheme handles.
+    #[doc(hidden)]
     pub fn families(&self) -> Vec<Family> {
         [Family::V4, Family::V6]
             .into_iter()
@@ -368,6 +373,7 @@ impl fmt::Debug for SchemeInfo {
 }
 
 /// Every scheme family, in a stable order.
+#[doc(hidden)]
 pub fn families() -> &'static [SchemeFamily] {
     FAMILIES
 }

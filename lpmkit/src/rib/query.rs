@@ -127,6 +127,7 @@ impl<A: Address> Rib<A> {
     /// assert!(quarter.iter().all(|(p, h)| rib.get(&p) == Some(h)));
     /// assert_eq!(quarter.iter().collect::<Vec<_>>(), rib.sample(0.25, 7).iter().collect::<Vec<_>>());
     /// ```
+    #[doc(hidden)]
     pub fn sample(&self, fraction: f64, seed: u64) -> Rib<A> {
         let mut routes: Vec<(Prefix<A>, NextHop)> = self.iter().collect();
         let keep = ((routes.len() as f64) * fraction.clamp(0.0, 1.0)).round() as usize;
@@ -267,6 +268,7 @@ impl<A: Address> Rib<A> {
     }
 
     /// Number of routes of each length (index = length, `BITS + 1` entries).
+    #[doc(hidden)]
     pub fn length_histogram(&self) -> Vec<usize> {
         if self.hist.is_empty() {
             vec![0; A::BITS as usize + 1]

@@ -201,6 +201,7 @@ impl<A: Address> Rib<A> {
     /// Calls `f(first, last, next_hop)` for consecutive ranges that together cover the whole
     /// address space in ascending order; within a range every address has the same
     /// longest-prefix match, and neighbouring ranges always differ (equal ones are merged).
+    #[doc(hidden)]
     pub fn for_each_range(&self, f: impl FnMut(A, A, Option<NextHop>)) {
         self.for_each_range_in(&Prefix::DEFAULT, f)
     }
@@ -209,6 +210,7 @@ impl<A: Address> Rib<A> {
     /// the ranges cover exactly `window.first()..=window.last()`, the first starting at
     /// `window.first()` (routes shorter than the window supply the answer where nothing
     /// inside it matches).
+    #[doc(hidden)]
     pub fn for_each_range_in(&self, window: &Prefix<A>, mut f: impl FnMut(A, A, Option<NextHop>)) {
         let base = NextHop::raw(self.covering_next_hop(window));
         let routes = self.covered(window).filter(|(p, _)| p != window);

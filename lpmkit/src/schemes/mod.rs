@@ -18,4 +18,5 @@ pub mod sail;
 mod small_table_tests;
 pub mod spider;
 
+#[doc(hidden)]
 pub use common::Width;

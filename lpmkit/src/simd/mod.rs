@@ -3,10 +3,10 @@
 //! A scheme that has SIMD kernels asks for tokens once, when it is built, and keeps them
 //! (or `None`) beside its tables; the kernels take a token as a parameter, so holding one
 //! is the proof that the CPU supports the instructions (the habit of `memchr`'s
-//! `avx2::One::new`). The tokens are [`Avx512`] (AVX-512 F, BW, DQ and VL, what every
-//! AVX-512 kernel needs), the extensions a kernel may need on top of it ([`Vpopcntdq`],
-//! [`Bitalg`], [`Vbmi`]), [`Avx2`] and [`Popcnt`]. A table dispatches once: the best
-//! path the CPU has and the *ceiling* allows, AVX-512 → AVX2 → scalar.
+//! `avx2::One::new`). The tokens, internal to the schemes' kernels, are `Avx512` (AVX-512
+//! F, BW, DQ and VL, what every AVX-512 kernel needs), the extensions a kernel may need on
+//! top of it (`Vpopcntdq`, `Bitalg`, `Vbmi`), `Avx2` and `Popcnt`. A table dispatches
+//! once: the best path the CPU has and the *ceiling* allows, AVX-512 → AVX2 → scalar.
 //!
 //! The ceiling ([`Isa`]) is the lowest of what the build options ask for
 //! (`BuildOptions::isa`, or scalar with `BuildOptions::force_scalar`) and what the
@@ -82,6 +82,7 @@ impl Isa {
     /// [`Isa::Scalar`], `LPMKIT_FORCE_ISA` at the level it names; unset, [`Isa::Avx512`]
     /// (no cap). A value of `LPMKIT_FORCE_ISA` that names no level caps at `Scalar`, the
     /// safe choice ([`env_error`] says why, for a tool to report). Read once per process.
+    #[doc(hidden)]
     pub fn env_ceiling() -> Isa {
         env().0
     }
@@ -150,17 +151,20 @@ fn env() -> &'static (Isa, Option<String>) {
 
 /// Why `LPMKIT_FORCE_ISA` could not be read (the lookups then run scalar code), if it
 /// could not.
+#[doc(hidden)]
 pub fn env_error() -> Option<&'static str> {
     env().1.as_deref()
 }
 
 /// True if the environment caps the lookups at scalar code: `LPMKIT_FORCE_SCALAR` set to
 /// a non-empty value other than `0`, or `LPMKIT_FORCE_ISA=scalar`. Read once per process.
+#[doc(hidden)]
 pub fn force_scalar_env() -> bool {
     Isa::env_ceiling() == Isa::Scalar
 }
 
 /// Proof that AVX2 instructions may be executed on this CPU.
+#[doc(hidden)]
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Avx2 {
     _private: (),
@@ -206,6 +210,7 @@ impl Avx2 {
 /// are compiled with `#[target_feature(enable = "avx512f,avx512bw,avx512dq,avx512vl")]`
 /// (AVX2 and everything below it come with them); extensions have tokens of their own,
 /// obtained from this one.
+#[doc(hidden)]
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Avx512 {
     _private: (),
@@ -298,6 +303,7 @@ impl Avx512 {
 
 /// Proof of AVX-512 VPOPCNTDQ (`vpopcntd`/`vpopcntq`: population counts of 32- and 64-bit
 /// lanes) on top of [`Avx512`].
+#[doc(hidden)]
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Vpopcntdq {
     avx512: Avx512,
@@ -311,6 +317,7 @@ impl Vpopcntdq {
 }
 
 /// Proof of AVX-512 BITALG (`vpopcntb`/`vpopcntw`, `vpshufbitqmb`) on top of [`Avx512`].
+#[doc(hidden)]
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Bitalg {
     avx512: Avx512,
@@ -324,6 +331,7 @@ impl Bitalg {
 }
 
 /// Proof of AVX-512 VBMI (`vpermb`, `vpermi2b`, `vpmultishiftqb`) on top of [`Avx512`].
+#[doc(hidden)]
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Vbmi {
     avx512: Avx512,
@@ -338,6 +346,7 @@ impl Vbmi {
 
 /// Proof that the `popcnt` instruction may be executed on this CPU (Poptrie's and DXR's
 /// population counts).
+#[doc(hidden)]
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Popcnt {
     _private: (),

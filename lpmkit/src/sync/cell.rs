@@ -261,6 +261,7 @@ impl<T> Clone for CellReader<T> {
 }
 
 /// The value a reader pinned; unpins when dropped.
+#[doc(hidden)]
 pub struct Pinned<'a, T> {
     value: &'a T,
     slot: &'a ReaderSlot,

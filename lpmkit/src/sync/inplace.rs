@@ -154,6 +154,7 @@ impl<A: Address, W: InPlaceWriter<A>> core::fmt::Debug for InPlace<A, W> {
 
 /// Schemes whose in-place table and writer come together as one value (`Dxr`,
 /// `Poptrie`, …): [`InPlace::new`] takes them apart.
+#[doc(hidden)]
 pub trait IntoInPlace<A: Address> {
     /// The writer side.
     type Writer: InPlaceWriter<A>;
@@ -169,6 +170,7 @@ impl<A: Address, W: InPlaceWriter<A>> InPlace<A, W> {
     }
 
     /// [`new`](Self::new) from a table and its writer.
+    #[doc(hidden)]
     pub fn from_parts(rib: Rib<A>, table: Box<W::Table>, writer: W) -> Self {
         InPlace {
             rib,
@@ -207,6 +209,7 @@ impl<A: Address, W: InPlaceWriter<A>> InPlace<A, W> {
     }
 
     /// The generation readers see once the current `apply` returns (0 = as built).
+    #[doc(hidden)]
     pub fn generation(&self) -> u64 {
         self.generation
     }
@@ -215,6 +218,7 @@ impl<A: Address, W: InPlaceWriter<A>> InPlace<A, W> {
     ///
     /// # Panics
     /// If the handle is poisoned ([`is_poisoned`](Self::is_poisoned)).
+    #[doc(hidden)]
     pub fn table(&self) -> &W::Table {
         // SAFETY: only this writer replaces the table, and it frees a replaced one only
         // after its grace period; `&self` excludes a concurrent `apply`.
@@ -228,11 +232,13 @@ impl<A: Address, W: InPlaceWriter<A>> InPlace<A, W> {
     }
 
     /// The writer side (for its figures).
+    #[doc(hidden)]
     pub fn writer(&self) -> &W {
         &self.writer
     }
 
     /// Retired blocks and tables still waiting for their grace period.
+    #[doc(hidden)]
     pub fn waiting(&self) -> (usize, usize) {
         (self.retired.len(), self.retired_tables.len())
     }
@@ -469,6 +475,7 @@ impl<A: Address, W: InPlaceWriter<A>> InPlace<A, W> {
     /// that no reader can still hold — now, not at the writer's own pace (which waits
     /// `ADVANCE_INTERVAL` between moves so that readers' epoch loads stay cached). Call
     /// it when updates pause, to give memory back.
+    #[doc(hidden)]
     pub fn reclaim_now(&mut self) {
         let domain = Arc::clone(&self.shared.domain);
         domain.advance();
@@ -636,6 +643,7 @@ impl<A: Address, T: Fib<A>> InPlaceReader<A, T> {
     /// [`lookup_batch`](Self::lookup_batch), returning the generations its answers come
     /// from: each key's answer is the table's at one generation of `first..=last`
     /// (`first == last` for a validated batch accepted whole).
+    #[doc(hidden)]
     pub fn lookup_batch_traced(&mut self, addrs: &[A], out: &mut [u32]) -> Generations {
         if self.validated {
             return self.lookup_validated(addrs, out);

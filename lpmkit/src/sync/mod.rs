@@ -79,6 +79,7 @@ use crate::rib::Rib;
 /// table's at one generation of `first..=last` (`first == last` for the whole-table
 /// models, which hand a batch one version).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+#[doc(hidden)]
 pub struct Generations {
     /// The oldest generation an answer may come from.
     pub first: u64,
@@ -119,6 +120,7 @@ pub trait LookupHandle<A: Address>: Send {
 /// [`Updater::flush`]) did.
 #[derive(Clone, Copy, Debug, Default, PartialEq)]
 #[non_exhaustive]
+#[doc(hidden)]
 pub struct ApplyInfo {
     /// The generation readers see now.
     pub generation: u64,

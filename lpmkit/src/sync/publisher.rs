@@ -33,6 +33,7 @@ impl Default for PublisherConfig {
 
 /// The table readers see, with its generation number.
 #[derive(Debug)]
+#[doc(hidden)]
 pub struct Published<F> {
     /// 0 for the initial build, then +1 per publication.
     pub generation: u64,
@@ -49,6 +50,7 @@ impl<F> core::ops::Deref for Published<F> {
 
 /// What a publication did.
 #[derive(Clone, Copy, Debug, PartialEq)]
+#[doc(hidden)]
 pub struct PublishInfo {
     /// The generation now visible to readers.
     pub generation: u64,

@@ -20,6 +20,7 @@ pub enum Variant {
 
 impl Variant {
     /// The registry name.
+    #[doc(hidden)]
     pub fn name(self) -> &'static str {
         match self {
             Variant::Naive => "bloom-naive",
@@ -202,6 +203,7 @@ impl BloomConfig {
     }
 
     /// The registry name of the variant.
+    #[doc(hidden)]
     pub fn name(&self) -> &'static str {
         self.variant.name()
     }

@@ -66,6 +66,7 @@ impl HashKind {
     ];
 
     /// The setting value that names it.
+    #[doc(hidden)]
     pub fn name(self) -> &'static str {
         match self {
             HashKind::H2 => "h2",
@@ -77,11 +78,13 @@ impl HashKind {
     }
 
     /// True if it hashes 64-bit keys (IPv6 levels); H2 and `murmur32` take 32 bits.
+    #[doc(hidden)]
     pub fn takes_64_bit_keys(self) -> bool {
         !matches!(self, HashKind::H2 | HashKind::Murmur32)
     }
 
     /// True if the AVX2 kernels compute it (every kind but C `rand()`).
+    #[doc(hidden)]
     pub fn vectorized(self) -> bool {
         self != HashKind::CRand
     }

@@ -303,6 +303,7 @@ impl<A: Address> Bloom<A> {
     ///
     /// # Panics
     /// If `out` is shorter than `addrs`.
+    #[doc(hidden)]
     pub fn lookup_bulk(&self, addrs: &[A], out: &mut [u32], threads: usize) {
         self.table().lookup_bulk(addrs, out, threads)
     }
@@ -329,6 +330,7 @@ impl<A: Address> Bloom<A> {
 /// One row of the paper's Table 4: the levels DPCPE chooses for `n`, the expanded prefix
 /// count it estimates (prefix capture ignored) and the actual count (with capture).
 #[derive(Clone, Debug, PartialEq, Eq)]
+#[doc(hidden)]
 pub struct DpcpePlan {
     /// The levels, ascending (64 last).
     pub levels: Vec<u8>,
@@ -351,6 +353,7 @@ pub struct DpcpePlan {
 /// assert_eq!((p.estimate, p.actual), (3, 2)); // the /32 captures one of the /31's two
 /// # Ok::<(), lpmkit::PrefixError>(())
 /// ```
+#[doc(hidden)]
 pub fn dpcpe_plan<A: Address>(rib: &Rib<A>, n: usize, optimal: bool) -> DpcpePlan {
     let plan = build::Plan::new(rib, &Levels::Dpcpe { n, optimal });
     let hist = build::histogram(rib);

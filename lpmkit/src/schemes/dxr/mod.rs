@@ -342,6 +342,7 @@ impl DxrConfig {
     }
 
     /// The scheme name, `d{k}r`.
+    #[doc(hidden)]
     pub fn name(&self) -> String {
         format!("d{}r", self.k)
     }
@@ -598,6 +599,7 @@ impl Dxr {
     /// assert_eq!(h.iter().sum::<u64>(), 3);
     /// # Ok::<(), Box<dyn std::error::Error>>(())
     /// ```
+    #[doc(hidden)]
     pub fn search_steps_histogram(&self, keys: &[u32]) -> Vec<u64> {
         self.table().search_steps_histogram(keys)
     }
@@ -636,6 +638,7 @@ impl Dxr {
 
 impl DxrTable {
     /// [`Dxr::search_steps_histogram`].
+    #[doc(hidden)]
     pub fn search_steps_histogram(&self, keys: &[u32]) -> Vec<u64> {
         let mut h = vec![0u64; 1];
         for &k in keys {

@@ -49,6 +49,7 @@ enum NeedRebuild {
 
 /// What [`Dxr::replay`] measured.
 #[derive(Clone, Debug, Default, PartialEq)]
+#[doc(hidden)]
 pub struct ReplayReport {
     /// Changes replayed.
     pub changes: u64,
@@ -102,6 +103,7 @@ impl Dxr {
     /// assert_eq!(fib.lookup(0x0a00_0001), None);
     /// # Ok::<(), Box<dyn std::error::Error>>(())
     /// ```
+    #[doc(hidden)]
     pub fn replay(
         &mut self,
         rib: &mut Rib<Ipv4>,

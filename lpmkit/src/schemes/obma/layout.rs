@@ -37,6 +37,7 @@ pub enum Variant {
 
 /// The address partition: the DPA's bits, then the stride of every chunk layer.
 #[derive(Clone, Debug, PartialEq, Eq)]
+#[doc(hidden)]
 pub struct Geometry {
     /// Bits resolved by the Direct Pointing Array.
     pub dpa_bits: u8,

@@ -512,6 +512,7 @@ impl<A: Address> Obma<A> {
     /// Runs adaptive grouping's periodic decay now (§VI-B1; also run every
     /// `decay_updates` updates): chunks whose update count fell below their width's range
     /// are regrouped, and the counters restart.
+    #[doc(hidden)]
     pub fn decay(&mut self, rib: &Rib<A>) -> Result<(), BuildError> {
         let (table, writer) = self.parts_mut();
         let r = with_width!(&table.layout, t => writer.decay(t, rib));

@@ -454,11 +454,13 @@ impl<A: Address> Planb<A> {
     }
 
     /// Elementary intervals of the table.
+    #[doc(hidden)]
     pub fn intervals(&self) -> usize {
         self.info.intervals
     }
 
     /// Levels of the main tree (0 when a direct front answers every key).
+    #[doc(hidden)]
     pub fn depth(&self) -> u32 {
         self.info.main.map_or(0, |m| m.depth)
     }

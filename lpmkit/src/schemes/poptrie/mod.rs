@@ -294,6 +294,7 @@ impl PoptrieConfig {
     }
 
     /// The registry name of this configuration.
+    #[doc(hidden)]
     pub fn name(&self) -> &'static str {
         match self.direct_bits {
             16 => "poptrie16",

@@ -34,6 +34,7 @@ impl ElementLayout {
     ];
 
     /// Bytes per element.
+    #[doc(hidden)]
     pub fn element_bytes(self) -> usize {
         match self {
             ElementLayout::Compact16 => 2,
@@ -42,6 +43,7 @@ impl ElementLayout {
     }
 
     /// The largest next-hop id an element can hold.
+    #[doc(hidden)]
     pub fn max_next_hop(self) -> u32 {
         match self {
             ElementLayout::Compact16 | ElementLayout::Paper32 => 0xffff,
@@ -51,6 +53,7 @@ impl ElementLayout {
 
     /// Whether a table with next hops up to `max_next_hop` and `stride_rows` rows below
     /// the direct pointing table fits the layout.
+    #[doc(hidden)]
     pub fn fits(self, max_next_hop: u32, stride_rows: usize) -> bool {
         self.check(max_next_hop, stride_rows).is_ok()
     }
@@ -95,6 +98,7 @@ impl ElementLayout {
     }
 
     /// A short name: `compact16`, `paper32` or `wide32`.
+    #[doc(hidden)]
     pub fn as_str(self) -> &'static str {
         match self {
             ElementLayout::Compact16 => "compact16",

@@ -600,6 +600,7 @@ impl<A: Address> Spider<A> {
     /// assert_eq!(h, [1, 1, 1]);
     /// # Ok::<(), Box<dyn std::error::Error>>(())
     /// ```
+    #[doc(hidden)]
     pub fn depth_histogram(&self, keys: &[A]) -> Vec<u64> {
         let mut h = vec![0u64; 1];
         for &k in keys {
