@@ -236,7 +236,7 @@ impl<A: Address> Rib<A> {
 
     /// The routes inside `prefix` (including `prefix` itself), in order.
     pub fn covered(&self, prefix: &Prefix<A>) -> Iter<'_, A> {
-        if prefix.len() == 0 {
+        if *prefix == Prefix::DEFAULT {
             return self.iter();
         }
         let r = self.subtree(prefix);
