@@ -67,6 +67,7 @@ const BUILTIN: &[(&str, &str)] = &[
         include_str!("../../../experiments/bloomfwd.toml"),
     ),
     ("lpmkit", include_str!("../../../experiments/lpmkit.toml")),
+    ("large", include_str!("../../../experiments/large.toml")),
 ];
 
 #[derive(Args, Debug)]
@@ -351,6 +352,10 @@ fn today() -> String {
     format!("{y:04}-{m:02}-{d:02}")
 }
 
+/// Routes of every table under `--quick`: each table file becomes a synthetic table of this
+/// many routes, and a synthetic table is cut to it.
+const QUICK_ROUTES: u64 = 20_000;
+
 /// The words of one cell: `{x}`, `{each}` and `{data}` filled in; small with `quick`.
 fn cell_args(
     f: &Figure,
@@ -404,7 +409,16 @@ fn cell_args(
             match (w.as_str(), next) {
                 ("-t" | "--table", Some(file)) => {
                     let family = if file.contains("ipv6") { "v6" } else { "v4" };
-                    out.extend(["--synthetic", family, "--routes", "20000"].map(String::from));
+                    out.extend(["--synthetic", family, "--routes"].map(String::from));
+                    out.push(QUICK_ROUTES.to_string());
+                    i += 2;
+                }
+                // A synthetic table of the figure's own: no larger than the quick one.
+                ("--routes", Some(v)) => {
+                    let v = v
+                        .parse::<u64>()
+                        .map_or(QUICK_ROUTES, |v| v.min(QUICK_ROUTES));
+                    out.extend(["--routes".to_string(), v.to_string()]);
                     i += 2;
                 }
                 // Only ever smaller: a figure's `--profile-keys 0` stays 0.
@@ -789,6 +803,28 @@ mod tests {
         assert!(w.windows(2).any(|p| p == ["--keys", "65536"]), "{w:?}");
         assert!(w.windows(2).any(|p| p == ["--runs", "1"]), "{w:?}");
         assert!(!w.iter().any(|a| a.contains("{x}") || a.contains("{data}")));
+    }
+
+    #[test]
+    fn quick_cuts_synthetic_tables() {
+        let (_, text) = BUILTIN.iter().find(|(n, _)| *n == "large").unwrap();
+        let e = parse(text).unwrap();
+        for f in &e.figures {
+            for x in &f.x.values {
+                let full = cell_args(f, Some(x), None, Path::new("/d"), false);
+                assert!(
+                    full.windows(2).any(|p| p == ["--routes", x.as_str()]),
+                    "{full:?}"
+                );
+                let w = cell_args(f, Some(x), None, Path::new("/d"), true);
+                let routes: Vec<u64> = w
+                    .windows(2)
+                    .filter(|p| p[0] == "--routes")
+                    .map(|p| p[1].parse().unwrap())
+                    .collect();
+                assert_eq!(routes, [QUICK_ROUTES], "{w:?}");
+            }
+        }
     }
 
     #[test]

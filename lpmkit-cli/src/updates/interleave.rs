@@ -98,7 +98,12 @@ pub fn replay<A: Address>(
                                 i = if end == keys.len() { 0 } else { end };
                             }
                             STOP => break,
-                            _ => thread::park(),
+                            _ => {
+                                // Parked, the reader holds nothing: the writer's `W`
+                                // segment must not wait for it to reuse retired memory.
+                                reader.offline();
+                                thread::park();
+                            }
                         }
                     }
                 })

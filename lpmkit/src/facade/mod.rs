@@ -43,15 +43,22 @@
 //! place: a rebuild-style scheme rebuilds the whole table at every update, so its update
 //! latency is a full build.
 //!
-//! * **IPv4: DXR, `d16r` below 2^19 routes, `d18r` from there on**; then `poptrie18`,
-//!   then `trie`. A small table's ranges fit the 2^16-entry direct table's chunks, which
-//!   keeps the whole structure in cache; a full table gains from resolving two more bits
-//!   directly (fewer and shorter binary searches) for a 1 MiB lookup table instead of 256 KiB.
+//! * **IPv4: DXR, `d16r` below 2^19 routes, `d18r` below 1,500,000, `d20r` from there
+//!   on**; then `poptrie18`, then `trie`. A small table's ranges fit the 2^16-entry direct
+//!   table's chunks, which keeps the whole structure in cache; a full table gains from
+//!   resolving two more bits directly (fewer and shorter binary searches) for a 1 MiB
+//!   lookup table instead of 256 KiB; a table larger than any of today's (more than
+//!   half the address space in /24s and longer) gains from two bits more again, the
+//!   direct table answering more of the lookups and the binary searches shorter, for a
+//!   4 MiB lookup table.
 //! * **IPv6: `poptrie16`** whatever the size: of the IPv6 schemes that update in place it
-//!   looks up fastest on the real IPv6 tables, in the least memory; then `trie`.
+//!   looks up fastest on the real IPv6 tables, in the least memory; then `trie`. On
+//!   synthetic tables of millions of routes `obma-l` can be faster at about four times the
+//!   memory, not by enough to trade it.
 //!
 //! The lookup rates behind the rule are in `docs/results/` (`lpmkit experiment run
-//! lpmkit`); `lpmkit bench -t TABLE -s d16r,d18r,poptrie16,poptrie18` measures them on a
+//! lpmkit` and, for the large tables, `lpmkit experiment run large`) and in
+//! `docs/choosing.md`; `lpmkit bench -t TABLE -s d16r,d18r,poptrie16,poptrie18` measures them on a
 //! table of one's own. A table that is loaded once and only looked up (no updates) is
 //! faster with a rebuild-style scheme named explicitly, such as `spider16w`.
 //!
@@ -103,13 +110,18 @@ pub use values::{TableValue, Value};
 /// The scheme name that asks the table to choose ([`auto_candidates`]).
 pub const AUTO: &str = "auto";
 
+/// Routes from which `auto` takes `d20r` for IPv4: past every real table of today, where
+/// the larger direct table pays for itself (see the [module docs](self)).
+const AUTO_LARGE_V4: usize = 1_500_000;
+
 /// The schemes `auto` tries for a table of `family` with `routes` routes, in order: the
 /// first that builds is used (see the [module docs](self) for why).
 #[doc(hidden)]
 pub fn auto_candidates(family: Family, routes: usize) -> &'static [&'static str] {
     match family {
         Family::V4 if routes < 1 << 19 => &["d16r", "d18r", "poptrie18", "trie"],
-        Family::V4 => &["d18r", "d16r", "poptrie18", "trie"],
+        Family::V4 if routes < AUTO_LARGE_V4 => &["d18r", "d16r", "poptrie18", "trie"],
+        Family::V4 => &["d20r", "d18r", "poptrie18", "trie"],
         Family::V6 => &["poptrie16", "trie"],
     }
 }

@@ -251,3 +251,25 @@ fn lookups_run_while_another_thread_updates() {
         stop.store(true, std::sync::atomic::Ordering::Relaxed);
     });
 }
+
+#[test]
+fn auto_picks_by_family_and_size() {
+    let first = |f, n| auto_candidates(f, n)[0];
+    assert_eq!(first(Family::V4, 100_000), "d16r");
+    assert_eq!(first(Family::V4, 1_000_000), "d18r");
+    assert_eq!(first(Family::V4, AUTO_LARGE_V4 - 1), "d18r");
+    assert_eq!(first(Family::V4, AUTO_LARGE_V4), "d20r");
+    assert_eq!(first(Family::V4, 8_000_000), "d20r");
+    assert_eq!(first(Family::V6, 2_000_000), "poptrie16");
+    for (f, n) in [
+        (Family::V4, 1),
+        (Family::V4, 1 << 20),
+        (Family::V4, 1 << 23),
+    ] {
+        let c = auto_candidates(f, n);
+        assert_eq!(c.last(), Some(&"trie"), "{c:?}");
+        for name in c {
+            assert!(registry::find(name).is_some(), "{name}");
+        }
+    }
+}

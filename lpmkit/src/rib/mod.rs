@@ -22,6 +22,12 @@
 //!   prefixes of 16 bits or more start there instead of at the root, so a walk touches the
 //!   few nodes of one block.
 //!
+//! * **The node array in order.** While every route joined the table beyond all before it
+//!   and none left (a table loaded in order and not changed since, the usual source of a
+//!   full build), the route nodes lie in the node array in (address, length) order, and
+//!   iteration — hence the projection builders start from — is a scan of the array
+//!   instead of a walk of the trie.
+//!
 //! Besides insert/remove/exact get/longest-prefix lookup it offers what builders need:
 //! ordered iteration (by address, then length — covering prefixes first), the routes
 //! covering or covered by a prefix, and the projection of the table onto disjoint
@@ -120,6 +126,9 @@ pub struct Rib<A: Address> {
     jump_from: usize,
     /// Routes per length (`W + 1` entries once a route was inserted).
     hist: Vec<usize>,
+    /// True while the route nodes lie in the node array in (address, length) order and
+    /// no node was freed: every route was made beyond all before it, none removed.
+    in_order: bool,
 }
 
 impl<A: Address> Clone for Rib<A> {
@@ -144,6 +153,7 @@ impl<A: Address> Clone for Rib<A> {
             jump: self.jump.clone(),
             jump_from: self.jump_from,
             hist: self.hist.clone(),
+            in_order: self.in_order,
         };
         copy.flush_index();
         copy
@@ -177,6 +187,7 @@ impl<A: Address> Rib<A> {
             jump: Vec::new(),
             jump_from: JUMP_FROM,
             hist: Vec::new(),
+            in_order: true,
         }
     }
 
@@ -439,6 +450,7 @@ impl<A: Address> Rib<A> {
     /// subtrees); `defer`: its index entry may wait for the next batch.
     fn insert_new(&mut self, prefix: Prefix<A>, nh: u32, defer: bool) {
         let beyond = self.max_seen.is_none_or(|m| prefix > m);
+        self.in_order &= beyond;
         let mut slot = if beyond && self.last != NIL {
             // Every node is at most the last one, so the deepest node covering `prefix`
             // covers the last one too: walk up to it.
@@ -577,6 +589,7 @@ impl<A: Address> Rib<A> {
         let i = self.find(h, prefix)?;
         let old = NextHop::new(self.node(i).nh).expect("the index holds routes");
         self.route_removed(i);
+        self.in_order = false;
         self.index.remove(h, i);
         self.nodes[i as usize].nh = 0;
         self.compact(i);
@@ -671,6 +684,17 @@ impl<A: Address> Rib<A> {
         );
         assert!(self.index.nodes().all(|i| !self.free.contains(&i)));
         assert_eq!(routes, self.len);
+        if self.in_order {
+            assert!(self.free.is_empty(), "no node freed");
+            let scanned: Vec<_> = self
+                .nodes
+                .iter()
+                .filter(|n| n.nh != 0)
+                .map(|n| n.prefix)
+                .collect();
+            assert!(scanned.windows(2).all(|w| w[0] < w[1]), "routes in order");
+            assert_eq!(scanned.len(), routes);
+        }
         if !self.hist.is_empty() {
             assert_eq!(hist, self.hist);
         }

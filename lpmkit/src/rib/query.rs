@@ -236,15 +236,26 @@ impl<A: Address> Rib<A> {
 
     /// The routes inside `prefix` (including `prefix` itself), in order.
     pub fn covered(&self, prefix: &Prefix<A>) -> Iter<'_, A> {
+        if *prefix == Prefix::DEFAULT {
+            return self.iter();
+        }
         let r = self.subtree(prefix);
         Iter {
             rib: self,
             stack: if r == NIL { vec![] } else { vec![r] },
+            scan: None,
         }
     }
 
     /// All routes in order of (address, length): covering prefixes before covered ones.
     pub fn iter(&self) -> Iter<'_, A> {
+        if self.in_order {
+            return Iter {
+                rib: self,
+                stack: Vec::new(),
+                scan: Some(0),
+            };
+        }
         Iter {
             rib: self,
             stack: if self.root == NIL {
@@ -252,6 +263,7 @@ impl<A: Address> Rib<A> {
             } else {
                 vec![self.root]
             },
+            scan: None,
         }
     }
 
@@ -269,13 +281,26 @@ impl<A: Address> Rib<A> {
 /// Iterator over routes in (address, length) order; see [`Rib::iter`].
 pub struct Iter<'a, A: Address> {
     rib: &'a Rib<A>,
+    /// Nodes still to visit, the next on top (a walk of the trie).
     stack: Vec<u32>,
+    /// The next node index of a scan of the node array (a table whose route nodes are in
+    /// order), instead of the walk.
+    scan: Option<usize>,
 }
 
 impl<A: Address> Iterator for Iter<'_, A> {
     type Item = (Prefix<A>, NextHop);
     #[inline]
     fn next(&mut self) -> Option<Self::Item> {
+        if let Some(at) = &mut self.scan {
+            let rest = self.rib.nodes.get(*at..).unwrap_or(&[]);
+            let found = rest.iter().position(|n| n.nh != 0);
+            *at += found.map_or(rest.len(), |k| k + 1);
+            return found.map(|k| {
+                let n = &rest[k];
+                (n.prefix, NextHop::new(n.nh).expect("a route"))
+            });
+        }
         while let Some(i) = self.stack.pop() {
             let n = self.rib.node(i);
             for c in [n.child[1], n.child[0]] {

@@ -305,6 +305,59 @@ fn ordered_loads_agree_with_the_oracle() {
     }
 }
 
+/// A table loaded in order and changed only in its next hops iterates (and projects) by a
+/// scan of the node array; the first change behind the front or withdrawal returns it to
+/// the walk, and both agree with the oracle throughout.
+#[test]
+fn in_order_tables_iterate_by_scan() {
+    fn load<A: Address>(seed: u64, jump_from: usize) {
+        let mut rng = SplitMix64::new(seed);
+        let mut prefixes: Vec<Prefix<A>> = (0..4000).map(|_| random_prefix(&mut rng)).collect();
+        prefixes.sort();
+        prefixes.dedup();
+        let mut rib = Rib::<A>::with_jump_from(jump_from);
+        let mut oracle = Oracle::<A>::new();
+        for (k, p) in prefixes.iter().enumerate() {
+            let h = nh(1 + rng.below(4) as u32);
+            assert_eq!(rib.insert(*p, h), oracle.insert(*p, h), "insert {p}");
+            // Next-hop changes behind the front keep the order.
+            let q = prefixes[rng.below(k as u64 + 1) as usize];
+            assert_eq!(rib.insert(q, h), oracle.insert(q, h), "insert {q}");
+            if k % 700 == 0 {
+                assert!(rib.in_order);
+                same_tables(&rib, &oracle, &mut rng);
+            }
+        }
+        assert!(rib.in_order);
+        let copy = rib.clone();
+        assert!(copy.in_order && copy.iter().eq(oracle.iter()));
+        same_tables(&rib, &oracle, &mut rng);
+        let q = prefixes[prefixes.len() / 3];
+        assert_eq!(rib.remove(&q), oracle.remove(&q));
+        assert!(!rib.in_order);
+        same_tables(&rib, &oracle, &mut rng);
+        // A new prefix behind the front (if one is free) also ends the scan.
+        let mut other = copy;
+        if let Some(p) = (0..100)
+            .map(|_| random_prefix::<A>(&mut rng))
+            .find(|p| other.get(p).is_none() && p < prefixes.last().unwrap())
+        {
+            let mut oracle: Oracle<A> = Oracle::new();
+            for (q, h) in other.iter() {
+                oracle.insert(q, h);
+            }
+            other.insert(p, nh(9));
+            oracle.insert(p, nh(9));
+            assert!(!other.in_order);
+            same_tables(&other, &oracle, &mut rng);
+        }
+    }
+    for (seed, jump_from) in [(4, 0), (5, usize::MAX)] {
+        load::<Ipv4>(seed, jump_from);
+        load::<Ipv6>(seed, jump_from);
+    }
+}
+
 #[test]
 fn default_and_host_routes() {
     for jump_from in [0, usize::MAX] {

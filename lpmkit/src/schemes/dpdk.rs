@@ -22,7 +22,8 @@
 //!   nanoseconds, and a DPDK user pays the second anyway.
 //! * DPDK needs its environment (EAL) initialised once per process. lpmkit does it at the
 //!   first build, without huge pages or devices (`--no-huge --no-pci --no-shconf`, memory
-//!   from `LPMKIT_DPDK_MEM_MB`, default 3072), and then restores the thread's CPU affinity,
+//!   from `LPMKIT_DPDK_MEM_MB`, default 12288, reserved address space that DPDK
+//!   touches as it uses it), and then restores the thread's CPU affinity,
 //!   which `rte_eal_init` pins to one core (benchmark threads would otherwise share it).
 //!   Initialisation takes a few seconds; its failure is a [`BuildError`].
 //!
@@ -128,11 +129,22 @@ unsafe extern "C" {
     ) -> c_int;
 }
 
+/// The EAL's memory in MiB: `LPMKIT_DPDK_MEM_MB`, else [`DEFAULT_MEM_MB`].
+fn eal_mem_mb() -> String {
+    std::env::var("LPMKIT_DPDK_MEM_MB").unwrap_or_else(|_| DEFAULT_MEM_MB.to_string())
+}
+
+/// The EAL's memory when `LPMKIT_DPDK_MEM_MB` is not set, in MiB. Without huge pages it
+/// is reserved address space, touched only as DPDK uses it; every table of the process
+/// draws on it (most of a table's share is the RIB's node pool, which grows with the
+/// routes; `bench` keeps the scalar and AVX-512 tables at once).
+const DEFAULT_MEM_MB: u32 = 12288;
+
 /// Initialises DPDK's environment once per process; the error says why it failed.
 fn eal() -> Result<(), String> {
     static EAL: OnceLock<Result<(), String>> = OnceLock::new();
     EAL.get_or_init(|| {
-        let mem_mb = std::env::var("LPMKIT_DPDK_MEM_MB").unwrap_or_else(|_| "3072".into());
+        let mem_mb = eal_mem_mb();
         let args = [
             "lpmkit",
             "--no-huge",
@@ -343,9 +355,10 @@ impl Handle {
         };
         if fib.is_null() {
             return Err(error(format!(
-                "rte_fib{}_create failed for {} routes and {tbl8} tbl8 groups (raise LPMKIT_DPDK_MEM_MB?)",
+                "rte_fib{}_create failed for {} routes and {tbl8} tbl8 groups: DPDK's memory ({} MiB, shared by every dpdk-fib table of the process) is exhausted; raise LPMKIT_DPDK_MEM_MB",
                 if v4 { "" } else { "6" },
-                rib.len()
+                rib.len(),
+                eal_mem_mb()
             )));
         }
         let handle = Handle {

@@ -433,6 +433,67 @@ fn range_table_position_limit() {
     );
 }
 
+/// 65,536 chunks of 17 long ranges each (8 /24s split into alternating /25s): the paper's
+/// split needs a position shift of 2 (every chunk padded to 20 words), the re-split entry
+/// (5 size bits) holds the 17 words of each chunk unpadded, so the build takes it; lookups
+/// and updates past its size field (a layout rebuild) stay right.
+#[test]
+fn many_small_chunks_take_the_resplit_entry() {
+    let mut rib = Rib::new();
+    for c in 0..1u32 << 16 {
+        for j in 0..8u32 {
+            let a = (c << 16) | (j << 8);
+            rib.insert(Prefix::new_truncating(a, 25), NextHop::new(1).unwrap());
+            rib.insert(
+                Prefix::new_truncating(a | 0x80, 25),
+                NextHop::new(2).unwrap(),
+            );
+        }
+    }
+    let d = Dxr::build(&rib, &DxrConfig::d16r()).unwrap();
+    let st = d.dxr_stats();
+    assert_eq!(
+        (st.position_shift, st.size_shift, st.entry_size_bits),
+        (0, 0, 5),
+        "{st:?}"
+    );
+    // 17 words per chunk, unpadded, and the 16 words after the last entry.
+    assert_eq!(st.range_table_bytes, ((4 * 17) << 16) + 4 * 16);
+    d.check_invariants().unwrap();
+    let mut keys = vec![];
+    for (p, _) in rib.iter().step_by(5) {
+        push_boundaries(&p, &mut keys);
+    }
+    compare(&d, &keys, &common::reference(&rib, &keys), "re-split entry");
+    // 16 more ranges in one chunk: past the 5-bit size field, a layout rebuild.
+    let mut d = d;
+    let mut changes = vec![];
+    for j in 8..16u32 {
+        let a = 0x0a0b_0000 | (j << 8);
+        changes.push(Change::Announce(
+            Prefix::new_truncating(a, 25),
+            NextHop::new(3).unwrap(),
+        ));
+        changes.push(Change::Announce(
+            Prefix::new_truncating(a | 0x80, 25),
+            NextHop::new(4).unwrap(),
+        ));
+    }
+    for ch in &changes {
+        ch.apply_to(&mut rib);
+    }
+    d.apply(&rib, &changes).unwrap();
+    d.check_invariants().unwrap();
+    assert!(d.dxr_stats().entry_size_bits >= 6, "{:?}", d.dxr_stats());
+    let keys: Vec<u32> = (0..1u32 << 12).map(|i| 0x0a0b_0000 | (i << 4)).collect();
+    compare(
+        &d,
+        &keys,
+        &common::reference(&rib, &keys),
+        "after the layout rebuild",
+    );
+}
+
 /// A table just under the position field (s = 0) that updates push over it: the update
 /// compacts, then rebuilds once with a wider position shift, and stays correct.
 #[test]

@@ -35,6 +35,11 @@ pub(super) fn build(
     build_with(rib, config, 0)
 }
 
+/// The position shift from which the build weighs the re-split entry against the paper's
+/// split: a unit of 4 or more words pads a table of many small chunks by a large share,
+/// where a 2-word unit pads it by little.
+const NARROW_FROM_SHIFT: u32 = 2;
+
 /// [`build`] with a position shift of at least `min_shift`: an incremental update that
 /// overflowed the position field asks for a wider one, and later rebuilds keep it, so a
 /// table that hovers at the limit is not rebuilt again and again.
@@ -93,8 +98,11 @@ pub(super) fn build_with(
 
     // Widening (see the module docs): the paper's entry split with the smallest size
     // shift `t` for the largest chunk and the smallest position shift `s` for the total;
-    // failing that, an entry whose size field is just wide enough for the largest chunk
-    // and whose position field gets the rest.
+    // or an entry whose size field is just wide enough for the largest chunk and whose
+    // position field gets the rest, where the paper's needs a position shift of
+    // `NARROW_FROM_SHIFT` or more and the re-split entry fewer range-table words (a
+    // position shift pads every chunk to its unit; a large table of small chunks fits the
+    // re-split entry unpadded).
     let max_ranges = full.iter().map(|c| c.ranges as usize).max().unwrap_or(0);
     let s_limit = if config.widen { MAX_POSITION_SHIFT } else { 0 };
     let words = |c: &FullChunk, t: u32| chunk_words(round_up(c.ranges as usize, t), c.short);
@@ -104,23 +112,28 @@ pub(super) fn build_with(
     };
     let paper = EntryFormat::PAPER;
     let t = size_shift_for(max_ranges, config)?;
-    let (fmt, t, s) = match fits(paper, t) {
-        Some(s) => (paper, t, s),
-        None => {
-            let narrow = EntryFormat {
-                size_bits: (usize::BITS - max_ranges.leading_zeros()).max(1),
-            };
-            match fits(narrow, 0) {
-                Some(s) if config.widen && narrow.size_bits <= MAX_SIZE_BITS => (narrow, 0, s),
-                _ => {
-                    return Err(BuildError::CapacityExceeded {
-                        scheme: config.name(),
-                        what: "range table words",
-                        max: position_limit(paper, s_limit) as u64,
-                        requested: total_for(t, s_limit) as u64,
-                    })
-                }
-            }
+    let narrow = EntryFormat {
+        size_bits: (usize::BITS - max_ranges.leading_zeros()).max(1),
+    };
+    let narrow_fit = match fits(narrow, 0) {
+        Some(s) if config.widen && narrow.size_bits <= MAX_SIZE_BITS => Some((narrow, 0, s)),
+        _ => None,
+    };
+    let (fmt, t, s) = match (fits(paper, t), narrow_fit) {
+        (Some(sp), Some((nf, nt, ns)))
+            if sp >= NARROW_FROM_SHIFT && total_for(nt, ns) < total_for(t, sp) =>
+        {
+            (nf, nt, ns)
+        }
+        (Some(sp), _) => (paper, t, sp),
+        (None, Some(n)) => n,
+        (None, None) => {
+            return Err(BuildError::CapacityExceeded {
+                scheme: config.name(),
+                what: "range table words",
+                max: position_limit(paper, s_limit) as u64,
+                requested: total_for(t, s_limit) as u64,
+            })
         }
     };
     {

@@ -60,10 +60,11 @@
 //!   search result unchanged) to multiples of `2^t` entries and the size field counts units
 //!   of `2^t` entries (`t` ≤ `MAX_SIZE_SHIFT`);
 //! * **entry split**: when no position shift lets the paper's 19-bit position field name
-//!   every chunk (many small chunks, each rounded up to the shift's unit — a large `k` on a
-//!   large table), the size field shrinks to what the largest chunk needs and the
-//!   position field takes the freed bits (up to 29), so the range table is packed without
-//!   rounding;
+//!   every chunk, or the shift it needs is 2 or more and pads the range table (many
+//!   small chunks, each rounded up to the shift's unit — a large table), the size field shrinks to what the
+//!   largest chunk needs and the position field takes the freed bits (up to 29), so the
+//!   range table is packed without rounding; the build takes whichever of the two layouts
+//!   needs fewer range-table words (the paper's on a tie);
 //! * **next hops**: ids above 65,535 are translated through a next-hop descriptor table of
 //!   the paper's kind (local ids ordered by use, so the 255 most used next hops fit the
 //!   short format); more than 65,535 distinct next hops are an error.
@@ -147,7 +148,7 @@ const MAX_SIZE_BITS: u32 = 31 - 16;
 /// position field (which holds the next hop of a direct chunk). The paper's split is 12 /
 /// 1 / 19 ([`SIZE_BITS`] and 19 position bits); a table whose chunks are small but many (a
 /// large `k` on a large table) takes bits from the size field for the position field
-/// instead of refusing (see "Limits and widening").
+/// instead of refusing or padding its chunks (see "Limits and widening").
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) struct EntryFormat {
     pub(crate) size_bits: u32,
