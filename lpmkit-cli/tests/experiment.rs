@@ -264,3 +264,51 @@ fn list_names_every_paper_and_bad_names_are_errors() {
     assert!(String::from_utf8_lossy(&o.stderr).contains("mine.toml"));
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+#[test]
+fn a_run_into_a_results_directory_keeps_the_other_experiments_in_its_report() {
+    let dir = out_dir("keep");
+    std::fs::create_dir_all(&dir).unwrap();
+    let out = dir.join("results");
+    let out = out.to_str().unwrap();
+    // Two experiments of the user's, on synthetic tables (no data needed).
+    let file = |name: &str| {
+        let f = dir.join(format!("{name}.toml"));
+        std::fs::write(
+            &f,
+            format!(
+                "name = \"{name}\"\npaper = \"{name}'s paper\"\n\n[[figure]]\nid = \"rate\"\n\
+                 title = \"{name} rate\"\npaper = \"-\"\n\
+                 args = [\"--synthetic\", \"v4\", \"--routes\", \"{{x}}\", \"-s\", \"dir24-8\", \
+                 \"--runs\", \"1\", \"--keys\", \"4096\"]\n\
+                 x = {{ label = \"routes\", values = [\"1000\"] }}\n"
+            ),
+        )
+        .unwrap();
+        f
+    };
+    let (first, second) = (file("first"), file("second"));
+    let (first, second) = (first.to_str().unwrap(), second.to_str().unwrap());
+    // The first run knows one file; the second knows both and runs only its own.
+    for (name, files) in [("first", vec![first]), ("second", vec![first, second])] {
+        let mut args = vec!["experiment", "run", name, "--out", out];
+        for f in files {
+            args.extend(["--file", f]);
+        }
+        let o = lpmkit(&args);
+        assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    }
+    let report = std::fs::read_to_string(dir.join("results/report.md")).unwrap();
+    // The second run's report still has the first run's figure, and both plots exist.
+    for name in ["first", "second"] {
+        assert!(
+            report.contains(&format!("## {name} rate")),
+            "{name}: {report}"
+        );
+        assert!(
+            dir.join(format!("results/{name}-rate.svg")).is_file(),
+            "{name}"
+        );
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+}

@@ -647,7 +647,26 @@ fn run_experiments(a: &RunArgs) -> anyhow::Result<ExitCode> {
         }
     ));
     report.push_str(&self::records::builds_line(&records));
-    for (e, f) in &chosen {
+    // The report covers every figure with records in `out` (measured by this run or an
+    // earlier one), in the experiments' order, so that running one experiment into a
+    // results directory keeps the others' figures.
+    let has_records = |e: &Experiment, f: &Figure| {
+        records.iter().any(|r| {
+            r.get("experiment").and_then(Value::as_str) == Some(e.name.as_str())
+                && r.get("figure").and_then(Value::as_str) == Some(f.id.as_str())
+        })
+    };
+    let reported: Vec<(&Experiment, &Figure)> = all
+        .iter()
+        .flat_map(|e| e.figures.iter().map(move |f| (e, f)))
+        .filter(|&(e, f)| {
+            has_records(e, f)
+                || chosen
+                    .iter()
+                    .any(|(ce, cf)| ce.name == e.name && cf.id == f.id)
+        })
+        .collect();
+    for (e, f) in &reported {
         let mine: Vec<&Map<String, Value>> = records
             .iter()
             .filter(|r| {
@@ -674,7 +693,7 @@ fn run_experiments(a: &RunArgs) -> anyhow::Result<ExitCode> {
     eprintln!(
         "wrote {} records, {} plots and report.md to {}",
         records.len(),
-        chosen.len(),
+        reported.len(),
         out.display()
     );
     if failed.is_empty() {
