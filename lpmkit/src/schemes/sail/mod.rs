@@ -551,8 +551,6 @@ impl core::fmt::Debug for SailBitmapTable {
     }
 }
 
-impl SailBitmapTable {}
-
 impl Fib<Ipv4> for SailBitmapTable {
     /// A lookup that runs `stall` after reading its first entry (for the concurrency
     /// tests).
