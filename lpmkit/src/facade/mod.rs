@@ -564,9 +564,7 @@ impl<A: Address, V: TableValue> RouteTable<A, V> {
         w.updater.apply(&batch)?;
         if let Some(rib) = self.prefixes.get() {
             let mut rib = rib.write().unwrap_or_else(|e| e.into_inner());
-            for c in &batch {
-                c.apply_to(&mut rib);
-            }
+            rib.apply_changes(&batch);
         }
         Ok(before)
     }

@@ -138,9 +138,7 @@ impl<A: Address> Follower<A> {
             return Cow::Borrowed(self.updater.rib());
         }
         let mut rib = self.updater.rib().clone();
-        for c in &self.refused {
-            c.apply_to(&mut rib);
-        }
+        rib.apply_changes(&self.refused);
         Cow::Owned(rib)
     }
 

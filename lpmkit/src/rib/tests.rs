@@ -215,6 +215,102 @@ fn random_ops_each<A: Address>(
     assert!(rib.jump.iter().all(|&j| j == [NIL, NIL]) || rib.jump.is_empty());
 }
 
+/// Random batches of changes applied with `apply_each` (each change checked against the
+/// oracle as `then` sees the table after it) and `apply_changes` (the count of changes
+/// that altered the table, and the whole tables afterwards); an error from `then` stops
+/// the batch right after the change it saw.
+fn random_batches<A: Address>(seed: u64, jump_from: usize) {
+    let mut rng = SplitMix64::new(seed);
+    let mut rib = Rib::<A>::with_jump_from(jump_from);
+    let mut oracle = Oracle::<A>::new();
+    let mut pool: Vec<Prefix<A>> = Vec::new();
+    for round in 0..60 {
+        let len = rng.below(400) as usize;
+        let changes: Vec<Change<A>> = (0..len)
+            .map(|_| {
+                let p = if pool.is_empty() || rng.below(3) == 0 {
+                    let p = random_prefix::<A>(&mut rng);
+                    pool.push(p);
+                    p
+                } else {
+                    pool[rng.below(pool.len() as u64) as usize]
+                };
+                if rng.below(3) == 0 {
+                    Change::Withdraw(p)
+                } else {
+                    Change::Announce(p, nh(1 + rng.below(4) as u32))
+                }
+            })
+            .collect();
+        let apply = |oracle: &mut Oracle<A>, c: &Change<A>| match *c {
+            Change::Announce(p, h) => oracle.insert(p, h) != Some(h),
+            Change::Withdraw(p) => oracle.remove(&p).is_some(),
+        };
+        match round % 3 {
+            0 => {
+                let mut seen = 0;
+                let done: Result<(), ()> = rib.apply_each(&changes, |rib, k, changed| {
+                    assert_eq!(k, seen, "changes in order");
+                    seen += 1;
+                    assert_eq!(changed, apply(&mut oracle, &changes[k]), "change {k}");
+                    let mut rng = SplitMix64::new(k as u64);
+                    same_about(rib, &oracle, &changes[k].prefix(), &mut rng);
+                    Ok(())
+                });
+                assert_eq!(done, Ok(()));
+                assert_eq!(seen, changes.len());
+            }
+            1 => {
+                let want = changes.iter().filter(|c| apply(&mut oracle, c)).count();
+                assert_eq!(rib.apply_changes(&changes), want, "round {round}");
+            }
+            _ => {
+                let stop = rng.below(len as u64 + 1) as usize;
+                let done =
+                    rib.apply_each(&changes, |_, k, _| if k == stop { Err(k) } else { Ok(()) });
+                let applied = if stop < len {
+                    assert_eq!(done, Err(stop));
+                    stop + 1
+                } else {
+                    assert_eq!(done, Ok(()));
+                    len
+                };
+                for c in &changes[..applied] {
+                    apply(&mut oracle, c);
+                }
+            }
+        }
+        same_tables(&rib, &oracle, &mut rng);
+    }
+}
+
+#[test]
+fn batches_agree_with_the_oracle() {
+    for (seed, jump_from) in [(1, 0), (2, 1 << 12), (3, usize::MAX), (4, 300)] {
+        random_batches::<Ipv4>(seed, jump_from);
+        random_batches::<Ipv6>(seed + 10, jump_from);
+    }
+}
+
+/// Prefetching any prefix (of a table empty, small or with a jump table) changes nothing.
+#[test]
+fn prefetch_changes_nothing() {
+    let mut rng = SplitMix64::new(9);
+    for jump_from in [0, usize::MAX] {
+        let mut rib = Rib::<Ipv4>::with_jump_from(jump_from);
+        let mut oracle = Oracle::<Ipv4>::new();
+        for step in 0..2000 {
+            let p = random_prefix::<Ipv4>(&mut rng);
+            rib.prefetch(&p);
+            rib.prefetch(&Prefix::new_truncating(0, 0));
+            if step % 2 == 0 {
+                assert_eq!(rib.insert(p, nh(3)), oracle.insert(p, nh(3)));
+            }
+        }
+        same_tables(&rib, &oracle, &mut rng);
+    }
+}
+
 /// Random operations over the three walks (jump table from the start, from 4096 routes
 /// on, never), the whole tables compared every 5,000.
 #[test]
@@ -521,17 +617,34 @@ fn replay<A: Address>(table: &std::path::Path, traces: &[std::path::PathBuf]) {
     for trace in traces {
         let mut t = loaded.clone();
         let updates = crate::io::read_updates::<A>(trace, &mut t.next_hops).unwrap();
+        let mut batched = t.rib.clone();
         let (mut rib, mut oracle) = (t.rib, oracle0.clone());
+        let mut altered = 0;
         for (i, u) in updates.iter().enumerate() {
             let p = u.change.prefix();
             let (got, want) = match u.change {
-                crate::fib::Change::Announce(p, h) => (rib.insert(p, h), oracle.insert(p, h)),
-                crate::fib::Change::Withdraw(p) => (rib.remove(&p), oracle.remove(&p)),
+                crate::fib::Change::Announce(p, h) => {
+                    altered += (oracle.get(&p) != Some(h)) as usize;
+                    (rib.insert(p, h), oracle.insert(p, h))
+                }
+                crate::fib::Change::Withdraw(p) => {
+                    altered += oracle.contains(&p) as usize;
+                    (rib.remove(&p), oracle.remove(&p))
+                }
             };
             assert_eq!(got, want, "{} change {i} ({p})", trace.display());
             same_about(&rib, &oracle, &p, &mut rng);
         }
         same_tables(&rib, &oracle, &mut rng);
+        // The same trace as one batch (prefetching ahead) ends in the same table.
+        let changes: Vec<_> = updates.iter().map(|u| u.change).collect();
+        assert_eq!(
+            batched.apply_changes(&changes),
+            altered,
+            "{}",
+            trace.display()
+        );
+        same_tables(&batched, &oracle, &mut rng);
         eprintln!(
             "{} on {}: {} changes, {} routes after, equal",
             trace.display(),

@@ -117,9 +117,7 @@ impl Dxr {
         let mut r = ReplayReport::default();
         for group in changes.chunks(batch.max(1)) {
             let t = Instant::now();
-            for c in group {
-                r.effective += c.apply_to(rib) as u64;
-            }
+            r.effective += rib.apply_changes(group) as u64;
             r.rib_seconds += t.elapsed().as_secs_f64();
             let t = Instant::now();
             self.apply(rib, group)?;
