@@ -195,6 +195,11 @@ fn update_and_structure_figures_are_records_and_plots() {
         assert_eq!(r["changes"], 5000, "--quick replays 5,000 updates: {r}");
         assert!(r["alone_updates_per_s"].as_f64().unwrap() > 0.0, "{r}");
         assert!(r["trie_updates_per_s"].as_f64().unwrap() > 0.0, "{r}");
+        let replays = r["trie_replays"].as_u64().unwrap();
+        assert!(
+            replays >= 3 && replays % 2 == 1,
+            "an odd number of replays: {r}"
+        );
     }
     let obma_b = of("table3")
         .into_iter()

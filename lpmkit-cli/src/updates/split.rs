@@ -75,6 +75,11 @@ fn timed_after<A: Address>(
     t: &mut Ticks,
 ) -> anyhow::Result<()> {
     for (i, c) in changes.iter().enumerate() {
+        // The prefetch of a change ahead that `Rib::apply_each` makes, outside the
+        // intervals.
+        if let Some(ahead) = changes.get(i + Rib::<A>::PREFETCH_AHEAD) {
+            rib.prefetch(&ahead.prefix());
+        }
         let counted = (i >= lead) as u64;
         let a = ticks_fenced();
         let changed = c.apply_to(rib);
