@@ -21,7 +21,7 @@ const WIDE_MAX_GROUPS: u64 = 1 << 23;
 #[inline(never)]
 pub(super) fn build(rib: &Rib<Ipv4>, config: &Dir24_8Config) -> Result<Dir24_8, BuildError> {
     let t0 = std::time::Instant::now();
-    let proj = rib.project(|_, _| {});
+    let proj = rib.project_ranges();
     let ranges = proj.ranges;
     let groups = count_groups(&ranges);
     let max_nh = proj.max_next_hop as u64;
