@@ -77,6 +77,9 @@ const JUMP_BITS: u8 = 16;
 /// Routes from which on a table keeps a jump table (smaller ones walk from the root).
 const JUMP_FROM: usize = 1 << 12;
 
+/// [`Rib::PREFETCH_AHEAD`].
+const PREFETCH_AHEAD: usize = 8;
+
 /// A trie node: 24 bytes for IPv4.
 #[derive(Clone, Copy, Debug)]
 struct Node<A: Address> {
@@ -176,7 +179,7 @@ impl<A: Address> fmt::Debug for Rib<A> {
 impl<A: Address> Rib<A> {
     /// How many changes ahead of the one it applies [`apply_each`](Self::apply_each)
     /// [prefetches](Self::prefetch).
-    pub const PREFETCH_AHEAD: usize = 8;
+    pub const PREFETCH_AHEAD: usize = PREFETCH_AHEAD;
 
     /// An empty table.
     pub fn new() -> Self {
@@ -402,13 +405,13 @@ impl<A: Address> Rib<A> {
         }
     }
 
-    /// Adds route node `i` to the index, now or when it is next needed if `defer`.
+    /// Adds route node `i` to the index: now under its prefix's hash `h` if given, else
+    /// when the index is next needed.
     #[inline]
-    fn index_route(&mut self, i: u32, defer: bool) {
-        if defer {
-            self.pending.push(i);
-        } else {
-            self.index.insert(index::hash(&self.node(i).prefix), i);
+    fn index_route(&mut self, i: u32, h: Option<u64>) {
+        match h {
+            Some(h) => self.index.insert(h, i),
+            None => self.pending.push(i),
         }
     }
 
@@ -435,25 +438,37 @@ impl<A: Address> Rib<A> {
     /// Inserts or replaces a route; returns the next hop it replaced.
     #[inline]
     pub fn insert(&mut self, prefix: Prefix<A>, nh: NextHop) -> Option<NextHop> {
+        self.insert_hashed(prefix, nh, || index::hash(&prefix))
+    }
+
+    /// [`insert`](Self::insert), with the prefix's hash from `hash` (called only if the
+    /// index is asked).
+    #[inline]
+    fn insert_hashed(
+        &mut self,
+        prefix: Prefix<A>,
+        nh: NextHop,
+        hash: impl FnOnce() -> u64,
+    ) -> Option<NextHop> {
         if self.max_seen.is_none_or(|m| prefix > m) {
             // Beyond every prefix the trie has held, so new: no index probe (a table
             // loaded in (address, length) order takes this path for every route).
-            self.insert_new(prefix, nh.get(), true);
+            self.insert_new(prefix, nh.get(), None);
             return None;
         }
         self.flush_index();
-        let h = index::hash(&prefix);
+        let h = hash();
         if let Some(i) = self.find(h, &prefix) {
             let old = core::mem::replace(&mut self.nodes[i as usize].nh, nh.get());
             return NextHop::new(old);
         }
-        self.insert_new(prefix, nh.get(), false);
+        self.insert_new(prefix, nh.get(), Some(h));
         None
     }
 
     /// Inserts a route whose prefix is not a route yet (it may be a node joining two
-    /// subtrees); `defer`: its index entry may wait for the next batch.
-    fn insert_new(&mut self, prefix: Prefix<A>, nh: u32, defer: bool) {
+    /// subtrees); indexed now under hash `h` if given, else when the index is next needed.
+    fn insert_new(&mut self, prefix: Prefix<A>, nh: u32, h: Option<u64>) {
         let beyond = self.max_seen.is_none_or(|m| prefix > m);
         self.in_order &= beyond;
         // The walk's node `cur` and the slot that stores it; `None`: not looked up yet
@@ -524,7 +539,7 @@ impl<A: Address> Rib<A> {
             self.max_seen = Some(prefix);
             self.last = n;
         }
-        self.index_route(n, defer);
+        self.index_route(n, h);
         self.route_added(n);
     }
 
@@ -596,8 +611,13 @@ impl<A: Address> Rib<A> {
     /// Removes a route; returns its next hop, or `None` if it was absent.
     #[inline]
     pub fn remove(&mut self, prefix: &Prefix<A>) -> Option<NextHop> {
+        self.remove_hashed(prefix, index::hash(prefix))
+    }
+
+    /// [`remove`](Self::remove) of a prefix whose hash is `h`.
+    #[inline]
+    fn remove_hashed(&mut self, prefix: &Prefix<A>, h: u64) -> Option<NextHop> {
         self.flush_index();
-        let h = index::hash(prefix);
         let i = self.find(h, prefix)?;
         let old = NextHop::new(self.node(i).nh).expect("the index holds routes");
         self.route_removed(i);
@@ -615,10 +635,18 @@ impl<A: Address> Rib<A> {
     /// [`apply_each`](Self::apply_each) does). O(1): a hash and two prefetches.
     #[inline]
     pub fn prefetch(&self, prefix: &Prefix<A>) {
-        self.index.prefetch(index::hash(prefix));
+        self.prefetch_hashed(prefix);
+    }
+
+    /// [`prefetch`](Self::prefetch); returns the prefix's hash.
+    #[inline]
+    fn prefetch_hashed(&self, prefix: &Prefix<A>) -> u64 {
+        let h = index::hash(prefix);
+        self.index.prefetch(h);
         if !self.jump.is_empty() && prefix.len() >= JUMP_BITS {
             crate::simd::prefetch(&self.jump[Self::block(prefix.addr())]);
         }
+        h
     }
 
     /// Applies `changes` in order, as [`Change::apply_to`] one by one would, and calls
@@ -632,14 +660,22 @@ impl<A: Address> Rib<A> {
         changes: &[Change<A>],
         mut then: impl FnMut(&Self, usize, bool) -> Result<(), E>,
     ) -> Result<(), E> {
-        for c in changes.iter().take(Self::PREFETCH_AHEAD) {
-            self.prefetch(&c.prefix());
+        // The hashes of the changes prefetched and not applied yet, change `k`'s at
+        // `k % PREFETCH_AHEAD`.
+        let mut hashes = [0u64; PREFETCH_AHEAD];
+        for (k, c) in changes.iter().take(Self::PREFETCH_AHEAD).enumerate() {
+            hashes[k] = self.prefetch_hashed(&c.prefix());
         }
         for (k, c) in changes.iter().enumerate() {
+            let at = k % Self::PREFETCH_AHEAD;
+            let h = hashes[at];
             if let Some(ahead) = changes.get(k + Self::PREFETCH_AHEAD) {
-                self.prefetch(&ahead.prefix());
+                hashes[at] = self.prefetch_hashed(&ahead.prefix());
             }
-            let changed = c.apply_to(self);
+            let changed = match *c {
+                Change::Announce(p, nh) => self.insert_hashed(p, nh, || h) != Some(nh),
+                Change::Withdraw(p) => self.remove_hashed(&p, h).is_some(),
+            };
             then(self, k, changed)?;
         }
         Ok(())
