@@ -239,12 +239,59 @@ impl<A: Address> Rib<A> {
         if *prefix == Prefix::DEFAULT {
             return self.iter();
         }
+        if self.in_order {
+            // The routes whose address lies in the prefix are a run of the node array;
+            // those among them shorter than the prefix (at its first address) come first.
+            let end = match prefix.last().checked_inc() {
+                Some(next) => self.scan_start(next),
+                None => self.nodes.len(),
+            };
+            let mut at = self.scan_start(prefix.first());
+            while at < end && self.node(at as u32).prefix.len() < prefix.len() {
+                at = self.next_route_node(at + 1, end);
+            }
+            return Iter {
+                rib: self,
+                stack: Vec::new(),
+                scan: Some(at),
+                end,
+            };
+        }
         let r = self.subtree(prefix);
         Iter {
             rib: self,
             stack: if r == NIL { vec![] } else { vec![r] },
             scan: None,
+            end: 0,
         }
+    }
+
+    /// The first route node at or after `from` and before `end` (`end` if none).
+    fn next_route_node(&self, from: usize, end: usize) -> usize {
+        self.nodes[from..end]
+            .iter()
+            .position(|n| n.nh != 0)
+            .map_or(end, |k| from + k)
+    }
+
+    /// In a table whose route nodes are in order: the index of the first route node whose
+    /// address is `first` or above (the node array's length if none). Nodes that only
+    /// join subtrees lie anywhere between them; the binary search looks past them.
+    fn scan_start(&self, first: A) -> usize {
+        debug_assert!(self.in_order);
+        let (mut lo, mut hi) = (0, self.nodes.len());
+        while lo < hi {
+            let mid = lo + (hi - lo) / 2;
+            let r = self.next_route_node(mid, hi);
+            if r == hi {
+                hi = mid;
+            } else if self.node(r as u32).prefix.addr() < first {
+                lo = r + 1;
+            } else {
+                hi = mid;
+            }
+        }
+        self.next_route_node(lo, self.nodes.len())
     }
 
     /// All routes in order of (address, length): covering prefixes before covered ones.
@@ -254,6 +301,7 @@ impl<A: Address> Rib<A> {
                 rib: self,
                 stack: Vec::new(),
                 scan: Some(0),
+                end: self.nodes.len(),
             };
         }
         Iter {
@@ -264,6 +312,7 @@ impl<A: Address> Rib<A> {
                 vec![self.root]
             },
             scan: None,
+            end: 0,
         }
     }
 
@@ -286,6 +335,8 @@ pub struct Iter<'a, A: Address> {
     /// The next node index of a scan of the node array (a table whose route nodes are in
     /// order), instead of the walk.
     scan: Option<usize>,
+    /// Where the scan ends.
+    end: usize,
 }
 
 impl<A: Address> Iterator for Iter<'_, A> {
@@ -293,7 +344,7 @@ impl<A: Address> Iterator for Iter<'_, A> {
     #[inline]
     fn next(&mut self) -> Option<Self::Item> {
         if let Some(at) = &mut self.scan {
-            let rest = self.rib.nodes.get(*at..).unwrap_or(&[]);
+            let rest = self.rib.nodes.get(*at..self.end).unwrap_or(&[]);
             let found = rest.iter().position(|n| n.nh != 0);
             *at += found.map_or(rest.len(), |k| k + 1);
             return found.map(|k| {

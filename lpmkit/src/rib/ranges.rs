@@ -148,6 +148,11 @@ pub(crate) fn split_blocks_per_level<A: Address>(ranges: &[(A, u32)], lens: &[u8
     counts
 }
 
+/// Routes from which on [`Rib::project_ranges`] may use more than one thread.
+const PARALLEL_FROM: usize = 1 << 16;
+/// The most windows (threads) of [`Rib::project_ranges`].
+const MAX_PARTS: usize = 8;
+
 /// The whole table projected onto ranges, and what one walk over its routes learns.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub(crate) struct Projection<A> {
@@ -179,6 +184,122 @@ impl<A: Address> Rib<A> {
             ranges,
             max_next_hop,
         }
+    }
+
+    /// [`project`](Self::project) without a hook: the table's ranges and largest next hop.
+    /// A table of [`PARALLEL_FROM`] routes or more is projected on as many threads as
+    /// this thread may run on (`std::thread::available_parallelism`, which honours the
+    /// CPU affinity; at most [`MAX_PARTS`]): the address space is cut into that many
+    /// windows (a power of two), each projected on a thread of its own, and the windows'
+    /// ranges joined (a range that runs across a seam merged). The result is the same.
+    pub(crate) fn project_ranges(&self) -> Projection<A> {
+        self.project_ranges_with(|| (), |_, _, _| {}).0
+    }
+
+    /// [`project_ranges`](Self::project_ranges) with a hook: each window's walk makes its
+    /// state with `make` and shows it every route it walks (`on_route`); the states come
+    /// back in address order. Each route longer than the windows is seen once, by its
+    /// window; routes of `log2(MAX_PARTS)` bits or fewer may be seen by no window or by
+    /// several (hooks that count blocks of longer prefixes, such as [`LevelBlocks`] of
+    /// levels longer than that, add the windows' counts).
+    pub(crate) fn project_ranges_with<H: Send>(
+        &self,
+        make: impl Fn() -> H + Sync,
+        on_route: impl Fn(&mut H, &Prefix<A>, u32) + Sync,
+    ) -> (Projection<A>, Vec<H>) {
+        let threads = std::thread::available_parallelism().map_or(1, |n| n.get());
+        let parts = if self.len() >= PARALLEL_FROM {
+            threads
+        } else {
+            1
+        };
+        self.project_parts(parts, &make, &on_route)
+    }
+
+    /// [`project_ranges_with`](Self::project_ranges_with) in up to `parts` windows
+    /// (rounded down to a power of two, at most [`MAX_PARTS`]).
+    pub(crate) fn project_parts<H: Send>(
+        &self,
+        parts: usize,
+        make: &(impl Fn() -> H + Sync),
+        on_route: &(impl Fn(&mut H, &Prefix<A>, u32) + Sync),
+    ) -> (Projection<A>, Vec<H>) {
+        let bits = parts.clamp(1, MAX_PARTS).ilog2() as u8;
+        if bits == 0 {
+            let mut h = make();
+            let proj = self.project(|p, nh| on_route(&mut h, p, nh));
+            return (proj, vec![h]);
+        }
+        let windows: Vec<Prefix<A>> = (0..1u128 << bits)
+            .map(|i| Prefix::new_truncating(A::from_u128(i << (A::BITS - bits) as u32), bits))
+            .collect();
+        let share = self.len() / windows.len() + self.len() / 8 + 16;
+        let one = |w: &Prefix<A>| {
+            let mut h = make();
+            let (ranges, max) = self.project_one_window(w, share, |p, nh| on_route(&mut h, p, nh));
+            (ranges, max, h)
+        };
+        let mut parts = std::thread::scope(|s| {
+            let threads: Vec<_> = windows[1..]
+                .iter()
+                .map(|w| s.spawn(move || one(w)))
+                .collect();
+            let mut parts = vec![one(&windows[0])];
+            parts.extend(
+                threads
+                    .into_iter()
+                    .map(|t| t.join().expect("a projection thread")),
+            );
+            parts
+        });
+        let mut ranges = Vec::with_capacity(parts.iter().map(|p| p.0.len()).sum());
+        let mut max_next_hop = 0;
+        for (part, max, _) in &mut parts {
+            max_next_hop = max_next_hop.max(*max);
+            let skip = match (ranges.last(), part.first()) {
+                (Some(&(_, a)), Some(&(_, b))) => usize::from(a == b),
+                _ => 0,
+            };
+            ranges.extend_from_slice(&part[skip..]);
+        }
+        let hooks = parts.into_iter().map(|p| p.2).collect();
+        (
+            Projection {
+                ranges,
+                max_next_hop,
+            },
+            hooks,
+        )
+    }
+
+    /// The ranges of `window` (room for `capacity`), and the largest next hop of the routes
+    /// inside it or covering it; `on_route` sees the routes inside it but itself.
+    fn project_one_window(
+        &self,
+        window: &Prefix<A>,
+        capacity: usize,
+        mut on_route: impl FnMut(&Prefix<A>, u32),
+    ) -> (Vec<(A, u32)>, u32) {
+        let mut out = Vec::with_capacity(capacity);
+        let mut max = self
+            .covering(window)
+            .iter()
+            .map(|(_, nh)| nh.get())
+            .max()
+            .unwrap_or(0);
+        let base = NextHop::raw(self.covering_next_hop(window));
+        let routes = self.covered(window).filter(|(p, _)| p != window);
+        project_routes(
+            window,
+            base,
+            routes,
+            |p, nh| {
+                max = max.max(nh);
+                on_route(p, nh)
+            },
+            |first, nh| out.push((first, nh)),
+        );
+        (out, max)
     }
 
     /// The ranges of `window`'s addresses (the first starts at `window.first()`; routes
@@ -284,6 +405,66 @@ mod tests {
         for seed in 0..6 {
             agrees::<u32>(seed);
             agrees::<u128>(seed);
+        }
+    }
+
+    /// The projection in windows on threads equals the one walk, on tables whose routes
+    /// lie in order in the node array and on changed ones (routes at the seams, /0, /1,
+    /// host routes).
+    fn parts_agree<A: Address>(seed: u64) {
+        let mut rng = SplitMix64::new(seed);
+        let mut routes: Vec<(Prefix<A>, NextHop)> = Vec::new();
+        for _ in 0..2000 {
+            let len = rng.below(A::BITS as u64 + 1) as u8;
+            let p = Prefix::new_truncating(A::from_u128(rng.next_u128()), len);
+            routes.push((p, NextHop::new(1 + rng.below(3) as u32).unwrap()));
+        }
+        for len in [0u8, 1, 2, 3] {
+            for i in 0..(1u128 << len) {
+                if rng.below(2) == 0 {
+                    let a = A::from_u128(i.checked_shl((A::BITS - len) as u32).unwrap_or(0));
+                    routes.push((
+                        Prefix::new_truncating(a, len),
+                        NextHop::new(1 + rng.below(3) as u32).unwrap(),
+                    ));
+                }
+            }
+        }
+        routes.sort();
+        routes.dedup_by_key(|r| r.0);
+        let mut rib: Rib<A> = routes.iter().copied().collect();
+        for round in 0..3 {
+            let mut blocks = LevelBlocks::new(&[4, 8, 16]);
+            let one = rib.project(|p, _| blocks.route(p));
+            let counts = blocks.into_counts();
+            for parts in [1, 2, 3, 4, 8, 64] {
+                let (proj, hooks) = rib.project_parts(
+                    parts,
+                    &|| LevelBlocks::new(&[4, 8, 16]),
+                    &|b: &mut LevelBlocks<A>, p, _| b.route(p),
+                );
+                assert_eq!(proj, one, "seed {seed} round {round} parts {parts}");
+                let mut sum = vec![0; 3];
+                for h in hooks {
+                    for (s, c) in sum.iter_mut().zip(h.into_counts()) {
+                        *s += c;
+                    }
+                }
+                assert_eq!(sum, counts, "seed {seed} round {round} parts {parts}");
+            }
+            // Change the table: its nodes are out of order from now on.
+            for _ in 0..50 {
+                let (p, _) = routes[rng.below(routes.len() as u64) as usize];
+                rib.remove(&p);
+            }
+        }
+    }
+
+    #[test]
+    fn projection_in_parts_matches_one_walk() {
+        for seed in 0..4 {
+            parts_agree::<u32>(seed);
+            parts_agree::<u128>(seed);
         }
     }
 

@@ -98,3 +98,33 @@ fn batch_lengths() {
         }
     }
 }
+
+/// The tables filled in two parts on two threads equal those filled in one pass (a table
+/// large enough to split, with routes across the middle of the address space).
+#[test]
+fn fill_in_two_parts_equals_one_pass() {
+    let mut rng = crate::rng::SplitMix64::new(24);
+    let mut rib = Rib::<Ipv4>::new();
+    for i in 0..120_000u32 {
+        let len = [8u8, 16, 20, 22, 24, 24, 25, 28, 32][i as usize % 9];
+        let p = crate::prefix::Prefix::new_truncating(rng.next() as u32, len);
+        rib.insert(p, NextHop::new(1 + rng.below(40) as u32).unwrap());
+    }
+    rib.insert(
+        "127.255.255.0/24".parse().unwrap(),
+        NextHop::new(3).unwrap(),
+    );
+    rib.insert("128.0.0.0/23".parse().unwrap(), NextHop::new(4).unwrap());
+    let ranges = rib.project(|_, _| {}).ranges;
+    // Large enough to split, and with a range starting on a /24 boundary in the upper
+    // half (where the split goes).
+    assert!(ranges.len() >= build::PARALLEL_FROM);
+    assert!(ranges.iter().any(|r| r.0 >= 1 << 31 && r.0 & 0xff == 0));
+    let groups = build::count_groups(&ranges);
+    let (one, d1) = build::fill_on::<u32>(&ranges, groups, 1);
+    let (two, d2) = build::fill_on::<u32>(&ranges, groups, 2);
+    assert_eq!(d1, d2);
+    assert!(one.tbl24[..] == two.tbl24[..]);
+    assert!(one.tbl8[..] == two.tbl8[..]);
+    check(&rib, &Dir24_8Config::default());
+}

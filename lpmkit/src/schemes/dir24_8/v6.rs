@@ -223,7 +223,7 @@ impl Dir24_8V6 {
         let width = config.entry_width;
         let t0 = std::time::Instant::now();
         let max_nh = check_next_hops(rib, NAME, MAX_NH)? as u64;
-        let starts = rib.project(|_, _| {}).ranges;
+        let starts = rib.project_ranges().ranges;
         let mut b = Builder {
             tbl24: TableBuf::zeroed(TBL24_LEN),
             tbl8: Vec::new(),

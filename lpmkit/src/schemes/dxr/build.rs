@@ -55,7 +55,7 @@ pub(super) fn build_with(
     let nchunks = 1usize << k;
 
     // §3.1: the table as merged ranges (first address, next hop).
-    let mut ranges = rib.project(|_, _| {}).ranges;
+    let mut ranges = rib.project_ranges().ranges;
     let (codec, descriptors) = choose_next_hops(&ranges, config)?;
     if codec.mode() == NextHopMode::Remapped {
         for r in &mut ranges {

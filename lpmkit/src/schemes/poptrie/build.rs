@@ -74,7 +74,7 @@ pub(super) fn build<A: Address>(
         });
     }
     // Every route counts, even one hidden by more-specifics: a withdrawal can expose it.
-    let proj = rib.project(|_, _| {});
+    let proj = rib.project_ranges();
     let max = proj.max_next_hop as u64;
     let width = narrowest(config.leaf_width, &Width::ALL, |w| {
         check_next_hop(name, leaf_limit(w), max)

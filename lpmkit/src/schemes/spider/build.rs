@@ -75,10 +75,17 @@ pub(super) fn build<A: Address>(
         });
     }
     let lens = level_lens::<A>();
-    let mut trie_nodes = LevelBlocks::<A>::new(&lens);
-    let proj = rib.project(|p, _| trie_nodes.route(p));
+    // The levels (8 bits and longer) are longer than the projection's windows: each
+    // window counts its own blocks.
+    let (proj, blocks) =
+        rib.project_ranges_with(|| LevelBlocks::<A>::new(&lens), |b, p, _| b.route(p));
     let (ranges, max_nh) = (proj.ranges, proj.max_next_hop);
-    let trie_nodes_per_level = trie_nodes.into_counts();
+    let mut trie_nodes_per_level = vec![0; lens.len()];
+    for b in blocks {
+        for (n, c) in trie_nodes_per_level.iter_mut().zip(b.into_counts()) {
+            *n += c;
+        }
+    }
     // Surviving trie nodes (= stride rows) per level.
     let rows_per_level = split_blocks_per_level(&ranges, &lens);
     let stride_rows: usize = rows_per_level.iter().sum();

@@ -13,8 +13,8 @@ use std::time::{Duration, Instant};
 use anyhow::Context;
 use clap::Args;
 use lpmkit::netlink::{
-    compare, ifindex, Follower, KernelSync, Origin, RouteEdit, RouteQuery, RouteTarget,
-    RouteWriter, SyncOptions, Verdict, Visible,
+    compare, ifindex, Follower, KernelSync, Received, RouteEdit, RouteQuery, RouteTarget,
+    RouteWriter, SyncOptions, Verdict,
 };
 use lpmkit::sync::UpdateModel;
 use lpmkit::{traffic, Address, BuildOptions, Change, Family, Ipv4, Ipv6, NextHop, NextHopTable};
@@ -22,6 +22,10 @@ use lpmkit::{traffic, Address, BuildOptions, Change, Family, Ipv4, Ipv6, NextHop
 use crate::bounds;
 use crate::input::{self, FamilyArg};
 use crate::output::outln;
+
+mod followed;
+
+use followed::{Churn, Followed, CHURN_T0};
 
 #[derive(Args, Debug)]
 pub struct FollowArgs {
@@ -38,8 +42,10 @@ pub struct FollowArgs {
     #[arg(long, value_enum, default_value = "v4")]
     family: FamilyArg,
 
-    /// Schemes to keep in sync (comma-separated names or prefixes). For latency figures
-    /// give one: schemes share this thread, each waits for the ones before it.
+    /// Schemes to keep in sync (comma-separated names or prefixes). Schemes updated in
+    /// place share the thread that reads the kernel's notifications (each publishes after
+    /// the ones before it in the list); rebuilt schemes rebuild on threads of their own,
+    /// so their rebuilds hold back neither the others nor the reading.
     #[arg(long, short = 's', default_value = "spider16w")]
     schemes: String,
 
@@ -97,9 +103,6 @@ pub struct FollowArgs {
 /// The most churn changes (sequence numbers are 32 bits).
 const MAX_CHURN: u64 = 100_000_000;
 
-/// Latency samples kept per scheme; beyond, a uniform sample of them (reservoir).
-const LATENCY_SAMPLES: usize = 1 << 20;
-
 /// Rounds of looking again at answers that differed before one counts.
 const CHECK_ROUNDS: u32 = 3;
 
@@ -108,63 +111,6 @@ pub fn run(args: FollowArgs) -> anyhow::Result<ExitCode> {
         Family::V4 => follow::<Ipv4>(&args),
         Family::V6 => follow::<Ipv6>(&args),
     }
-}
-
-/// Per-scheme bookkeeping.
-struct Followed<A: Address> {
-    f: Follower<A>,
-    /// Changes applied but not yet visible: (received, origin).
-    waiting: Vec<(Instant, Origin)>,
-    latencies: Reservoir,
-    publications: usize,
-    work_ms_sum: f64,
-    /// Times the scheme refused changes or failed a rebuild.
-    failures: usize,
-}
-
-/// Latency samples: all of them up to [`LATENCY_SAMPLES`], then a uniform sample.
-struct Reservoir {
-    samples: Vec<f64>,
-    seen: u64,
-    rng: u64,
-}
-
-impl Reservoir {
-    fn new() -> Self {
-        Reservoir {
-            samples: Vec::new(),
-            seen: 0,
-            rng: 0x9e37_79b9_7f4a_7c15,
-        }
-    }
-
-    fn push(&mut self, v: f64) {
-        self.seen += 1;
-        if self.samples.len() < LATENCY_SAMPLES {
-            self.samples.push(v);
-            return;
-        }
-        self.rng = self
-            .rng
-            .wrapping_mul(6364136223846793005)
-            .wrapping_add(1442695040888963407);
-        let j = (self.rng >> 11) % self.seen;
-        if (j as usize) < LATENCY_SAMPLES {
-            self.samples[j as usize] = v;
-        }
-    }
-
-    fn percentile(&self, q: f64) -> f64 {
-        percentile(&self.samples, q)
-    }
-}
-
-/// Send times of the churn generator's requests (ns since `t0`), by sequence number.
-struct Churn {
-    port: u32,
-    sent_ns: Vec<AtomicU64>,
-    done: AtomicBool,
-    sent: AtomicU64,
 }
 
 /// Set by SIGINT/SIGTERM: stop and print the summary.
@@ -258,14 +204,7 @@ fn follow<A: Address>(args: &FollowArgs) -> anyhow::Result<ExitCode> {
             t.elapsed().as_secs_f64() * 1e3,
             f.memory_bytes() as f64 / 1048576.0
         );
-        followed.push(Followed {
-            f,
-            waiting: Vec::new(),
-            latencies: Reservoir::new(),
-            publications: 0,
-            work_ms_sum: 0.0,
-            failures: 0,
-        });
+        followed.push(Followed::new(f));
     }
     let mut query = if args.check > 0 {
         Some(RouteQuery::open(args.netns.as_deref())?)
@@ -276,6 +215,9 @@ fn follow<A: Address>(args: &FollowArgs) -> anyhow::Result<ExitCode> {
         Some(trace) => Some(start_churn::<A>(args, trace)?),
         None => None,
     };
+    for x in &mut followed {
+        x.detach(churn.as_ref().map(|c| Arc::clone(&c.0)), args.verbose);
+    }
     catch_stop_signals();
     let start = Instant::now();
     let end = (args.duration > 0.0).then(|| start + Duration::from_secs_f64(args.duration));
@@ -305,7 +247,7 @@ fn follow<A: Address>(args: &FollowArgs) -> anyhow::Result<ExitCode> {
         let churn_over = churn
             .as_ref()
             .is_some_and(|c| c.0.done.load(Ordering::Acquire));
-        if churn_over && followed.iter().all(|x| x.f.deadline().is_none()) {
+        if churn_over && followed.iter().all(|x| x.deadline().is_none()) {
             // Let the last notifications arrive.
             let late = sync.poll(Some(Duration::from_millis(200)))?;
             if late.is_empty() {
@@ -321,7 +263,7 @@ fn follow<A: Address>(args: &FollowArgs) -> anyhow::Result<ExitCode> {
         }
         let mut wake = next_report;
         for x in &followed {
-            if let Some(d) = x.f.deadline() {
+            if let Some(d) = x.deadline() {
                 wake = wake.min(d);
             }
         }
@@ -354,11 +296,7 @@ fn follow<A: Address>(args: &FollowArgs) -> anyhow::Result<ExitCode> {
             args.verbose,
         );
         for x in &mut followed {
-            match x.f.poll() {
-                Ok(Some(v)) => publish(x, v, churn.as_ref().map(|c| &*c.0), args.verbose),
-                Ok(None) => {}
-                Err(e) => refused(x, &e),
-            }
+            x.poll(churn.as_ref().map(|c| &*c.0), args.verbose);
         }
         let now = Instant::now();
         if next_reconcile.is_some_and(|r| now >= r) {
@@ -388,7 +326,7 @@ fn follow<A: Address>(args: &FollowArgs) -> anyhow::Result<ExitCode> {
             && churn.is_none()
             && followed
                 .iter()
-                .all(|x| x.f.pending() == 0 || x.f.last_error().is_some());
+                .all(|x| x.pending() == 0 || x.last_error().is_some());
         if let (Some(q), true) = (query.as_mut(), settled) {
             check_state = match std::mem::replace(&mut check_state, CheckState::Idle) {
                 CheckState::Idle => CheckState::Idle,
@@ -396,7 +334,7 @@ fn follow<A: Address>(args: &FollowArgs) -> anyhow::Result<ExitCode> {
                     let keys = check_keys(&sync, args.check, key_seed)?;
                     key_seed += 1;
                     checks += 1;
-                    let (diff, _) = check(&sync, &followed, q, &keys, true)?;
+                    let (diff, _) = check(&sync, &mut followed, q, &keys, true)?;
                     if diff.is_empty() {
                         CheckState::Idle
                     } else {
@@ -413,7 +351,7 @@ fn follow<A: Address>(args: &FollowArgs) -> anyhow::Result<ExitCode> {
                 }
                 CheckState::Suspects { keys, round, since } if now >= since + quiet => {
                     let last = round >= CHECK_ROUNDS;
-                    let (diff, n) = check(&sync, &followed, q, &keys, last)?;
+                    let (diff, n) = check(&sync, &mut followed, q, &keys, last)?;
                     if diff.is_empty() {
                         outln!("  recheck: every answer that differed now agrees");
                         CheckState::Idle
@@ -446,14 +384,17 @@ fn follow<A: Address>(args: &FollowArgs) -> anyhow::Result<ExitCode> {
                 sync.rib().len()
             );
             for x in &followed {
-                line.push_str(&format!(
-                    " | {} gen {} p50 {:.2} ms",
-                    x.f.name(),
-                    x.publications,
-                    x.latencies.percentile(0.5)
-                ));
-                if x.f.pending() > 0 && x.f.last_error().is_some() {
-                    line.push_str(&format!(" ({} refused, retrying)", x.f.pending()));
+                {
+                    let b = x.book();
+                    line.push_str(&format!(
+                        " | {} gen {} p50 {:.2} ms",
+                        x.name(),
+                        b.publications,
+                        b.latencies.percentile(0.5)
+                    ));
+                }
+                if x.pending() > 0 && x.last_error().is_some() {
+                    line.push_str(&format!(" ({} refused, retrying)", x.pending()));
                 }
             }
             outln!("{line}");
@@ -462,11 +403,7 @@ fn follow<A: Address>(args: &FollowArgs) -> anyhow::Result<ExitCode> {
         }
     }
     for x in &mut followed {
-        match x.f.flush() {
-            Ok(Some(v)) => publish(x, v, churn.as_ref().map(|c| &*c.0), args.verbose),
-            Ok(None) => {}
-            Err(e) => refused(x, &e),
-        }
+        x.flush(churn.as_ref().map(|c| &*c.0), args.verbose);
     }
     if let Some((c, handle)) = churn {
         c.done.store(true, Ordering::Release);
@@ -528,34 +465,40 @@ fn follow<A: Address>(args: &FollowArgs) -> anyhow::Result<ExitCode> {
         }
     );
     let mut left_refused = 0;
-    for x in &followed {
-        let mean_work = x.work_ms_sum / x.publications.max(1) as f64;
+    for x in &mut followed {
+        let Some(f) = x.join() else {
+            anyhow::bail!("the thread following {} panicked", x.name());
+        };
+        let memory = f.memory_bytes();
+        let b = x.book();
+        let mean_work = b.work_ms_sum / b.publications.max(1) as f64;
         outln!(
             "{:<10} {:>8} {:>7} {:>9.3} {:>9.3} {:>9.3} {:>9.3} {:>10.3}   ({} publications, {:.2} MiB{})",
-            x.f.name(),
-            model_name(x.f.model()),
-            x.latencies.seen,
-            x.latencies.percentile(0.5),
-            x.latencies.percentile(0.9),
-            x.latencies.percentile(0.99),
-            x.latencies.percentile(1.0),
+            x.name(),
+            model_name(x.model()),
+            b.latencies.seen,
+            b.latencies.percentile(0.5),
+            b.latencies.percentile(0.9),
+            b.latencies.percentile(0.99),
+            b.latencies.percentile(1.0),
             mean_work,
-            x.publications,
-            x.f.memory_bytes() as f64 / 1048576.0,
-            if x.latencies.seen as usize > x.latencies.samples.len() {
-                format!(", percentiles of {} sampled latencies", x.latencies.samples.len())
+            b.publications,
+            memory as f64 / 1048576.0,
+            if b.latencies.seen as usize > b.latencies.kept() {
+                format!(", percentiles of {} sampled latencies", b.latencies.kept())
             } else {
                 String::new()
             }
         );
-        if let Some(e) = x.f.last_error() {
+        let failures = b.failures;
+        drop(b);
+        if let Some(e) = x.last_error() {
             outln!(
-                "{:<10} {} changes refused and not visible ({} failures; last: {e})",
-                x.f.name(),
-                x.f.pending(),
-                x.failures
+                "{:<10} {} changes refused and not visible ({failures} failures; last: {e})",
+                x.name(),
+                x.pending(),
             );
-            left_refused += x.f.pending();
+            left_refused += x.pending();
         }
     }
     if args.check > 0 {
@@ -595,72 +538,6 @@ fn report_unrepresentable<A: Address>(sync: &KernelSync<A>) {
         );
     }
 }
-
-/// Reports a refusal or a failed rebuild: the first of each scheme in full, then counts.
-fn refused<A: Address>(x: &mut Followed<A>, e: &lpmkit::BuildError) {
-    x.failures += 1;
-    if x.failures == 1 {
-        eprintln!(
-            "lpmkit: {} refused changes ({e}); they are kept and retried",
-            x.f.name()
-        );
-    }
-}
-
-fn apply_all<A: Address>(
-    followed: &mut [Followed<A>],
-    received: &[lpmkit::netlink::Received<A>],
-    churn: Option<&Churn>,
-    verbose: bool,
-) {
-    if received.is_empty() {
-        return;
-    }
-    let changes: Vec<Change<A>> = received.iter().map(|r| r.change).collect();
-    for x in followed.iter_mut() {
-        x.waiting.extend(received.iter().map(|r| (r.at, r.origin)));
-        match x.f.apply(&changes) {
-            Ok(Some(v)) => publish(x, v, churn, verbose),
-            Ok(None) => {}
-            Err(e) => refused(x, &e),
-        }
-    }
-}
-
-/// Records a publication: every waiting change is visible now.
-fn publish<A: Address>(x: &mut Followed<A>, v: Visible, churn: Option<&Churn>, verbose: bool) {
-    x.publications += 1;
-    x.work_ms_sum += v.work_ms;
-    let mut worst = 0f64;
-    for (at, origin) in x.waiting.drain(..) {
-        let from = churn
-            .filter(|c| origin.port == c.port && origin.port != 0)
-            .and_then(|c| c.sent_ns.get(origin.seq as usize))
-            .map(|ns| ns.load(Ordering::Acquire))
-            .filter(|&ns| ns != 0);
-        let ms = match (from, churn) {
-            (Some(ns), Some(_)) => {
-                let sent = CHURN_T0.get().copied().unwrap() + Duration::from_nanos(ns);
-                v.at.saturating_duration_since(sent).as_secs_f64() * 1e3
-            }
-            _ => v.at.saturating_duration_since(at).as_secs_f64() * 1e3,
-        };
-        worst = worst.max(ms);
-        x.latencies.push(ms);
-    }
-    if verbose {
-        outln!(
-            "{:<10} generation {}: {} changes visible, work {:.2} ms, oldest waited {:.2} ms",
-            x.f.name(),
-            v.generation,
-            v.changes,
-            v.work_ms,
-            worst
-        );
-    }
-}
-
-static CHURN_T0: std::sync::OnceLock<Instant> = std::sync::OnceLock::new();
 
 type ChurnHandle = std::thread::JoinHandle<anyhow::Result<RouteWriter>>;
 
@@ -750,7 +627,7 @@ fn check_keys<A: Address>(sync: &KernelSync<A>, n: usize, seed: u64) -> anyhow::
 /// prints each scheme's counts and its first differing answers.
 fn check<A: Address>(
     sync: &KernelSync<A>,
-    followed: &[Followed<A>],
+    followed: &mut [Followed<A>],
     query: &mut RouteQuery,
     keys: &[A],
     report: bool,
@@ -761,7 +638,7 @@ fn check<A: Address>(
     let mut differs = vec![false; keys.len()];
     let mut total = 0;
     for x in followed {
-        x.f.reader().lookup_batch(keys, &mut out);
+        x.lookup_batch(keys, &mut out);
         let (mut agree, mut skip, mut differ) = (0, 0, 0);
         for (i, ((&k, &o), a)) in keys.iter().zip(&out).zip(&answers).enumerate() {
             let ours = NextHop::new(o).and_then(|nh| sync.target(nh));
@@ -774,7 +651,7 @@ fn check<A: Address>(
                     if report && differ <= 3 {
                         outln!(
                             "  MISMATCH {} {}: kernel {a:?}, lpmkit {}",
-                            x.f.name(),
+                            x.name(),
                             lpmkit::prefix::format_addr(k),
                             ours.map_or("no route".to_string(), |t| t.to_string())
                         );
@@ -785,7 +662,7 @@ fn check<A: Address>(
         if report {
             outln!(
                 "check {}: {agree} of {} addresses equal the kernel's answer, {skip} answered by another table, {differ} differ",
-                x.f.name(),
+                x.name(),
                 keys.len()
             );
         }
@@ -817,11 +694,7 @@ fn wait_quiet<A: Address>(
         apply_all(followed, &r, None, false);
     }
     for x in followed.iter_mut() {
-        match x.f.flush() {
-            Ok(Some(v)) => publish(x, v, None, false),
-            Ok(None) => {}
-            Err(e) => refused(x, &e),
-        }
+        x.flush(None, false);
     }
     Ok(())
 }
@@ -866,13 +739,20 @@ fn settle_and_check<A: Address>(
     Ok(0)
 }
 
-fn percentile(v: &[f64], q: f64) -> f64 {
-    if v.is_empty() {
-        return 0.0;
+/// Hands `received` to every scheme.
+fn apply_all<A: Address>(
+    followed: &mut [Followed<A>],
+    received: &[Received<A>],
+    churn: Option<&Churn>,
+    verbose: bool,
+) {
+    if received.is_empty() {
+        return;
     }
-    let mut s = v.to_vec();
-    s.sort_by(|a, b| a.total_cmp(b));
-    s[((s.len() - 1) as f64 * q).round() as usize]
+    let received: Arc<[Received<A>]> = received.into();
+    for x in followed {
+        x.apply(&received, churn, verbose);
+    }
 }
 
 /// The update model's name in a report column.
