@@ -230,9 +230,9 @@ pub struct IsaArgs {
 
     /// The highest instruction set the lookups may use: `avx2` or `scalar` (`avx512`: no
     /// cap, and the AVX-512 kernels that otherwise give way to AVX2 ones — dir24-8, sail-l,
-    /// bloomfwd, IPv6 spider16w — run too). Each table takes the best path the CPU has at or
-    /// below it (AVX-512, AVX2, scalar). The environment variable LPMKIT_FORCE_ISA sets a
-    /// ceiling for every command.
+    /// bloomfwd, IPv6 spider16w, planb — run too). Each table takes the best path the CPU has
+    /// at or below it (AVX-512, AVX2, scalar). The environment variable LPMKIT_FORCE_ISA sets
+    /// a ceiling for every command.
     #[arg(long, value_name = "ISA")]
     pub force_isa: Option<lpmkit::simd::Isa>,
 }

@@ -1,5 +1,6 @@
 //! The batched lookup, written once over the node search ([`NodeSearch`]: scalar in
-//! `scalar.rs`, AVX2 in `avx2.rs`; an AVX-512 search plugs in the same way).
+//! `scalar.rs`, AVX2 in `avx2.rs`, AVX-512 in `avx512.rs`, which also brings its own
+//! stage of the /32 lines).
 //!
 //! Keys are taken in groups of `batch` (the paper's `M`):
 //!
@@ -12,8 +13,9 @@
 //!   prefetched, then searched), then at most one leaf, without a branch on what the
 //!   front gave.
 //!
-//! Keys the main tree or the front leaves in a child tree become *lanes*: the pending
-//! lookups of the group, stepped one node per pass, each pass over a packed list (a lane
+//! Keys the main tree or the front leaves in a child tree become *lanes*: pending
+//! lookups, gathered over several groups (until the next group's could overflow the list
+//! of [`MAX_BATCH`]) and stepped one node per pass, each pass over a packed list (a lane
 //! that finishes writes its answer and leaves the list), so that the reads of a pass are
 //! again independent whatever depth each lane's tree has.
 
@@ -27,9 +29,13 @@ use crate::simd::prefetch;
 
 /// The most keys per group.
 pub(crate) const MAX_BATCH: usize = 128;
+/// Keys per window of the lanes' indices.
+const WINDOW: usize = 1 << 24;
+/// Keys per span of a pipelined line stage ([`NodeSearch::SPANS`]).
+pub(crate) const SPAN: usize = 1024;
 
 /// One node search, per instruction set.
-pub(crate) trait NodeSearch {
+pub(crate) trait NodeSearch: Sized {
     /// The keys below `x` among the `n` keys at `p` (`n` a multiple of 4 for 64-bit keys,
     /// of 8 for 32-bit keys).
     ///
@@ -47,6 +53,30 @@ pub(crate) trait NodeSearch {
     /// # Safety
     /// As [`count`](Self::count).
     unsafe fn count_masked<K: Key>(p: *const K, x: K, n: usize, mask: u32) -> u32;
+
+    /// True if [`line_values`](Self::line_values) takes spans of up to [`SPAN`] keys,
+    /// pipelined across the span (the lookup then runs the line stage over spans instead
+    /// of groups); false: groups of up to [`MAX_BATCH`].
+    const SPANS: bool = false;
+
+    /// The front line values of IPv6 keys: each key's value ([`MISS`] if its /32 is not
+    /// listed) into `res`, and the keys whose value is a child into `child` (bit `j % 64`
+    /// of word `j / 64`: key `j`). By default [`line_values_with`] over this search.
+    ///
+    /// # Safety
+    /// `f` is a built front; `keys.len()` ≤ `res.len()`, at most [`SPAN`] if
+    /// [`SPANS`](Self::SPANS) else [`MAX_BATCH`], and at most `64 · child.len()`; the
+    /// instructions the implementation uses are supported.
+    #[inline(always)]
+    unsafe fn line_values<A: Address>(
+        f: &LineFront,
+        keys: &[A],
+        res: &mut [u32],
+        child: &mut [u64],
+    ) {
+        // SAFETY: as this function's.
+        unsafe { line_values_with::<A, Self>(f, keys, res, child) }
+    }
 }
 
 /// What the lookups read, as raw pointers (the table outlives every lookup).
@@ -142,29 +172,50 @@ pub(crate) unsafe fn lookup<A: Address, L: Layout, S: NodeSearch>(
 ) {
     debug_assert!((1..=MAX_BATCH).contains(&batch) && out.len() >= addrs.len());
     let mut lanes = [Lane::<L::K>::default(); MAX_BATCH];
-    for (keys, res) in addrs.chunks(batch).zip(out.chunks_mut(batch)) {
-        // SAFETY: as this function's.
-        unsafe {
-            let pending = match v.front {
-                Front::None => main_lockstep::<A, L, S>(v, keys, res, &mut lanes),
-                Front::Direct { table, bits } => {
-                    direct_pass::<A, L, S>(v, table, *bits, keys, res, &mut lanes)
-                }
-                Front::Lines(f) => line_pass::<A, L, S>(v, f, keys, res, &mut lanes),
-            };
-            drain::<A, L, S>(v, keys, res, &mut lanes, pending);
+    // Windows of keys whose indices fit a lane's `u32`.
+    for (addrs, out) in addrs.chunks(WINDOW).zip(out.chunks_mut(WINDOW)) {
+        if let (Front::Lines(f), true) = (v.front, S::SPANS) {
+            // SAFETY: as this function's.
+            unsafe { line_spans::<A, L, S>(v, f, addrs, out, &mut lanes) };
+            continue;
         }
+        let mut pending = 0;
+        for start in (0..addrs.len()).step_by(batch) {
+            let end = addrs.len().min(start + batch);
+            let (keys, res) = (&addrs[start..end], &mut out[start..end]);
+            let free = &mut lanes[pending..pending + batch];
+            // SAFETY: as this function's.
+            pending += unsafe {
+                match v.front {
+                    Front::None => main_lockstep::<A, L, S>(v, keys, res, free, start),
+                    Front::Direct { table, bits } => {
+                        direct_pass::<A, L, S>(v, table, *bits, keys, res, free, start)
+                    }
+                    Front::Lines(f) => line_pass::<A, L, S>(v, f, keys, res, free, start),
+                }
+            };
+            // The lanes of several groups are stepped together once they could fill
+            // the list, so that the passes over them are long and their reads overlap.
+            if pending + batch > MAX_BATCH {
+                // SAFETY: as this function's.
+                unsafe { drain::<A, L, S>(v, addrs, out, &mut lanes, pending) };
+                pending = 0;
+            }
+        }
+        // SAFETY: as this function's.
+        unsafe { drain::<A, L, S>(v, addrs, out, &mut lanes, pending) };
     }
 }
 
-/// The group descends the main tree in lockstep; keys that end in a child become lanes.
-/// Returns the lanes.
+/// The group descends the main tree in lockstep; keys that end in a child become lanes,
+/// written to `lanes` (key `j` of the group as `first + j`). Returns how many.
 #[inline(always)]
 unsafe fn main_lockstep<A: Address, L: Layout, S: NodeSearch>(
     v: &View<'_, L>,
     keys: &[A],
     res: &mut [u32],
-    lanes: &mut [Lane<L::K>; MAX_BATCH],
+    lanes: &mut [Lane<L::K>],
+    first: usize,
 ) -> usize {
     let n = keys.len();
     let (root, depth) = (root_of(v.main), depth_of(v.main));
@@ -199,7 +250,7 @@ unsafe fn main_lockstep<A: Address, L: Layout, S: NodeSearch>(
             res[j] = val;
         } else {
             // SAFETY: a leaf's child value names a tree of the forest.
-            lanes[pending] = unsafe { v.lane(j, val, 1, keys[j]) };
+            lanes[pending] = unsafe { v.lane(first + j, val, 1, keys[j]) };
             pending += 1;
         }
     }
@@ -207,7 +258,8 @@ unsafe fn main_lockstep<A: Address, L: Layout, S: NodeSearch>(
 }
 
 /// Every key of the group reads its direct front entry, then one leaf step (see below);
-/// the rest become lanes. Returns the lanes.
+/// the rest become lanes, written to `lanes` (key `j` of the group as `base + j`).
+/// Returns how many.
 #[inline(always)]
 unsafe fn direct_pass<A: Address, L: Layout, S: NodeSearch>(
     v: &View<'_, L>,
@@ -215,7 +267,8 @@ unsafe fn direct_pass<A: Address, L: Layout, S: NodeSearch>(
     bits: u32,
     keys: &[A],
     res: &mut [u32],
-    lanes: &mut [Lane<L::K>; MAX_BATCH],
+    lanes: &mut [Lane<L::K>],
+    base: usize,
 ) -> usize {
     let w = <L::K as Key>::BITS;
     let mut pending = 0;
@@ -240,9 +293,9 @@ unsafe fn direct_pass<A: Address, L: Layout, S: NodeSearch>(
             // SAFETY: child values name trees of the forest.
             lanes[pending] = unsafe {
                 if one_leaf {
-                    v.lane(j, found, v.front_stage + 1, a)
+                    v.lane(base + j, found, v.front_stage + 1, a)
                 } else {
-                    v.lane(j, val, v.front_stage, a)
+                    v.lane(base + j, val, v.front_stage, a)
                 }
             };
             pending += 1;
@@ -251,18 +304,111 @@ unsafe fn direct_pass<A: Address, L: Layout, S: NodeSearch>(
     pending
 }
 
-/// Every key of the group reads its /32's front line (the perfect hash's pilots for the
-/// whole group, the lines prefetched, then searched); keys the line leaves in a tree, or
-/// whose /32 is not listed, become lanes. Returns the lanes.
+/// Every key of the group reads its /32's front line ([`NodeSearch::line_values`]); keys
+/// the line leaves in a tree, or whose /32 is not listed, become lanes, written to
+/// `lanes` (key `j` of the group as `base + j`). Returns how many.
 #[inline(always)]
 unsafe fn line_pass<A: Address, L: Layout, S: NodeSearch>(
     v: &View<'_, L>,
     f: &LineFront,
     keys: &[A],
     res: &mut [u32],
-    lanes: &mut [Lane<L::K>; MAX_BATCH],
+    lanes: &mut [Lane<L::K>],
+    base: usize,
 ) -> usize {
     debug_assert!(A::BITS == 128 && <L::K as Key>::BITS == 32);
+    let mut child = [0u64; MAX_BATCH / 64];
+    // SAFETY: as this function's.
+    unsafe { S::line_values(f, keys, res, &mut child) };
+    let mut pending = 0;
+    for (w, &bits) in child.iter().enumerate() {
+        let mut bits = bits;
+        while bits != 0 {
+            let j = 64 * w + bits.trailing_zeros() as usize;
+            bits &= bits - 1;
+            // SAFETY: as this function's.
+            lanes[pending] = unsafe { line_lane(v, base + j, res[j], keys[j]) };
+            pending += 1;
+        }
+    }
+    pending
+}
+
+/// The lane of key `a` (index `i`) whose front line gave the child value `out`.
+///
+/// # Safety
+/// `out` is a line's child value or [`MISS`].
+#[inline(always)]
+unsafe fn line_lane<A: Address, L: Layout>(
+    v: &View<'_, L>,
+    i: usize,
+    out: u32,
+    a: A,
+) -> Lane<L::K> {
+    // SAFETY: a line's child values name trees of the forest; `MISS` sends the key to the
+    // main tree.
+    unsafe {
+        if out == MISS {
+            v.lane(i, v.main, 0, a)
+        } else if out & SAME_CHUNK != 0 {
+            v.lane(i, out, v.front_stage, a)
+        } else {
+            v.lane(i, out, v.front_stage + 1, a)
+        }
+    }
+}
+
+/// The line stage over spans of [`SPAN`] keys ([`NodeSearch::SPANS`]); the keys left in
+/// trees become lanes, stepped whenever the list is full and at the end.
+#[inline(always)]
+unsafe fn line_spans<A: Address, L: Layout, S: NodeSearch>(
+    v: &View<'_, L>,
+    f: &LineFront,
+    addrs: &[A],
+    out: &mut [u32],
+    lanes: &mut [Lane<L::K>; MAX_BATCH],
+) {
+    let mut pending = 0;
+    for start in (0..addrs.len()).step_by(SPAN) {
+        let end = addrs.len().min(start + SPAN);
+        let mut child = [0u64; SPAN / 64];
+        // SAFETY: as this function's.
+        unsafe { S::line_values(f, &addrs[start..end], &mut out[start..end], &mut child) };
+        for (w, &bits) in child.iter().enumerate() {
+            let mut bits = bits;
+            while bits != 0 {
+                let j = start + 64 * w + bits.trailing_zeros() as usize;
+                bits &= bits - 1;
+                // SAFETY: as this function's.
+                lanes[pending] = unsafe { line_lane(v, j, out[j], addrs[j]) };
+                pending += 1;
+                if pending == MAX_BATCH {
+                    // SAFETY: as this function's.
+                    unsafe { drain::<A, L, S>(v, addrs, out, lanes, pending) };
+                    pending = 0;
+                }
+            }
+        }
+    }
+    // SAFETY: as this function's.
+    unsafe { drain::<A, L, S>(v, addrs, out, lanes, pending) };
+}
+
+/// The front line values of a group of IPv6 keys (the plain way, over `S`'s node search):
+/// the perfect hash's lines for the whole group, prefetched, then each searched. Writes
+/// each key's value ([`MISS`] if its /32 is not listed) and the keys whose value is a
+/// child (bit `j % 64` of `child[j / 64]`: key `j`).
+///
+/// # Safety
+/// `f` is a built front; `keys.len()` ≤ [`MAX_BATCH`], ≤ `res.len()` and ≤
+/// `64 · child.len()`; `S`'s instructions are supported.
+#[inline(always)]
+pub(crate) unsafe fn line_values_with<A: Address, S: NodeSearch>(
+    f: &LineFront,
+    keys: &[A],
+    res: &mut [u32],
+    child: &mut [u64],
+) {
     let lines = f.lines.as_ptr();
     let mut at = [0u32; MAX_BATCH];
     for (slot, &a) in at.iter_mut().zip(keys) {
@@ -270,7 +416,6 @@ unsafe fn line_pass<A: Address, L: Layout, S: NodeSearch>(
         // SAFETY: `line_of_fast` is a line of the table.
         prefetch(unsafe { lines.add(*slot as usize * LINE_WORDS) });
     }
-    let mut pending = 0;
     for (j, ((&a, r), &line_at)) in keys.iter().zip(res.iter_mut()).zip(&at).enumerate() {
         let k = a.to_u128();
         let t = (k >> 96) as u32;
@@ -287,22 +432,8 @@ unsafe fn line_pass<A: Address, L: Layout, S: NodeSearch>(
         let m = ((tag == t) as u32).wrapping_neg();
         let out = val & m | MISS & !m;
         *r = out;
-        if out & CHILD != 0 {
-            // SAFETY: a line's child values name trees of the forest; `MISS` sends the
-            // key to the main tree.
-            lanes[pending] = unsafe {
-                if out == MISS {
-                    v.lane(j, v.main, 0, a)
-                } else if out & SAME_CHUNK != 0 {
-                    v.lane(j, out, v.front_stage, a)
-                } else {
-                    v.lane(j, out, v.front_stage + 1, a)
-                }
-            };
-            pending += 1;
-        }
+        child[j / 64] |= ((out >> 31) as u64) << (j % 64);
     }
-    pending
 }
 
 /// Steps the `pending` lanes one node per pass until every one has its answer.

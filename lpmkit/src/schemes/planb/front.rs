@@ -42,7 +42,7 @@ pub(crate) const LINE_TAG: usize = 7;
 pub(crate) const LINE_VALS: usize = 8;
 
 /// Multipliers (odd 64-bit constants) of the hash and the pilot mix.
-const K1: u64 = 0x9e37_79b9_7f4a_7c15;
+pub(crate) const K1: u64 = 0x9e37_79b9_7f4a_7c15;
 const K3: u64 = 0x1656_67b1_9e37_79f9;
 /// Seeds the build tries before it grows the line count.
 const SEEDS: [u64; 4] = [

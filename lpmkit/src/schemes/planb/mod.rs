@@ -25,10 +25,13 @@
 //!
 //! * The tree's shape and the node search are described in `tree.rs`; the batched
 //!   lookup (`batch.rs`) runs the paper's lockstep groups of [`PlanbConfig::batch`] keys
-//!   over one node search per instruction set: AVX2 (`avx2.rs`: a 64-byte node of eight
-//!   64-bit keys is two 256-bit compares, a 32-byte node of four is one, selected by
-//!   [`PlanbConfig::fanout`]) and its scalar twin (`scalar.rs`), chosen at run time (see
-//!   [`crate::simd`]).
+//!   over one node search per instruction set: AVX-512 (`avx512.rs`: a 64-byte node is
+//!   one 512-bit compare into a mask register, the paper's), AVX2 (`avx2.rs`: a 64-byte
+//!   node of eight 64-bit keys is two 256-bit compares, a 32-byte node of four is one,
+//!   selected by [`PlanbConfig::fanout`]) and their scalar twin (`scalar.rs`), chosen at
+//!   run time (see [`crate::simd`]; [`PlanbConfig::isa`] and `LPMKIT_FORCE_ISA` cap the
+//!   choice). The AVX-512 kernel runs only when asked for ([`PlanbConfig::isa`] =
+//!   `Some(Isa::Avx512)`, `--force-isa avx512`); by default the AVX2 one runs.
 //! * **Longer prefixes.** The paper (and its public reimplementations) keeps the first
 //!   64 bits of every address and so serves routes up to /64. Here a key is searched in
 //!   chunks (`build.rs`): the main tree holds the first chunk; an interval boundary that
@@ -102,6 +105,8 @@ mod tree;
 
 #[cfg(target_arch = "x86_64")]
 mod avx2;
+#[cfg(target_arch = "x86_64")]
+mod avx512;
 
 use core::marker::PhantomData;
 
@@ -110,7 +115,7 @@ use crate::nexthop::NextHop;
 use crate::prefix::{Address, Family};
 use crate::rib::Rib;
 use crate::scheme::Scheme;
-use crate::simd::{Avx2, Popcnt};
+use crate::simd::{Avx2, Avx512, Isa, Popcnt};
 use batch::{View, MAX_BATCH};
 use build::BuildInfo;
 use front::Front;
@@ -150,6 +155,10 @@ pub struct PlanbConfig {
     pub batch: usize,
     /// Use the scalar node search even if the CPU has AVX2.
     pub force_scalar: bool,
+    /// The highest instruction set the lookups may use (`None`: AVX2 where the CPU has
+    /// it, within the environment's ceiling; `Some(Isa::Avx512)` also allows the AVX-512
+    /// kernel); see [`crate::simd::Isa`].
+    pub isa: Option<Isa>,
 }
 
 impl Default for PlanbConfig {
@@ -167,6 +176,7 @@ impl PlanbConfig {
             front: 0,
             batch: DEFAULT_BATCH,
             force_scalar: false,
+            isa: None,
         }
     }
 
@@ -275,6 +285,7 @@ impl Config for PlanbConfig {
             front,
             batch: s.get("batch")?.unwrap_or(DEFAULT_BATCH),
             force_scalar: s.force_scalar() || s.get("scalar")?.unwrap_or(false),
+            isa: s.isa(),
         })
     }
 }
@@ -284,6 +295,14 @@ enum LayoutKind {
     Wide8,
     Wide4,
     Compact,
+}
+
+/// The lookup kernel a table runs.
+#[derive(Clone, Copy, Debug)]
+enum Simd {
+    Avx512(Avx512),
+    Avx2(Avx2, Popcnt),
+    Scalar,
 }
 
 /// One layout's table.
@@ -364,7 +383,7 @@ macro_rules! with_tables {
 /// Built by [`Planb::build`]; looks up through [`Fib`].
 pub struct Planb<A: Address> {
     inner: Inner,
-    simd: Option<(Avx2, Popcnt)>,
+    simd: Simd,
     batch: usize,
     name: &'static str,
     info: BuildInfo,
@@ -377,7 +396,7 @@ impl<A: Address> core::fmt::Debug for Planb<A> {
             .field("name", &self.name)
             .field("layout", &self.layout_name())
             .field("intervals", &self.info.intervals)
-            .field("avx2", &self.simd.is_some())
+            .field("implementation", &self.implementation())
             .finish_non_exhaustive()
     }
 }
@@ -431,9 +450,14 @@ impl<A: Address> Planb<A> {
             }
         };
         info.build_ms = crate::schemes::common::ms_since(t0);
-        let simd = match (Avx2::unless(config.force_scalar), Popcnt::new()) {
-            (Some(a), Some(p)) => Some((a, p)),
-            _ => None,
+        let ceiling = Isa::ceiling(config.force_scalar, config.isa);
+        // The AVX-512 kernel runs only when asked for (`isa: Some(Avx512)`): by default the
+        // AVX2 one, as fast or faster where both were measured.
+        let avx512 = Avx512::when_asked(config.force_scalar, config.isa);
+        let simd = match (avx512, Avx2::within(ceiling), Popcnt::within(ceiling)) {
+            (Some(a), _, _) => Simd::Avx512(a),
+            (None, Some(a), Some(p)) => Simd::Avx2(a, p),
+            _ => Simd::Scalar,
         };
         Ok(Planb {
             inner,
@@ -598,16 +622,29 @@ impl<A: Address> Fib<A> for Planb<A> {
         assert!(out.len() >= addrs.len(), "output shorter than input");
         let out = &mut out[..addrs.len()];
         #[cfg(target_arch = "x86_64")]
-        if let Some((a, p)) = self.simd {
-            with_tables!(self.inner, |t, L| avx2::lookup_batch::<A, L>(
-                a,
-                p,
-                &t.view(),
-                self.batch,
-                addrs,
-                out
-            ));
-            return;
+        match self.simd {
+            Simd::Avx512(a) => {
+                with_tables!(self.inner, |t, L| avx512::lookup_batch::<A, L>(
+                    a,
+                    &t.view(),
+                    self.batch,
+                    addrs,
+                    out
+                ));
+                return;
+            }
+            Simd::Avx2(a, p) => {
+                with_tables!(self.inner, |t, L| avx2::lookup_batch::<A, L>(
+                    a,
+                    p,
+                    &t.view(),
+                    self.batch,
+                    addrs,
+                    out
+                ));
+                return;
+            }
+            Simd::Scalar => {}
         }
         with_tables!(self.inner, |t, L| scalar::lookup_batch::<A, L>(
             &t.view(),
@@ -630,10 +667,10 @@ impl<A: Address> Fib<A> for Planb<A> {
     }
 
     fn implementation(&self) -> Implementation {
-        if self.simd.is_some() {
-            Implementation::Avx2
-        } else {
-            Implementation::Scalar
+        match self.simd {
+            Simd::Avx512(_) => Implementation::Avx512,
+            Simd::Avx2(..) => Implementation::Avx2,
+            Simd::Scalar => Implementation::Scalar,
         }
     }
 }

@@ -63,15 +63,28 @@ fn configs<A: Address>() -> Vec<PlanbConfig> {
             if front == HASHED_FRONT && key_bits != Some(32) {
                 continue; // the lines hold 32-bit keys
             }
-            for (batch, force_scalar) in [(1, false), (7, false), (32, false), (32, true)] {
-                v.push(PlanbConfig {
-                    key_bits,
-                    fanout,
-                    front,
-                    batch,
-                    force_scalar,
-                });
+            // Every instruction-set level this CPU runs, at a few batch sizes (a group of
+            // 7 or 13 leaves partial blocks of eight keys in the AVX-512 line stage).
+            for isa in crate::simd::test_levels() {
+                for batch in [1, 7, 13, 32] {
+                    v.push(PlanbConfig {
+                        key_bits,
+                        fanout,
+                        front,
+                        batch,
+                        force_scalar: false,
+                        isa: Some(isa),
+                    });
+                }
             }
+            v.push(PlanbConfig {
+                key_bits,
+                fanout,
+                front,
+                batch: 32,
+                force_scalar: true,
+                isa: None,
+            });
         }
     }
     v
@@ -337,4 +350,45 @@ fn stats_and_profile() {
         );
         assert!(fib.memory_bytes() > 0);
     }
+}
+
+#[test]
+fn kernel_choice() {
+    use crate::simd::{Avx2, Avx512, Isa, Popcnt};
+    let r = rib::<Ipv6>(&[("2001:db8::/32", 1), ("2001:db8:1::/48", 2)]);
+    let built = |isa: Option<Isa>, force_scalar: bool| {
+        let cfg = PlanbConfig {
+            isa,
+            force_scalar,
+            ..PlanbConfig::front_v6()
+        };
+        Planb::build(&r, &cfg).unwrap().implementation()
+    };
+    let avx2 = |ceiling: Isa| {
+        if Avx2::within(ceiling).is_some() && Popcnt::within(ceiling).is_some() {
+            Implementation::Avx2
+        } else {
+            Implementation::Scalar
+        }
+    };
+    // By default the AVX2 kernel (or scalar), never the AVX-512 one.
+    assert_eq!(built(None, false), avx2(Isa::Avx512));
+    assert_eq!(built(Some(Isa::Avx2), false), avx2(Isa::Avx2));
+    // Asked for, the AVX-512 kernel where the CPU and the environment allow it.
+    let want = if Avx512::new().is_some() {
+        Implementation::Avx512
+    } else {
+        avx2(Isa::Avx512)
+    };
+    assert_eq!(built(Some(Isa::Avx512), false), want);
+    // Scalar code forced wins over any ceiling.
+    assert_eq!(built(Some(Isa::Avx512), true), Implementation::Scalar);
+    assert_eq!(built(Some(Isa::Scalar), false), Implementation::Scalar);
+    // The setting reaches the config.
+    let o = BuildOptions {
+        isa: Some(Isa::Avx512),
+        ..BuildOptions::default()
+    };
+    let c = PlanbConfig::from_settings::<Ipv6>(&Settings::new("planb", &o)).unwrap();
+    assert_eq!(c.isa, Some(Isa::Avx512));
 }
