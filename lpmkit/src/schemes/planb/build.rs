@@ -283,7 +283,7 @@ pub(super) fn build<A: Address, L: Layout>(
     rib: &Rib<A>,
     config: &PlanbConfig,
 ) -> Result<Parts<L>, BuildError> {
-    let proj = rib.project(|_, _| {});
+    let proj = rib.project_ranges();
     check_next_hop(NAME, MAX_NEXT_HOP as u64, proj.max_next_hop as u64)?;
     let lines = config.front == super::HASHED_FRONT;
     if lines && <L::K as Key>::BITS != 32 {
