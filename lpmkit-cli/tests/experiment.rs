@@ -243,6 +243,50 @@ fn update_and_structure_figures_are_records_and_plots() {
             assert!(text.contains(&format!("\n{w}\n</text>")), "{svg}: no {w}");
         }
     }
+    // A figure measured again reuses another figure's records of the same words, and
+    // keeps the build that made them: Table III's records stamped with another commit,
+    // Fig. 19's dropped and run again.
+    let jsonl = dir.join("records.jsonl");
+    let kept: Vec<String> = records
+        .iter()
+        .filter(|r| r["figure"] != "fig19-bart")
+        .map(|r| {
+            let mut r = r.clone();
+            if r["figure"] == "table3" && r["command"] == "updates" {
+                r["machine"]["lpmkit_commit"] = "feedfee".into();
+            }
+            r.to_string()
+        })
+        .collect();
+    std::fs::write(&jsonl, kept.join("\n") + "\n").unwrap();
+    let o = lpmkit(&[
+        "experiment",
+        "run",
+        "obma/fig19-bart",
+        "--quick",
+        "--out",
+        d,
+        "--data",
+        data,
+    ]);
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(
+        o.status.success() && err.contains("(measured already)"),
+        "{err}"
+    );
+    let again: Vec<serde_json::Value> = std::fs::read_to_string(&jsonl)
+        .unwrap()
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    let fig19: Vec<_> = again
+        .iter()
+        .filter(|r| r["figure"] == "fig19-bart")
+        .collect();
+    assert_eq!(fig19.len(), 6);
+    for r in fig19 {
+        assert_eq!(r["machine"]["lpmkit_commit"], "feedfee", "{r}");
+    }
     let _ = std::fs::remove_dir_all(&dir);
 }
 

@@ -588,7 +588,8 @@ fn run_experiments(a: &RunArgs) -> anyhow::Result<ExitCode> {
                     same.push(Value::Object(r.clone()));
                 }
             }
-            let records = if !same.is_empty() {
+            let reused = !same.is_empty();
+            let records = if reused {
                 pb.suspend(|| eprintln!("== {cell}: {invocation} (measured already)"));
                 same
             } else {
@@ -615,7 +616,9 @@ fn run_experiments(a: &RunArgs) -> anyhow::Result<ExitCode> {
                 if let (Some(each), Some(v)) = (&f.each, each) {
                     m.insert(each.field.clone(), v.into());
                 }
-                extend_record(m, e, f, &cell, x, &machine);
+                // A reused measurement keeps the machine (and build) that made it.
+                let made_by = m.get("machine").cloned().filter(|_| reused);
+                extend_record(m, e, f, &cell, x, made_by.as_ref().unwrap_or(&machine));
                 writeln!(file, "{}", Value::Object(m.clone()))?;
                 known.push(m.clone());
             }
