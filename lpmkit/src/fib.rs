@@ -13,7 +13,7 @@ use core::fmt;
 use core::str::FromStr;
 
 use crate::nexthop::NextHop;
-use crate::prefix::{Address, Prefix};
+use crate::prefix::Address;
 use crate::rib::Rib;
 
 /// Which code path a scheme's lookups run on.
@@ -101,31 +101,10 @@ pub trait Fib<A: Address>: Send + Sync {
     }
 }
 
-/// One route change, as applied to a [`Rib`] and then to an [`IncrementalFib`].
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Change<A: Address> {
-    /// Insert or replace the route for a prefix.
-    Announce(Prefix<A>, NextHop),
-    /// Remove the route for a prefix (a no-op if it is absent).
-    Withdraw(Prefix<A>),
-}
-
-impl<A: Address> Change<A> {
-    /// The prefix changed.
-    pub fn prefix(&self) -> Prefix<A> {
-        match *self {
-            Change::Announce(p, _) | Change::Withdraw(p) => p,
-        }
-    }
-
-    /// Applies the change to `rib`; returns whether the table's content changed.
-    pub fn apply_to(&self, rib: &mut Rib<A>) -> bool {
-        match *self {
-            Change::Announce(p, nh) => rib.insert(p, nh) != Some(nh),
-            Change::Withdraw(p) => rib.remove(&p).is_some(),
-        }
-    }
-}
+/// [`crate::rib::Change`], where the `Rib` applies it (also reachable here, beside the
+/// traits that take it).
+#[doc(hidden)]
+pub use crate::rib::Change;
 
 /// What an incremental update did.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]

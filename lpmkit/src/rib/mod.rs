@@ -52,10 +52,10 @@
 
 use core::fmt;
 
-use crate::fib::Change;
 use crate::nexthop::NextHop;
 use crate::prefix::{Address, Prefix};
 
+mod change;
 mod index;
 mod query;
 pub(crate) mod ranges;
@@ -67,6 +67,7 @@ mod tests;
 
 pub(crate) use ranges::{project_routes, split_blocks_per_level, LevelBlocks};
 
+pub use change::Change;
 use index::Index;
 pub use query::Iter;
 
