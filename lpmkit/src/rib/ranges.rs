@@ -287,12 +287,8 @@ impl<A: Address> Rib<A> {
             .map(|(_, nh)| nh.get())
             .max()
             .unwrap_or(0);
-        let base = NextHop::raw(self.covering_next_hop(window));
-        let routes = self.covered(window).filter(|(p, _)| p != window);
-        project_routes(
+        self.project_in(
             window,
-            base,
-            routes,
             |p, nh| {
                 max = max.max(nh);
                 on_route(p, nh)
@@ -306,15 +302,20 @@ impl<A: Address> Rib<A> {
     /// shorter than the window supply the answer where nothing inside it matches),
     /// appended to `out`: what an incremental update rebuilds a block from.
     pub(crate) fn project_window(&self, window: &Prefix<A>, out: &mut Vec<(A, u32)>) {
+        self.project_in(window, |_, _| {}, |first, nh| out.push((first, nh)));
+    }
+
+    /// [`project_routes`] over the routes inside `window` (but itself), with the answer of
+    /// the routes covering it as the base.
+    fn project_in(
+        &self,
+        window: &Prefix<A>,
+        on_route: impl FnMut(&Prefix<A>, u32),
+        emit: impl FnMut(A, u32),
+    ) {
         let base = NextHop::raw(self.covering_next_hop(window));
         let routes = self.covered(window).filter(|(p, _)| p != window);
-        project_routes(
-            window,
-            base,
-            routes,
-            |_, _| {},
-            |first, nh| out.push((first, nh)),
-        );
+        project_routes(window, base, routes, on_route, emit);
     }
 
     /// The table projected onto disjoint address ranges.
@@ -333,14 +334,10 @@ impl<A: Address> Rib<A> {
     /// inside it matches).
     #[doc(hidden)]
     pub fn for_each_range_in(&self, window: &Prefix<A>, mut f: impl FnMut(A, A, Option<NextHop>)) {
-        let base = NextHop::raw(self.covering_next_hop(window));
-        let routes = self.covered(window).filter(|(p, _)| p != window);
         // The projection emits range starts; hold one back to learn where it ends.
         let mut pending: Option<(A, u32)> = None;
-        project_routes(
+        self.project_in(
             window,
-            base,
-            routes,
             |_, _| {},
             |first, nh| {
                 if let Some((pf, pn)) = pending.replace((first, nh)) {
