@@ -82,7 +82,7 @@
 //!   depths and visit them in turn (asynchronous memory access chaining, Kocberber et al.,
 //!   VLDB 2015): a visit steps a block, and when the block's next level is *cold* — its
 //!   rows take more than `CACHED_LEVEL_BYTES_V4` (IPv4) or `CACHED_LEVEL_BYTES_V6` —
-//!   prefetches (into L2) the element every lane reads next and moves on; by the block's
+//!   prefetches (into L1) the element every lane reads next and moves on; by the block's
 //!   next visit the data is there. Levels small enough to stay cached are stepped at once.
 //!   A table without cold levels interleaves `INTERLEAVE` blocks instead, level by
 //!   level and without prefetching, so that two blocks' gathers overlap. The lockstep blocks, End-of-Lookup

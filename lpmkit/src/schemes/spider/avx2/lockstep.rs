@@ -137,7 +137,7 @@ impl<C: Simd, F: Family> Ctx<C, F> {
                         let p = self.tp.wrapping_add(i as usize) as *const i8;
                         // T1 (into L2, not L1): the data is needed a few hundred cycles
                         // later, and L2 holds far more outstanding misses than L1.
-                        _mm_prefetch::<_MM_HINT_T1>(p);
+                        _mm_prefetch::<_MM_HINT_T0>(p);
                     }
                 }
             };

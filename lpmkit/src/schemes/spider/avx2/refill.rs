@@ -30,7 +30,10 @@
 //!    is predicted, to push the rare lookup that goes on.
 //!
 //! Every lane of every gather is thus a live lookup, and the time between an element's
-//! prefetch and its gather is the rest of a pass. Because all pending lookups of a pass
+//! prefetch and its gather is the rest of a pass. The chunks of one call are pipelined:
+//! the direct pointing pass of a chunk runs before the octet passes of the chunk before
+//! it, so the elements prefetched for a chunk's first octet pass also have a whole direct
+//! pointing pass to arrive (a prefetch brings the element's line into L1). Because all pending lookups of a pass
 //! are at the same octet, the octet extraction and the IPv6 word reload are the same for
 //! every lane (a lane-by-lane refill would need per-lane shifts). Pending lists shorter
 //! than a vector, and chunk tails, are stepped by scalar code.
@@ -134,7 +137,7 @@ impl<C: Simd, F: Family> Ctx<'_, C, F> {
                 let a = _mm_cvtsi128_si64(x) as u64;
                 let b = _mm_extract_epi64::<1>(x) as u64;
                 for i in [a as u32, (a >> 32) as u32, b as u32, (b >> 32) as u32] {
-                    _mm_prefetch::<_MM_HINT_T1>(self.tp.wrapping_add(i as usize) as *const i8);
+                    _mm_prefetch::<_MM_HINT_T0>(self.tp.wrapping_add(i as usize) as *const i8);
                 }
             };
             pf(_mm256_castsi256_si128(next));
@@ -190,7 +193,7 @@ impl<C: Simd, F: Family> Ctx<'_, C, F> {
         self.p.next[at] = MaybeUninit::new(next as u32);
         if prefetch {
             // SAFETY: a prefetch never faults.
-            unsafe { _mm_prefetch::<_MM_HINT_T1>(self.tp.wrapping_add(next) as *const i8) };
+            unsafe { _mm_prefetch::<_MM_HINT_T0>(self.tp.wrapping_add(next) as *const i8) };
         }
         at + 1
     }
@@ -267,6 +270,27 @@ impl<C: Simd, F: Family> Ctx<'_, C, F> {
             }
         }
         np
+    }
+
+    /// The octet passes of a chunk whose direct pointing pass left `np` pending lookups
+    /// in the current pending list, until none goes on.
+    ///
+    /// # Safety
+    /// AVX2; the pending entries come from the direct pointing pass of the same
+    /// `keys` and `out`.
+    #[inline(always)]
+    unsafe fn octet_passes<const FUSED: bool>(
+        &mut self,
+        mut np: usize,
+        keys: &[F::Key],
+        out: &mut [u32],
+    ) {
+        let mut octet = 2;
+        while np > 0 {
+            // SAFETY: as this function's; each pass's entries come from the pass before.
+            np = unsafe { self.octet_pass::<FUSED>(octet, np, keys, out) };
+            octet += 1;
+        }
     }
 
     /// The pass that reads the elements of octet `o` for the `np` pending lookups, writes
@@ -378,11 +402,12 @@ pub(super) unsafe fn lookup<C: Simd, F: Family, const FUSED: bool>(
     out: &mut [u32],
 ) {
     debug_assert!(out.len() >= keys.len());
-    let mut pending = Pending {
+    let new = || Pending {
         idx: [MaybeUninit::uninit(); CHUNK + L],
         word: [MaybeUninit::uninit(); CHUNK + L],
         next: [MaybeUninit::uninit(); CHUNK + L],
     };
+    let (mut pending, mut behind) = (new(), new());
     // SAFETY: AVX2 is enabled (this function's target feature); `split` decodes `t`.
     unsafe {
         let mut ctx = Ctx::<C, F> {
@@ -396,13 +421,23 @@ pub(super) unsafe fn lookup<C: Simd, F: Family, const FUSED: bool>(
             p: &mut pending,
             _f: core::marker::PhantomData,
         };
+        // The chunks are pipelined: the direct pointing pass of a chunk runs before the
+        // octet passes of the chunk before it, so that the elements prefetched for a
+        // chunk's first octet pass have a whole pass to arrive. Two pending lists take
+        // turns (`ctx.p` and `other`).
+        let mut other = &mut behind;
+        let mut prev: Option<(&[F::Key], &mut [u32], usize)> = None;
         for (k, o) in keys.chunks(CHUNK).zip(out.chunks_mut(CHUNK)) {
-            let mut np = ctx.dp_pass::<FUSED>(k, o);
-            let mut octet = 2;
-            while np > 0 {
-                np = ctx.octet_pass::<FUSED>(octet, np, k, o);
-                octet += 1;
+            let np = ctx.dp_pass::<FUSED>(k, o);
+            core::mem::swap(&mut ctx.p, &mut other);
+            if let Some((k, o, np)) = prev.take() {
+                ctx.octet_passes::<FUSED>(np, k, o);
             }
+            prev = Some((k, o, np));
+        }
+        core::mem::swap(&mut ctx.p, &mut other);
+        if let Some((k, o, np)) = prev {
+            ctx.octet_passes::<FUSED>(np, k, o);
         }
     }
 }

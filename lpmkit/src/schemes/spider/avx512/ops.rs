@@ -214,7 +214,7 @@ pub(super) unsafe fn prefetch_lanes<E>(tp: *const E, idx: __m512i, high: bool) {
             let a = _mm_cvtsi128_si64(x) as u64;
             let b = _mm_extract_epi64::<1>(x) as u64;
             for i in [a as u32, (a >> 32) as u32, b as u32, (b >> 32) as u32] {
-                _mm_prefetch::<_MM_HINT_T1>(tp.wrapping_add(i as usize) as *const i8);
+                _mm_prefetch::<_MM_HINT_T0>(tp.wrapping_add(i as usize) as *const i8);
             }
         };
         pf(_mm512_castsi512_si128(idx));

@@ -17,7 +17,7 @@
 //!
 //! A level few of whose elements name a row is still passed by the scalar loop (see
 //! [`LookupParams::scalar_passes`](super::super::LookupParams)), and the prefetching
-//! rule is the AVX2 kernel's.
+//! rule and the pipelining of chunks are the AVX2 kernel's.
 
 use core::arch::x86_64::*;
 use core::mem::MaybeUninit;
@@ -132,7 +132,7 @@ impl<C: Simd512, F: Family512> Ctx<'_, C, F> {
         self.p.next[at] = MaybeUninit::new(next as u32);
         if prefetch {
             // SAFETY: a prefetch never faults.
-            unsafe { _mm_prefetch::<_MM_HINT_T1>(self.tp.wrapping_add(next) as *const i8) };
+            unsafe { _mm_prefetch::<_MM_HINT_T0>(self.tp.wrapping_add(next) as *const i8) };
         }
         at + 1
     }
@@ -207,6 +207,22 @@ impl<C: Simd512, F: Family512> Ctx<'_, C, F> {
             }
         }
         np
+    }
+
+    /// The octet passes of a chunk whose direct pointing pass left `np` pending lookups
+    /// in the current pending list, until none goes on.
+    ///
+    /// # Safety
+    /// AVX-512F and POPCNT; the pending entries come from the direct pointing pass of the same
+    /// `keys` and `out`.
+    #[inline(always)]
+    unsafe fn octet_passes(&mut self, mut np: usize, keys: &[F::Key], out: &mut [u32]) {
+        let mut octet = 2;
+        while np > 0 {
+            // SAFETY: as this function's; each pass's entries come from the pass before.
+            np = unsafe { self.octet_pass(octet, np, keys, out) };
+            octet += 1;
+        }
     }
 
     /// The pass that reads the elements of octet `o` for the `np` pending lookups, writes
@@ -316,11 +332,12 @@ pub(super) unsafe fn lookup<C: Simd512, F: Family512>(
     out: &mut [u32],
 ) {
     debug_assert!(out.len() >= keys.len());
-    let mut pending = Pending {
+    let new = || Pending {
         idx: [MaybeUninit::uninit(); CHUNK + L],
         word: [MaybeUninit::uninit(); CHUNK + L],
         next: [MaybeUninit::uninit(); CHUNK + L],
     };
+    let (mut pending, mut behind) = (new(), new());
     // SAFETY: AVX-512 is enabled (this function's target features); `split` decodes `t`.
     unsafe {
         let mut ctx = Ctx::<C, F> {
@@ -334,13 +351,23 @@ pub(super) unsafe fn lookup<C: Simd512, F: Family512>(
             p: &mut pending,
             _f: core::marker::PhantomData,
         };
+        // The chunks are pipelined: the direct pointing pass of a chunk runs before the
+        // octet passes of the chunk before it, so that the elements prefetched for a
+        // chunk's first octet pass have a whole pass to arrive. Two pending lists take
+        // turns (`ctx.p` and `other`).
+        let mut other = &mut behind;
+        let mut prev: Option<(&[F::Key], &mut [u32], usize)> = None;
         for (k, o) in keys.chunks(CHUNK).zip(out.chunks_mut(CHUNK)) {
-            let mut np = ctx.dp_pass(k, o);
-            let mut octet = 2;
-            while np > 0 {
-                np = ctx.octet_pass(octet, np, k, o);
-                octet += 1;
+            let np = ctx.dp_pass(k, o);
+            core::mem::swap(&mut ctx.p, &mut other);
+            if let Some((k, o, np)) = prev.take() {
+                ctx.octet_passes(np, k, o);
             }
+            prev = Some((k, o, np));
+        }
+        core::mem::swap(&mut ctx.p, &mut other);
+        if let Some((k, o, np)) = prev {
+            ctx.octet_passes(np, k, o);
         }
     }
 }
