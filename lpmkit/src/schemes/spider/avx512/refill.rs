@@ -356,7 +356,7 @@ pub(super) unsafe fn lookup<C: Simd512, F: Family512>(
         // chunk's first octet pass have a whole pass to arrive. Two pending lists take
         // turns (`ctx.p` and `other`).
         let mut other = &mut behind;
-        let mut prev: Option<(&[F::Key], &mut [u32], usize)> = None;
+        let mut prev = None;
         for (k, o) in keys.chunks(CHUNK).zip(out.chunks_mut(CHUNK)) {
             let np = ctx.dp_pass(k, o);
             core::mem::swap(&mut ctx.p, &mut other);
