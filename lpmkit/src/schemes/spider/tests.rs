@@ -396,9 +396,16 @@ fn lockstep_kernels_pipelined_and_interleaved() {
                     refill,
                     ..SpiderConfig::w16()
                 };
-                // Pipelined with the refilling kernel's passes all scalar, all vector;
-                // interleaved.
-                for (cold, scalar_passes) in [(u32::MAX, u32::MAX), (u32::MAX, 0), (0, 0)] {
+                // Pipelined with the refilling kernel's passes all scalar, all vector,
+                // alternating (a scalar pass after a vector one and the other way round:
+                // a vector pass packs no key words for a scalar pass); interleaved.
+                for (cold, scalar_passes) in [
+                    (u32::MAX, u32::MAX),
+                    (u32::MAX, 0),
+                    (u32::MAX, 0x5555_5555),
+                    (u32::MAX, 0xaaaa_aaaa),
+                    (0, 0),
+                ] {
                     let what = format!("cold {cold:#x}, scalar passes {scalar_passes:#x}, {cfg:?}");
                     let mut f4 = Spider::build(&r4, &cfg).unwrap();
                     f4.params.cold_octets = cold;

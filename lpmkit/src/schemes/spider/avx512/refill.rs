@@ -99,6 +99,7 @@ impl<C: Simd512, F: Family512> Ctx<'_, C, F> {
         word: __m512i,
         next: __m512i,
         prefetch: bool,
+        with_word: bool,
     ) -> usize {
         debug_assert!(at <= CHUNK);
         // SAFETY: the arrays hold `CHUNK + 16` entries, so 16 lanes at `at <= CHUNK` fit;
@@ -112,7 +113,9 @@ impl<C: Simd512, F: Family512> Ctx<'_, C, F> {
             // masked stores in general, cost several times as much (measured on Zen 5).
             let next = _mm512_maskz_compress_epi32(keep, next);
             st(&mut p.idx, _mm512_maskz_compress_epi32(keep, idx));
-            st(&mut p.word, _mm512_maskz_compress_epi32(keep, word));
+            if with_word {
+                st(&mut p.word, _mm512_maskz_compress_epi32(keep, word));
+            }
             st(&mut p.next, next);
             let n = keep.count_ones();
             if prefetch {
@@ -207,7 +210,7 @@ impl<C: Simd512, F: Family512> Ctx<'_, C, F> {
                     _mm512_mask_storeu_epi32(op.add(i) as *mut i32, m, C::finish(res));
                 }
                 let next = _mm512_add_epi32(base, octet(w, 1));
-                np = self.pack(np, row & m, idx, w, next, pf);
+                np = self.pack(np, row & m, idx, w, next, pf, !self.scalar_pass(2));
                 i += L;
             }
         }
@@ -263,18 +266,14 @@ impl<C: Simd512, F: Family512> Ctx<'_, C, F> {
                 let shift = 8 * byte;
                 while rp < np {
                     let p = &*self.p;
-                    let (k, mut w, next) = (
-                        p.idx[rp].assume_init(),
-                        p.word[rp].assume_init(),
-                        p.next[rp].assume_init(),
-                    );
+                    let (k, next) = (p.idx[rp].assume_init(), p.next[rp].assume_init());
                     let (base, nh) = self.element(next as usize);
                     *op.add(k as usize) = nh;
                     if base != 0 {
                         debug_assert!(on < F::OCTETS, "a row below the last octet");
-                        if reload {
-                            w = *kw.add(k as usize * F::WORDS + wn);
-                        }
+                        // The word holding the next octet, from the key (a scalar pass's
+                        // entries carry no word: the pass before did not pack it).
+                        let w = *kw.add(k as usize * F::WORDS + wn);
                         wp = self.push(wp, k, w, base + (w >> shift & 0xff) as usize, pf);
                     }
                     rp += 1;
@@ -311,7 +310,7 @@ impl<C: Simd512, F: Family512> Ctx<'_, C, F> {
                     word = _mm512_mask_i32gather_epi32::<4>(zero, row, wi, kw as *const i32);
                 }
                 let next = _mm512_add_epi32(base, octet(word, byte));
-                wp = self.pack(wp, row, idx, word, next, pf);
+                wp = self.pack(wp, row, idx, word, next, pf, !self.scalar_pass(on));
                 rp += L;
             }
         }
