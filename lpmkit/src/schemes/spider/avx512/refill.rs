@@ -85,8 +85,9 @@ impl<C: Simd512, F: Family512> Ctx<'_, C, F> {
     }
 
     /// Packs the lanes of `keep` of `idx`, `word` and `next` to pending entry `at`
-    /// (`vpcompressd`), prefetching their elements if `prefetch`; returns the next free
-    /// entry.
+    /// (`vpcompressd`) for the pass reading the rows of octet `pass`: their elements
+    /// prefetched if that level is cold, and `word` left out if that pass is scalar (it
+    /// reads the word from the key); returns the next free entry.
     ///
     /// # Safety
     /// AVX-512F and POPCNT; `at <= CHUNK`.
@@ -98,9 +99,9 @@ impl<C: Simd512, F: Family512> Ctx<'_, C, F> {
         idx: __m512i,
         word: __m512i,
         next: __m512i,
-        prefetch: bool,
-        with_word: bool,
+        pass: usize,
     ) -> usize {
+        let (prefetch, with_word) = (self.cold(pass), !self.scalar_pass(pass));
         debug_assert!(at <= CHUNK);
         // SAFETY: the arrays hold `CHUNK + 16` entries, so 16 lanes at `at <= CHUNK` fit;
         // register operations; a prefetch never faults.
@@ -177,7 +178,6 @@ impl<C: Simd512, F: Family512> Ctx<'_, C, F> {
     unsafe fn dp_pass(&mut self, keys: &[F::Key], out: &mut [u32]) -> usize {
         let n = keys.len();
         debug_assert!(n <= CHUNK && out.len() >= n);
-        let pf = self.cold(2);
         let op = out.as_mut_ptr();
         let mut np = 0;
         let mut i = 0;
@@ -210,7 +210,7 @@ impl<C: Simd512, F: Family512> Ctx<'_, C, F> {
                     _mm512_mask_storeu_epi32(op.add(i) as *mut i32, m, C::finish(res));
                 }
                 let next = _mm512_add_epi32(base, octet(w, 1));
-                np = self.pack(np, row & m, idx, w, next, pf, !self.scalar_pass(2));
+                np = self.pack(np, row & m, idx, w, next, 2);
                 i += L;
             }
         }
@@ -310,7 +310,7 @@ impl<C: Simd512, F: Family512> Ctx<'_, C, F> {
                     word = _mm512_mask_i32gather_epi32::<4>(zero, row, wi, kw as *const i32);
                 }
                 let next = _mm512_add_epi32(base, octet(word, byte));
-                wp = self.pack(wp, row, idx, word, next, pf, !self.scalar_pass(on));
+                wp = self.pack(wp, row, idx, word, next, on);
                 rp += L;
             }
         }
