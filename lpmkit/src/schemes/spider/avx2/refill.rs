@@ -148,7 +148,9 @@ impl<C: Simd, F: Family> Ctx<'_, C, F> {
     }
 
     /// Left-packs the lanes of `keep` (a `movemask`) of `idx`, `word` and `next` to pending
-    /// entry `at`, prefetching their elements if `prefetch`; returns the next free entry.
+    /// entry `at` for the pass reading the rows of octet `pass`: their elements prefetched
+    /// if that level is cold, and `word` left out if that pass is scalar (it reads the
+    /// word from the key); returns the next free entry.
     ///
     /// # Safety
     /// AVX2; `at + 8 <= CHUNK + 8`.
@@ -160,9 +162,10 @@ impl<C: Simd, F: Family> Ctx<'_, C, F> {
         idx: __m256i,
         word: __m256i,
         next: __m256i,
-        prefetch: bool,
+        pass: usize,
     ) -> usize {
         debug_assert!(at <= CHUNK && keep < 256);
+        let (prefetch, with_word) = (self.cold(pass), !self.scalar_pass(pass));
         // SAFETY: the arrays hold `CHUNK + 8` entries; register operations.
         unsafe {
             let perm = _mm256_cvtepu8_epi32(_mm_loadl_epi64(
@@ -174,7 +177,9 @@ impl<C: Simd, F: Family> Ctx<'_, C, F> {
                 _mm256_storeu_si256(a.as_mut_ptr().add(at) as *mut __m256i, v)
             };
             st(&mut p.idx, _mm256_permutevar8x32_epi32(idx, perm));
-            st(&mut p.word, _mm256_permutevar8x32_epi32(word, perm));
+            if with_word {
+                st(&mut p.word, _mm256_permutevar8x32_epi32(word, perm));
+            }
             st(&mut p.next, next);
             let n = keep.count_ones();
             if prefetch {
@@ -255,7 +260,7 @@ impl<C: Simd, F: Family> Ctx<'_, C, F> {
                             as u32
                             & 0xff;
                     let idx = _mm256_add_epi32(_mm256_set1_epi32(j as i32), lane);
-                    np = self.pack(np, keep, idx, w, next, pf);
+                    np = self.pack(np, keep, idx, w, next, 2);
                 }
                 i += g;
             }
@@ -362,24 +367,20 @@ impl<C: Simd, F: Family> Ctx<'_, C, F> {
                         }
                     }
                     let next = _mm256_add_epi32(base, _mm256_shuffle_epi8(word, om));
-                    wp = self.pack(wp, keep, idx, word, next, pf);
+                    wp = self.pack(wp, keep, idx, word, next, on);
                 }
                 rp += g;
             }
             while rp < np {
                 let p = &*self.p;
-                let (k, mut w, next) = (
-                    p.idx[rp].assume_init(),
-                    p.word[rp].assume_init(),
-                    p.next[rp].assume_init(),
-                );
+                let (k, next) = (p.idx[rp].assume_init(), p.next[rp].assume_init());
                 let (base, nh) = self.element(next as usize);
                 *op.add(k as usize) = nh;
                 if base != 0 {
                     debug_assert!(on < F::OCTETS, "a row below the last octet");
-                    if reload && on < F::OCTETS {
-                        w = *kw.add(k as usize * F::WORDS + wn);
-                    }
+                    // The word holding the next octet, from the key (a scalar pass's
+                    // entries carry no word: the pass before did not pack it).
+                    let w = *kw.add(k as usize * F::WORDS + wn);
                     wp = self.push(wp, k, w, base + (w >> shift & 0xff) as usize, pf);
                 }
                 rp += 1;
