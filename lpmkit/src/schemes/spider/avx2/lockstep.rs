@@ -135,8 +135,8 @@ impl<C: Simd, F: Family> Ctx<C, F> {
                     let b = _mm_extract_epi64::<1>(x) as u64;
                     for i in [a as u32, (a >> 32) as u32, b as u32, (b >> 32) as u32] {
                         let p = self.tp.wrapping_add(i as usize) as *const i8;
-                        // T1 (into L2, not L1): the data is needed a few hundred cycles
-                        // later, and L2 holds far more outstanding misses than L1.
+                        // Into L1, as the refilling kernels' prefetches: the element is
+                        // read at the block's next visit.
                         _mm_prefetch::<_MM_HINT_T0>(p);
                     }
                 }

@@ -33,10 +33,12 @@
 //! prefetch and its gather is the rest of a pass. The chunks of one call are pipelined:
 //! the direct pointing pass of a chunk runs before the octet passes of the chunk before
 //! it, so the elements prefetched for a chunk's first octet pass also have a whole direct
-//! pointing pass to arrive (a prefetch brings the element's line into L1). Because all pending lookups of a pass
-//! are at the same octet, the octet extraction and the IPv6 word reload are the same for
-//! every lane (a lane-by-lane refill would need per-lane shifts). Pending lists shorter
-//! than a vector, and chunk tails, are stepped by scalar code.
+//! pointing pass to arrive (a prefetch brings the element's line into L1). Because all
+//! pending lookups of a pass are at the same octet, the octet extraction and the IPv6
+//! word reload are the same for every lane (a lane-by-lane refill would need per-lane
+//! shifts). Pending lists shorter than a vector, and chunk tails, are stepped by scalar
+//! code. A scalar pass reads the word of a lookup that goes on from its key, so the pass
+//! before it packs no words.
 //!
 //! Elements are leaf-pushed (see the module docs), so a lookup's answer is the next hop
 //! of the last element it reads and no result register is carried between levels.
