@@ -670,7 +670,7 @@ fn measure<A: Address>(
                 let section = &keys[(t * per).min(keys.len())..((t + 1) * per).min(keys.len())];
                 let barrier = &barrier;
                 s.spawn(move || {
-                    // Two batches of answers (see `run_batch`).
+                    // Two batches of answers (see `Answers`).
                     let mut out = vec![0u32; 2 * batch];
                     barrier.wait();
                     let t0 = Instant::now();
@@ -679,7 +679,7 @@ fn measure<A: Address>(
                         Mode::Dependent => run_dependent(fib, section),
                         Mode::JustInTime => {
                             let n = total.div_ceil(threads);
-                            run_jit(fib, n, &mut out[..batch], jit, t as u64)
+                            run_jit(fib, n, &mut out, jit, t as u64)
                         }
                     };
                     (t0.elapsed().as_secs_f64(), sum)
@@ -693,22 +693,61 @@ fn measure<A: Address>(
     (secs, sum)
 }
 
-/// Looks `keys` up in batches of `out.len() / 2`, into the two halves of `out` in turn;
-/// each batch's answers are summed after the next batch is looked up, when the lookup's
-/// stores have long reached the cache (summing them at once would make the sum's wide
-/// loads wait on the narrower stores of some schemes, and not of others).
+/// The answers of the timed loops, in two batch buffers used in turn: each batch's answers
+/// are summed after the next batch is looked up, when the lookup's stores have long
+/// reached the cache (summing them at once would make the sum's wide loads wait on the
+/// narrower stores of some schemes, and not of others).
+struct Answers<'a> {
+    this: &'a mut [u32],
+    last: &'a mut [u32],
+    /// Answers in `last` not summed yet.
+    pending: usize,
+    sum: u32,
+}
+
+impl<'a> Answers<'a> {
+    /// Batches of up to `out.len() / 2` keys.
+    fn new(out: &'a mut [u32]) -> Self {
+        let (this, last) = out.split_at_mut(out.len() / 2);
+        Answers {
+            this,
+            last,
+            pending: 0,
+            sum: 0,
+        }
+    }
+
+    /// The most keys per batch.
+    fn batch(&self) -> usize {
+        self.this.len()
+    }
+
+    /// Looks `keys` (at most [`batch`](Self::batch)) up, and sums the batch before.
+    #[inline(always)]
+    fn look_up<A: Address>(&mut self, fib: &dyn Fib<A>, keys: &[A]) {
+        fib.lookup_batch(keys, &mut self.this[..keys.len()]);
+        self.sum = self
+            .sum
+            .wrapping_add(sum_answers(&self.last[..self.pending]));
+        self.pending = keys.len();
+        core::mem::swap(&mut self.this, &mut self.last);
+    }
+
+    /// The sum of every answer.
+    fn sum(self) -> u32 {
+        self.sum
+            .wrapping_add(sum_answers(&self.last[..self.pending]))
+    }
+}
+
+/// Looks `keys` up in batches of `out.len() / 2` (see [`Answers`]); returns their sum.
 #[inline(never)]
 fn run_batch<A: Address>(fib: &dyn Fib<A>, keys: &[A], out: &mut [u32]) -> u32 {
-    let (mut this, mut last) = out.split_at_mut(out.len() / 2);
-    let mut sum = 0u32;
-    let mut pending = 0;
-    for chunk in keys.chunks(this.len()) {
-        fib.lookup_batch(chunk, &mut this[..chunk.len()]);
-        sum = sum.wrapping_add(sum_answers(&last[..pending]));
-        pending = chunk.len();
-        core::mem::swap(&mut this, &mut last);
+    let mut answers = Answers::new(out);
+    for chunk in keys.chunks(answers.batch()) {
+        answers.look_up(fib, chunk);
     }
-    sum.wrapping_add(sum_answers(&last[..pending]))
+    answers.sum()
 }
 
 #[inline(never)]
@@ -732,9 +771,9 @@ fn run_jit<A: Address>(
     thread: u64,
 ) -> u32 {
     let mut lcg = Lcg::new(jit.seed.wrapping_add(thread.wrapping_mul(0x9e37_79b9)));
-    let mut sum = 0u32;
+    let mut answers = Answers::new(out);
     let mut left = n;
-    let b = out.len();
+    let b = answers.batch();
     let mut k4 = vec![0u32; b];
     let mut k6 = vec![0u128; if jit.v6 { b } else { 0 }];
     let mut ka: Vec<A> = vec![A::ZERO; b];
@@ -756,11 +795,10 @@ fn run_jit<A: Address>(
                 *d = A::from_u128(hi | (lcg.next_u32() as u128) << 32 | lcg.next_u32() as u128);
             }
         }
-        fib.lookup_batch(&ka[..m], &mut out[..m]);
-        sum = sum.wrapping_add(sum_answers(&out[..m]));
+        answers.look_up(fib, &ka[..m]);
         left -= m;
     }
-    sum
+    answers.sum()
 }
 
 /// TSC ticks of each 16-key `lookup_batch` call over the first 2^20 keys.
