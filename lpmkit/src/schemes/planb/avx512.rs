@@ -8,7 +8,8 @@
 //! * **The /32 lines** ([`Avx512Search::line_values`]), over spans of up to
 //!   [`SPAN`] keys in blocks of eight: the /32s and bits 32–63 of a block are taken from
 //!   the keys by one two-register permute, the perfect hash (`front.rs`) is computed in
-//!   64-bit lanes (`vpmullq`, then multiply-shift reductions), the pilots are gathered,
+//!   32-bit lanes (`vpmulld`, a shift; the line's multiply-shift reduction in 64-bit
+//!   lanes), the pilots are gathered,
 //!   and the eight lines are prefetched. The block searched runs `AHEAD` blocks behind
 //!   the block hashed (software pipelining across the span, so the line misses overlap):
 //!   each key's line is one 512-bit load, its seven keys compared with the key's bits
@@ -21,10 +22,10 @@ use core::arch::x86_64::*;
 use core::mem::MaybeUninit;
 
 use super::batch::{self, NodeSearch, View, MAX_BATCH, SPAN};
-use super::front::{LineFront, LINE_KEYS, LINE_TAG, LINE_VALS, LINE_WORDS};
+use super::front::{LineFront, KB, KL, LINE_KEYS, LINE_TAG, LINE_VALS, LINE_WORDS};
 use super::tree::{Key, Layout, MISS};
 use crate::prefix::Address;
-use crate::simd::{prefetch, Avx512};
+use crate::simd::{prefetch, prefetch_lines, Avx512};
 
 /// Node search with AVX-512 compares.
 pub(crate) struct Avx512Search;
@@ -106,6 +107,9 @@ fn v6_keys<A: Address>(keys: &[A]) -> Option<&[u128]> {
     Some(unsafe { core::slice::from_raw_parts(keys.as_ptr() as *const u128, keys.len()) })
 }
 
+/// How many keys ahead of the block hashed the key stream is prefetched (within the span).
+const KEYS_AHEAD: usize = 128;
+
 /// Blocks of eight keys whose lines are hashed and prefetched ahead of the block searched.
 const AHEAD: usize = 4;
 
@@ -124,9 +128,10 @@ struct Staged {
 /// The hash constants in registers.
 struct Hash {
     pick: __m512i,
-    seed: __m512i,
-    k1: __m512i,
-    r: __m512i,
+    seed: __m256i,
+    kb: __m256i,
+    kl: __m256i,
+    shift: __m128i,
     m: __m512i,
     bias: __m256i,
     base: __m512i,
@@ -142,10 +147,13 @@ struct Hash {
 #[inline(always)]
 unsafe fn stage(h: &Hash, keys: &[u128], g: usize, st: &mut Staged) {
     let live = (keys.len() - g).min(8);
+    if let Some(ahead) = keys.get(g + KEYS_AHEAD..) {
+        prefetch_lines(&ahead[..ahead.len().min(8)]);
+    }
     let kp = keys.as_ptr() as *const i32;
     let slot = g % RING;
     // SAFETY: the loads read keys `g..g + live` only (masked when fewer than eight); the
-    // gather reads pilots below `r` (a multiply-shift reduction to `r`); the stores write
+    // gather reads pilots below `r` (a 32-bit hash shifted right by `32 − log2 r`); the stores write
     // ring entries `slot..slot + 8` ≤ `RING` (both multiples of 8); every line index is
     // below `m` (a reduction to `m`), so every address is a line of the table.
     unsafe {
@@ -167,13 +175,13 @@ unsafe fn stage(h: &Hash, keys: &[u128], g: usize, st: &mut Staged) {
         let x = _mm256_xor_si256(_mm512_extracti64x4_epi64::<1>(tx), h.bias);
         _mm256_storeu_si256(st.tags.as_mut_ptr().add(slot) as *mut __m256i, tag);
         _mm256_storeu_si256(st.xs.as_mut_ptr().add(slot) as *mut __m256i, x);
-        // The hashes of `front.rs`: h = (tag ^ seed)·K1; bucket = reduce(h >> 32, r);
-        // line = reduce(h ^ pilot, m) (the low 32 bits).
-        let hv = _mm512_mullo_epi64(_mm512_xor_si512(_mm512_cvtepu32_epi64(tag), h.seed), h.k1);
-        let bucket = _mm512_srli_epi64::<32>(_mm512_mul_epu32(_mm512_srli_epi64::<32>(hv), h.r));
-        let pilot = _mm512_i64gather_epi32::<4>(bucket, h.pilots);
-        let hl = _mm512_xor_si512(hv, _mm512_cvtepu32_epi64(pilot));
-        let line = _mm512_srli_epi64::<32>(_mm512_mul_epu32(hl, h.m));
+        // The hashes of `front.rs`, in 32-bit lanes: t = tag ^ seed; bucket = t·KB >>
+        // shift; line = reduce(t·KL ^ pilot, m), in 64-bit lanes.
+        let t = _mm256_xor_si256(tag, h.seed);
+        let bucket = _mm256_srl_epi32(_mm256_mullo_epi32(t, h.kb), h.shift);
+        let pilot = _mm256_i32gather_epi32::<4>(h.pilots, bucket);
+        let hl = _mm256_xor_si256(_mm256_mullo_epi32(t, h.kl), pilot);
+        let line = _mm512_srli_epi64::<32>(_mm512_mul_epu32(_mm512_cvtepu32_epi64(hl), h.m));
         let addr = _mm512_add_epi64(h.base, _mm512_slli_epi64::<6>(line));
         _mm512_storeu_si512(st.at.as_mut_ptr().add(slot) as *mut __m512i, addr);
         for p in &st.at[slot..slot + live] {
@@ -203,9 +211,10 @@ unsafe fn line_values_v6(f: &LineFront, keys: &[u128], res: &mut [u32], child: &
         Hash {
             // Dwords 3 (the /32) and 2 (bits 32–63) of eight keys held in two registers.
             pick: _mm512_set_epi32(30, 26, 22, 18, 14, 10, 6, 2, 31, 27, 23, 19, 15, 11, 7, 3),
-            seed: _mm512_set1_epi64(f.seed as i64),
-            k1: _mm512_set1_epi64(super::front::K1 as i64),
-            r: _mm512_set1_epi64(f.r as i64),
+            seed: _mm256_set1_epi32(f.seed as i32),
+            kb: _mm256_set1_epi32(KB as i32),
+            kl: _mm256_set1_epi32(KL as i32),
+            shift: _mm_cvtsi32_si128(f.shift as i32),
             m: _mm512_set1_epi64(f.m as i64),
             bias: _mm256_set1_epi32(i32::MIN),
             base: _mm512_set1_epi64(f.lines.as_ptr() as i64),

@@ -19,18 +19,22 @@
 //! that finishes writes its answer and leaves the list), so that the reads of a pass are
 //! again independent whatever depth each lane's tree has.
 
+use core::mem::MaybeUninit;
+
 use super::build::chunk;
 use super::front::{Front, LineFront, LINE_KEYS, LINE_TAG, LINE_VALS, LINE_WORDS};
 use super::tree::{
     depth_of, root_of, Key, Layout, CHILD, DEPTH_MASK, DEPTH_SHIFT, MISS, SAME_CHUNK,
 };
 use crate::prefix::Address;
-use crate::simd::prefetch;
+use crate::simd::{prefetch, prefetch_lines};
 
 /// The most keys per group.
 pub(crate) const MAX_BATCH: usize = 128;
 /// Keys per window of the lanes' indices.
 const WINDOW: usize = 1 << 24;
+/// How many keys ahead of the group looked up the lookup prefetches the key stream.
+const KEYS_AHEAD: usize = 128;
 /// Keys per span of a pipelined line stage ([`NodeSearch::SPANS`]).
 pub(crate) const SPAN: usize = 1024;
 
@@ -141,12 +145,10 @@ impl<L: Layout> View<'_, L> {
     }
 
     /// A lane for the key `a` (index `i`) in the tree of child value `v`, searched with
-    /// chunk `stage`; its root is prefetched.
+    /// chunk `stage` (the drain prefetches its root).
     #[inline(always)]
     unsafe fn lane<A: Address>(&self, i: usize, v: u32, stage: u32, a: A) -> Lane<L::K> {
         let root = root_of(v);
-        // SAFETY: `v` names a tree of the forest.
-        prefetch(unsafe { self.node(root) });
         Lane {
             i: i as u32,
             root,
@@ -180,7 +182,13 @@ pub(crate) unsafe fn lookup<A: Address, L: Layout, S: NodeSearch>(
             continue;
         }
         let mut pending = 0;
+        // The key stream, prefetched `KEYS_AHEAD` keys ahead of the group looked up
+        // (within the caller's keys): the first ones now, then one group per group.
+        prefetch_lines(&addrs[..addrs.len().min(KEYS_AHEAD)]);
         for start in (0..addrs.len()).step_by(batch) {
+            if let Some(ahead) = addrs.get(start + KEYS_AHEAD..) {
+                prefetch_lines(&ahead[..ahead.len().min(batch)]);
+            }
             let end = addrs.len().min(start + batch);
             let (keys, res) = (&addrs[start..end], &mut out[start..end]);
             let free = &mut lanes[pending..pending + batch];
@@ -410,29 +418,37 @@ pub(crate) unsafe fn line_values_with<A: Address, S: NodeSearch>(
     child: &mut [u64],
 ) {
     let lines = f.lines.as_ptr();
-    let mut at = [0u32; MAX_BATCH];
+    let mut at = [MaybeUninit::<u32>::uninit(); MAX_BATCH];
     for (slot, &a) in at.iter_mut().zip(keys) {
-        *slot = f.line_of_fast((a.to_u128() >> 96) as u32) as u32;
+        let line_at = f.line_of_fast((a.to_u128() >> 96) as u32) as u32;
+        slot.write(line_at);
         // SAFETY: `line_of_fast` is a line of the table.
-        prefetch(unsafe { lines.add(*slot as usize * LINE_WORDS) });
+        prefetch(unsafe { lines.add(line_at as usize * LINE_WORDS) });
     }
-    for (j, ((&a, r), &line_at)) in keys.iter().zip(res.iter_mut()).zip(&at).enumerate() {
-        let k = a.to_u128();
-        let t = (k >> 96) as u32;
-        // Bits 32..63, biased: the line's key chunk.
-        let x = (k >> 64) as u32 ^ 1 << 31;
-        // SAFETY: line `line_at` has seven keys, a tag and eight values, 64-byte aligned.
-        let (tag, val) = unsafe {
-            let line = lines.add(line_at as usize * LINE_WORDS);
-            // Keys below x among the seven keys (the tag's lane masked off).
-            let c = S::count_masked(line, x, LINE_VALS, (1 << LINE_KEYS) - 1);
-            (*line.add(LINE_TAG), *line.add(LINE_VALS + c as usize))
-        };
-        // All ones when the line is the key's /32's.
-        let m = ((tag == t) as u32).wrapping_neg();
-        let out = val & m | MISS & !m;
-        *r = out;
-        child[j / 64] |= ((out >> 31) as u64) << (j % 64);
+    // Sixty-four keys per word of `child`, their bits gathered in a register.
+    for (w, (keys, res)) in keys.chunks(64).zip(res.chunks_mut(64)).enumerate() {
+        let mut bits = 0u64;
+        for (j, (&a, r)) in keys.iter().zip(res.iter_mut()).enumerate() {
+            let k = a.to_u128();
+            let t = (k >> 96) as u32;
+            // Bits 32..63, biased: the line's key chunk.
+            let x = (k >> 64) as u32 ^ 1 << 31;
+            // SAFETY: `at[64 w + j]` was written above: line `line_at` has seven keys, a
+            // tag and eight values, 64-byte aligned.
+            let (tag, val) = unsafe {
+                let line_at = at[64 * w + j].assume_init();
+                let line = lines.add(line_at as usize * LINE_WORDS);
+                // Keys below x among the seven keys (the tag's lane masked off).
+                let c = S::count_masked(line, x, LINE_VALS, (1 << LINE_KEYS) - 1);
+                (*line.add(LINE_TAG), *line.add(LINE_VALS + c as usize))
+            };
+            // All ones when the line is the key's /32's.
+            let m = ((tag == t) as u32).wrapping_neg();
+            let out = val & m | MISS & !m;
+            *r = out;
+            bits |= ((out >> 31) as u64) << j;
+        }
+        child[w] |= bits;
     }
 }
 
@@ -445,6 +461,13 @@ unsafe fn drain<A: Address, L: Layout, S: NodeSearch>(
     lanes: &mut [Lane<L::K>; MAX_BATCH],
     mut pending: usize,
 ) {
+    // The lanes' nodes, prefetched before the first pass: a lane waits in the list while
+    // later groups are looked up, so a prefetch when it was made would have left the
+    // first-level cache by now.
+    for l in &lanes[..pending] {
+        // SAFETY: a lane's node is a node of its tree.
+        prefetch(unsafe { v.node(l.root + l.rel) });
+    }
     while pending > 0 {
         let mut kept = 0;
         for j in 0..pending {

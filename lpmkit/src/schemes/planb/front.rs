@@ -19,13 +19,15 @@
 //!   answer is [`MISS`], and the main tree answers the key (such a /32 has no boundary
 //!   inside).
 //!
-//! **The perfect hash** (in the manner of PTHash: Pibiri and Trani, SIGIR 2021): one
-//! 64-bit multiplicative hash of the /32; its high half, reduced to `r` buckets (about
-//! four /32s per bucket), picks the bucket, whose *pilot* (a 32-bit word, from a table
-//! of `r` that stays in the first-level cache) is mixed into the low half, reduced to
-//! the `m` lines (the listed /32s are 90 % of `m`). The build places the buckets largest first, trying
-//! pilots until every /32 of the bucket lands on a free line; a lookup is two hashes, a
-//! pilot and a line, without a branch or a second line.
+//! **The perfect hash** (in the manner of PTHash: Pibiri and Trani, SIGIR 2021): two
+//! 32-bit multiplicative hashes of the /32 (Fibonacci hashing, odd multipliers). The
+//! first one's top bits pick one of `r` buckets (`r` a power of two, three to five /32s
+//! per bucket), whose *pilot* (a 32-bit word, from a table of `r` that stays in the
+//! first-level cache) is mixed into the second, reduced to the `m` lines (the listed
+//! /32s are 90 % of `m`). The build places the buckets largest first, trying pilots
+//! until every /32 of the bucket lands on a free line; a lookup is two 32-bit
+//! multiplications, a shift, a pilot, one multiply-shift reduction and a line, without a
+//! branch or a second line.
 
 #[cfg(doc)]
 use super::tree::SAME_CHUNK;
@@ -41,16 +43,14 @@ pub(crate) const LINE_TAG: usize = 7;
 /// Where a line's values start.
 pub(crate) const LINE_VALS: usize = 8;
 
-/// Multipliers (odd 64-bit constants) of the hash and the pilot mix.
-pub(crate) const K1: u64 = 0x9e37_79b9_7f4a_7c15;
+/// The odd multiplier of the bucket hash.
+pub(crate) const KB: u32 = 0x9e37_79b1;
+/// The odd multiplier of the line hash.
+pub(crate) const KL: u32 = 0x85eb_ca77;
+/// The multiplier of the pilot mix.
 const K3: u64 = 0x1656_67b1_9e37_79f9;
 /// Seeds the build tries before it grows the line count.
-const SEEDS: [u64; 4] = [
-    0,
-    0xbf58_476d_1ce4_e5b9,
-    0x94d0_49bb_1331_11eb,
-    0xd6e8_feb8_6659_fd93,
-];
+const SEEDS: [u32; 4] = [0, 0x1ce4_e5b9, 0x1331_11eb, 0x6659_fd93];
 /// Pilots tried per bucket before another seed.
 const MAX_PILOT: u32 = 1 << 16;
 
@@ -97,25 +97,26 @@ pub(crate) struct LineFront {
     pub(crate) pilots: TableBuf<u32>,
     /// Lines.
     pub(crate) m: u32,
-    /// Buckets.
-    pub(crate) r: u32,
+    /// `32 − log2(r)`: the bucket hash shifted right by it is the bucket (`r` buckets).
+    pub(crate) shift: u32,
     /// The hash seed.
-    pub(crate) seed: u64,
+    pub(crate) seed: u32,
     /// /32s listed.
     pub(crate) listed: usize,
 }
 
-/// The bucket and line hashes of a /32: the two halves of one product (the low half is
-/// a permutation of the /32's bits, so distinct /32s never share it).
+/// The bucket and line hashes of a /32 (before the pilot): two multiplicative hashes
+/// of `tag ^ seed`; the bucket is the first one's top `32 − shift` bits. The line hash is
+/// a permutation of the /32's bits, so distinct /32s never share it.
 #[inline(always)]
-fn hashes(tag: u32, seed: u64) -> (u32, u32) {
-    let h = (tag as u64 ^ seed).wrapping_mul(K1);
-    ((h >> 32) as u32, h as u32)
+pub(crate) fn hashes(tag: u32, seed: u32, shift: u32) -> (u32, u32) {
+    let t = tag ^ seed;
+    (t.wrapping_mul(KB) >> shift, t.wrapping_mul(KL))
 }
 
 /// `x` reduced to `0..n` (Lemire's multiply-shift).
 #[inline(always)]
-fn reduce(x: u32, n: u32) -> u32 {
+pub(crate) fn reduce(x: u32, n: u32) -> u32 {
     ((x as u64 * n as u64) >> 32) as u32
 }
 
@@ -130,12 +131,14 @@ impl LineFront {
     pub(crate) fn new(lines: &[(u32, [u32; LINE_WORDS])]) -> LineFront {
         let n = lines.len();
         let tags: Vec<u32> = lines.iter().map(|l| l.0).collect();
-        let r = (n / 4).max(1) as u32;
+        // The largest power of two up to n / 3 (at least 2): three to six /32s per bucket.
+        let r = ((n / 3).max(2) as u32 + 1).next_power_of_two() / 2;
+        let shift = 32 - r.trailing_zeros();
         let mut m = ((n as u64 * 10).div_ceil(9) as u32).max(1);
         loop {
             for seed in SEEDS {
-                if let Some((pilots, slots)) = place(&tags, r, m, seed) {
-                    return Self::fill(lines, &tags, pilots, slots, r, m, seed);
+                if let Some((pilots, slots)) = place(&tags, shift, m, seed) {
+                    return Self::fill(lines, &tags, pilots, slots, shift, m, seed);
                 }
             }
             m += m / 8 + 1;
@@ -147,9 +150,9 @@ impl LineFront {
         tags: &[u32],
         pilots: Vec<u32>,
         slots: Vec<u32>,
-        r: u32,
+        shift: u32,
         m: u32,
-        seed: u64,
+        seed: u32,
     ) -> LineFront {
         // A tag no listed /32 has, for the empty lines.
         let mut sorted = tags.to_vec();
@@ -178,7 +181,7 @@ impl LineFront {
             lines: table,
             pilots: TableBuf::from_slice(&pilots),
             m,
-            r,
+            shift,
             seed,
             listed: lines.len(),
         }
@@ -192,19 +195,18 @@ impl LineFront {
     /// The line a /32 is listed at if it is listed.
     #[inline(always)]
     pub(crate) fn line_of(&self, tag: u32) -> usize {
-        let (hb, hl) = hashes(tag, self.seed);
-        let b = reduce(hb, self.r) as usize;
-        reduce(hl ^ self.pilots[b], self.m) as usize
+        let (b, hl) = hashes(tag, self.seed, self.shift);
+        reduce(hl ^ self.pilots[b as usize], self.m) as usize
     }
 
     /// [`line_of`](Self::line_of) without the bounds check of the pilot.
     #[inline(always)]
     pub(crate) fn line_of_fast(&self, tag: u32) -> usize {
-        let (hb, hl) = hashes(tag, self.seed);
-        let b = reduce(hb, self.r) as usize;
-        debug_assert!(b < self.pilots.len());
-        // SAFETY: `reduce(_, r)` is below `r`, the pilots' length.
-        let p = unsafe { *self.pilots.get_unchecked(b) };
+        let (b, hl) = hashes(tag, self.seed, self.shift);
+        debug_assert!((b as usize) < self.pilots.len());
+        // SAFETY: the bucket hash shifted right by `shift` is below `r = 2^(32 − shift)`,
+        // the pilots' length.
+        let p = unsafe { *self.pilots.get_unchecked(b as usize) };
         reduce(hl ^ p, self.m) as usize
     }
 
@@ -217,17 +219,17 @@ impl LineFront {
 
 /// The lines of `tags` (a perfect hash onto `m` lines through `r` buckets), or `None`
 /// if some bucket finds no pilot with this seed.
-fn place(tags: &[u32], r: u32, m: u32, seed: u64) -> Option<(Vec<u32>, Vec<u32>)> {
-    let mut buckets: Vec<Vec<usize>> = vec![Vec::new(); r as usize];
+fn place(tags: &[u32], shift: u32, m: u32, seed: u32) -> Option<(Vec<u32>, Vec<u32>)> {
+    let r = 1usize << (32 - shift);
+    let mut buckets: Vec<Vec<usize>> = vec![Vec::new(); r];
     for (i, &t) in tags.iter().enumerate() {
-        let (hb, _) = hashes(t, seed);
-        buckets[reduce(hb, r) as usize].push(i);
+        buckets[hashes(t, seed, shift).0 as usize].push(i);
     }
-    let mut order: Vec<usize> = (0..r as usize).collect();
+    let mut order: Vec<usize> = (0..r).collect();
     // Largest buckets first; ties in bucket order (deterministic).
     order.sort_by_key(|&b| core::cmp::Reverse(buckets[b].len()));
     let mut taken = vec![false; m as usize];
-    let mut pilots = vec![0u32; r as usize];
+    let mut pilots = vec![0u32; r];
     let mut slots = vec![0u32; tags.len()];
     let mut trial: Vec<u32> = Vec::new();
     for b in order {
@@ -239,7 +241,7 @@ fn place(tags: &[u32], r: u32, m: u32, seed: u64) -> Option<(Vec<u32>, Vec<u32>)
             let pm = mix(p);
             trial.clear();
             let fits = buckets[b].iter().all(|&i| {
-                let (_, hl) = hashes(tags[i], seed);
+                let (_, hl) = hashes(tags[i], seed, shift);
                 let s = reduce(hl ^ pm, m);
                 let free = !taken[s as usize] && !trial.contains(&s);
                 trial.push(s);

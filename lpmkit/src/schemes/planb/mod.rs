@@ -67,7 +67,10 @@
 //!
 //! After the front, a key takes at most one more leaf step without a branch on what the
 //! front gave (`batch.rs`); lookups that go further continue as *lanes*, stepped one
-//! node per pass over a packed list, so each pass's reads are independent.
+//! node per pass over a packed list, so each pass's reads are independent. The line
+//! stage prefetches the caller's keys a hundred or so ahead: its line misses fill the
+//! core's miss buffers, and the hardware's stream prefetcher then falls behind even a
+//! sequential key array.
 //!
 //! # Limits
 //!
@@ -554,7 +557,7 @@ impl<A: Address> Planb<A> {
                     s.push("front", StatValue::Text("/32 lines".into()));
                     s.push("front_listed", StatValue::Count(f.listed as u64));
                     s.push("front_lines", StatValue::Count(f.m as u64));
-                    s.push("front_pilots", StatValue::Count(f.r as u64));
+                    s.push("front_pilots", StatValue::Count(f.pilots.len() as u64));
                     s.push(
                         "front_lines_whole",
                         StatValue::Count(self.info.line_groups[0] as u64),
