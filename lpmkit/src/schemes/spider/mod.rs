@@ -95,7 +95,10 @@
 //!   prefetch addresses leave the register by `vmovq`/`vpextrq` instead of a store and
 //!   reloads; and `Compact16` accumulates the next hop with `or` instead of
 //!   `cmpeq32` + `blend32`, which is exact because elements are leaf-pushed (a lane meets
-//!   one non-zero next hop at most). `pipeline: false` keeps the paper's gathers.
+//!   one non-zero next hop at most); and the kernels prefetch their own keys a few
+//!   hundred ahead (within the caller's keys: the element misses they overlap fill the
+//!   core's miss buffers, and the hardware's stream prefetcher then falls behind even a
+//!   sequential key array). `pipeline: false` keeps the paper's gathers.
 //! * **Lane refilling** ([`SpiderConfig::refill`]; default for IPv4, see `REFILL_V4`).
 //!   In a lockstep block a lane that is finished keeps its gather and prefetch slots,
 //!   reading End-of-Lookup, while the other lanes of its block descend, and with uniform
@@ -183,6 +186,42 @@ pub(crate) const DP_ROWS: usize = 256;
 pub(crate) const FIRST_STRIDE_ROW: usize = DP_FIRST_ROW + DP_ROWS;
 /// The most lanes looked up together (two fused 8-lane streams).
 pub(crate) const MAX_WAYS: usize = 16;
+/// The refilling kernels' key stream (`avx2/refill.rs`, `avx512/refill.rs`), before the
+/// direct pointing pass of chunk `c` (of `chunk` keys): the keys two chunks ahead are
+/// prefetched, within the caller's `keys` (chunk 0 also prefetches the first two). The
+/// rows prefetched for the octet passes fill the core's miss buffers, and the hardware's
+/// stream prefetcher falls behind even a sequential key array.
+#[inline(always)]
+pub(crate) fn prefetch_refill_keys<K>(keys: &[K], c: usize, chunk: usize) {
+    if c == 0 {
+        crate::simd::prefetch_lines(&keys[..keys.len().min(2 * chunk)]);
+    }
+    if let Some(ahead) = keys.get((c + 2) * chunk..) {
+        crate::simd::prefetch_lines(&ahead[..ahead.len().min(chunk)]);
+    }
+}
+
+/// How many keys ahead of the block a pipelined lockstep kernel starts it prefetches the
+/// key stream (`avx2/lockstep.rs`, `avx512/lockstep.rs`; as [`prefetch_refill_keys`]).
+pub(crate) const LOCKSTEP_KEYS_AHEAD: usize = 2 * IN_FLIGHT * MAX_WAYS;
+
+/// The pipelined lockstep kernels' key stream: when a block of keys `at..at + n` of the
+/// `len` at `keys` starts, the `n` keys [`LOCKSTEP_KEYS_AHEAD`] later are prefetched if
+/// the caller has them (the kernel prefetched the first ones when it began).
+///
+/// # Safety
+/// `keys` holds `len` keys.
+#[inline(always)]
+pub(crate) unsafe fn prefetch_lockstep_keys<K>(keys: *const K, len: usize, at: usize, n: usize) {
+    let from = at + LOCKSTEP_KEYS_AHEAD;
+    if from < len {
+        // SAFETY: keys `from..from + n.min(len - from)` are the caller's.
+        crate::simd::prefetch_lines(unsafe {
+            core::slice::from_raw_parts(keys.add(from), n.min(len - from))
+        });
+    }
+}
+
 /// Blocks of `ways` addresses the pipelined kernels keep in flight.
 pub(crate) const IN_FLIGHT: usize = 16;
 /// Blocks of `ways` addresses the lockstep kernels interleave when every level of the

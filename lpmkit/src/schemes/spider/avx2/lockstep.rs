@@ -31,7 +31,10 @@
 use core::arch::x86_64::*;
 
 use super::ops::{all_zero, dp_index, octet_mask, Family, Masks, Simd};
-use crate::schemes::spider::{Elements, DP_FIRST_ROW, INTERLEAVE, IN_FLIGHT, ROW};
+use crate::schemes::spider::{
+    prefetch_lockstep_keys, Elements, DP_FIRST_ROW, INTERLEAVE, IN_FLIGHT, LOCKSTEP_KEYS_AHEAD, ROW,
+};
+use crate::simd::prefetch_lines;
 
 /// A block in flight: its lanes' next-row bases, results and current words, and the octet
 /// it reads next.
@@ -189,6 +192,10 @@ impl<C: Simd, F: Family> Ctx<C, F> {
                     }
                     let block = *next;
                     *next += 1;
+                    if K > 1 {
+                        let (w, len) = (self.ways, self.ways * self.blocks);
+                        prefetch_lockstep_keys(self.keys, len, w * block, w);
+                    }
                     let k = self.keys.add(block * self.ways);
                     let da = F::word::<PARTIAL>(k, F::FIRST_WORD, &m[0]);
                     let db = if FUSED {
@@ -299,6 +306,9 @@ unsafe fn kernel<C: Simd, F: Family, const FUSED: bool, const PARTIAL: bool, con
             yield_octets,
             cold_octets,
         };
+        if K > 1 {
+            prefetch_lines(&keys[..keys.len().min(LOCKSTEP_KEYS_AHEAD)]);
+        }
         let zero = _mm256_setzero_si256();
         let mut slots = [Slot {
             block: 0,

@@ -47,7 +47,7 @@ use core::arch::x86_64::*;
 use core::mem::MaybeUninit;
 
 use super::ops::{octet_mask, Family, Simd};
-use crate::schemes::spider::{Elements, LookupParams, DP_FIRST_ROW, ROW};
+use crate::schemes::spider::{prefetch_refill_keys, Elements, LookupParams, DP_FIRST_ROW, ROW};
 
 /// Keys per chunk: the pending list of a chunk (12 bytes per key) stays in L1, and a pass
 /// is long enough to hide the latency of the prefetches made in the pass before.
@@ -430,7 +430,8 @@ pub(super) unsafe fn lookup<C: Simd, F: Family, const FUSED: bool>(
         // turns (`ctx.p` and `other`).
         let mut other = &mut behind;
         let mut prev = None;
-        for (k, o) in keys.chunks(CHUNK).zip(out.chunks_mut(CHUNK)) {
+        for (c, (k, o)) in keys.chunks(CHUNK).zip(out.chunks_mut(CHUNK)).enumerate() {
+            prefetch_refill_keys(keys, c, CHUNK);
             let np = ctx.dp_pass::<FUSED>(k, o);
             core::mem::swap(&mut ctx.p, &mut other);
             if let Some((k, o, np)) = prev.take() {

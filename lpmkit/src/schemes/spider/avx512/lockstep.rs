@@ -17,7 +17,10 @@
 use core::arch::x86_64::*;
 
 use super::ops::{dp_index, octet, prefetch_lanes, Family512, Simd512};
-use crate::schemes::spider::{Elements, DP_FIRST_ROW, INTERLEAVE, IN_FLIGHT, ROW};
+use crate::schemes::spider::{
+    prefetch_lockstep_keys, Elements, DP_FIRST_ROW, INTERLEAVE, IN_FLIGHT, LOCKSTEP_KEYS_AHEAD, ROW,
+};
+use crate::simd::prefetch_lines;
 
 /// A block in flight: its lanes' next-row bases, results, current words and live lanes,
 /// and the octet it reads next.
@@ -119,6 +122,9 @@ impl<C: Simd512, F: Family512> Ctx<C, F> {
                     }
                     let block = *next;
                     *next += 1;
+                    if K > 1 {
+                        prefetch_lockstep_keys(self.keys, 16 * self.blocks, 16 * block, 16);
+                    }
                     let k = self.keys.add(block * 16);
                     let d = F::word(k, F::FIRST_WORD);
                     let e = if K > 1 {
@@ -204,6 +210,9 @@ unsafe fn kernel<C: Simd512, F: Family512, const K: usize>(
             yield_octets,
             cold_octets,
         };
+        if K > 1 {
+            prefetch_lines(&keys[..keys.len().min(LOCKSTEP_KEYS_AHEAD)]);
+        }
         let zero = _mm512_setzero_si512();
         let mut slots = [Slot {
             block: 0,
