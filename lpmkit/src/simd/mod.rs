@@ -436,6 +436,19 @@ pub(crate) fn prefetch_lines<T>(s: &[T]) {
     }
 }
 
+/// The key stream of a bulk lookup that is about to work on `keys[at..at + n]`: the `n`
+/// keys `ahead` later are prefetched ([`prefetch_lines`]) if `keys` has them, and when
+/// `at` is 0 the first `ahead` too. Only the caller's keys are read.
+#[inline(always)]
+pub(crate) fn prefetch_keys_ahead<T>(keys: &[T], at: usize, n: usize, ahead: usize) {
+    if at == 0 {
+        prefetch_lines(&keys[..keys.len().min(ahead)]);
+    }
+    if let Some(later) = keys.get(at + ahead..) {
+        prefetch_lines(&later[..later.len().min(n)]);
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

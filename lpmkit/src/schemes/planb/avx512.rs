@@ -25,7 +25,7 @@ use super::batch::{self, NodeSearch, View, MAX_BATCH, SPAN};
 use super::front::{LineFront, KB, KL, LINE_KEYS, LINE_TAG, LINE_VALS, LINE_WORDS};
 use super::tree::{Key, Layout, MISS};
 use crate::prefix::Address;
-use crate::simd::{prefetch, prefetch_lines, Avx512};
+use crate::simd::{prefetch, prefetch_keys_ahead, Avx512};
 
 /// Node search with AVX-512 compares.
 pub(crate) struct Avx512Search;
@@ -147,9 +147,7 @@ struct Hash {
 #[inline(always)]
 unsafe fn stage(h: &Hash, keys: &[u128], g: usize, st: &mut Staged) {
     let live = (keys.len() - g).min(8);
-    if let Some(ahead) = keys.get(g + KEYS_AHEAD..) {
-        prefetch_lines(&ahead[..ahead.len().min(8)]);
-    }
+    prefetch_keys_ahead(keys, g, 8, KEYS_AHEAD);
     let kp = keys.as_ptr() as *const i32;
     let slot = g % RING;
     // SAFETY: the loads read keys `g..g + live` only (masked when fewer than eight); the

@@ -27,7 +27,7 @@ use super::tree::{
     depth_of, root_of, Key, Layout, CHILD, DEPTH_MASK, DEPTH_SHIFT, MISS, SAME_CHUNK,
 };
 use crate::prefix::Address;
-use crate::simd::{prefetch, prefetch_lines};
+use crate::simd::{prefetch, prefetch_keys_ahead};
 
 /// The most keys per group.
 pub(crate) const MAX_BATCH: usize = 128;
@@ -182,13 +182,9 @@ pub(crate) unsafe fn lookup<A: Address, L: Layout, S: NodeSearch>(
             continue;
         }
         let mut pending = 0;
-        // The key stream, prefetched `KEYS_AHEAD` keys ahead of the group looked up
-        // (within the caller's keys): the first ones now, then one group per group.
-        prefetch_lines(&addrs[..addrs.len().min(KEYS_AHEAD)]);
         for start in (0..addrs.len()).step_by(batch) {
-            if let Some(ahead) = addrs.get(start + KEYS_AHEAD..) {
-                prefetch_lines(&ahead[..ahead.len().min(batch)]);
-            }
+            // The key stream, `KEYS_AHEAD` keys ahead of the group looked up.
+            prefetch_keys_ahead(addrs, start, batch, KEYS_AHEAD);
             let end = addrs.len().min(start + batch);
             let (keys, res) = (&addrs[start..end], &mut out[start..end]);
             let free = &mut lanes[pending..pending + batch];

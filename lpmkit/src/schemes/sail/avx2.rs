@@ -150,5 +150,5 @@ unsafe fn blocks<E: Entry>(t: &Pivots<E>, keys: &[u32], out: &mut [u32]) {
             _mm256_storeu_si256(o, _mm256_blendv_epi8(prev, gather(t32, i), go));
         }
     };
-    pipeline3(blocks, out, stage_a, stage_b, stage_c);
+    pipeline3(blocks, keys, out, stage_a, stage_b, stage_c);
 }

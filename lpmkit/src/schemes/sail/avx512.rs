@@ -153,5 +153,5 @@ unsafe fn blocks<E: Entry>(t: &Pivots<E>, keys: &[u32], out: &mut [u32]) {
             _mm512_storeu_si512(o, _mm512_mask_mov_epi32(prev, go, gather(t32, i)));
         }
     };
-    pipeline3(blocks, out, stage_a, stage_b, stage_c);
+    pipeline3(blocks, keys, out, stage_a, stage_b, stage_c);
 }

@@ -22,7 +22,7 @@ use super::entry::Entry;
 use crate::prefix::{Address, Prefix};
 use crate::rib::Rib;
 use crate::schemes::common::{Arena, FreeSpace};
-use crate::simd::prefetch;
+use crate::simd::{prefetch, prefetch_keys_ahead};
 
 /// Most pivot levels.
 pub(crate) const MAX_LEVELS: usize = 16;
@@ -30,14 +30,20 @@ pub(crate) const MAX_LEVELS: usize = 16;
 /// Keys per block of `lookup_batch`.
 const BLOCK: usize = 16;
 
+/// How many blocks ahead of stage A [`pipeline3`] prefetches the keys.
+const KEY_BLOCKS_AHEAD: usize = 4;
+
 /// Drives SAIL_L's three-stage IPv4 pipeline over `blocks` blocks (the scalar kernel and
 /// the AVX2 one): in round `b`, stage C of block `b - 2`, stage B of block `b - 1`, stage
 /// A of block `b`. A hands B each key's level-24 index and B hands C its level-32 index
 /// (0 once resolved), through two slots per hand-over so that a block's indices stay
-/// put while the next block's are written.
+/// put while the next block's are written. The keys are prefetched [`KEY_BLOCKS_AHEAD`]
+/// blocks ahead of stage A (within `keys`): the entry misses fill the core's miss
+/// buffers, and the hardware's stream prefetcher then falls behind the keys.
 #[inline(always)]
 pub(super) fn pipeline3<T: Copy + Default, const P: usize>(
     blocks: usize,
+    keys: &[u32],
     out: &mut [u32],
     mut stage_a: impl FnMut(usize, &mut [T; P], &mut [u32]),
     mut stage_b: impl FnMut(usize, &[T; P], &mut [T; P], &mut [u32]),
@@ -46,6 +52,7 @@ pub(super) fn pipeline3<T: Copy + Default, const P: usize>(
     let mut i24 = [[T::default(); P]; 2];
     let mut i32_ = [[T::default(); P]; 2];
     for b in 0..blocks + 2 {
+        prefetch_keys_ahead(keys, b * P, P, KEY_BLOCKS_AHEAD * P);
         if b >= 2 {
             stage_c(b - 2, &i32_[b % 2], out);
         }
@@ -245,7 +252,7 @@ impl<E: Entry> Pivots<E> {
                 *o = if *o >= lim { e } else { *o };
             }
         };
-        pipeline3(blocks, out, stage_a, stage_b, stage_c);
+        pipeline3(blocks, keys, out, stage_a, stage_b, stage_c);
         for j in n..keys.len() {
             out[j] = self.lookup_one(keys[j]);
         }

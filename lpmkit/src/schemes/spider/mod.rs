@@ -186,41 +186,13 @@ pub(crate) const DP_ROWS: usize = 256;
 pub(crate) const FIRST_STRIDE_ROW: usize = DP_FIRST_ROW + DP_ROWS;
 /// The most lanes looked up together (two fused 8-lane streams).
 pub(crate) const MAX_WAYS: usize = 16;
-/// The refilling kernels' key stream (`avx2/refill.rs`, `avx512/refill.rs`), before the
-/// direct pointing pass of chunk `c` (of `chunk` keys): the keys two chunks ahead are
-/// prefetched, within the caller's `keys` (chunk 0 also prefetches the first two). The
-/// rows prefetched for the octet passes fill the core's miss buffers, and the hardware's
-/// stream prefetcher falls behind even a sequential key array.
-#[inline(always)]
-pub(crate) fn prefetch_refill_keys<K>(keys: &[K], c: usize, chunk: usize) {
-    if c == 0 {
-        crate::simd::prefetch_lines(&keys[..keys.len().min(2 * chunk)]);
-    }
-    if let Some(ahead) = keys.get((c + 2) * chunk..) {
-        crate::simd::prefetch_lines(&ahead[..ahead.len().min(chunk)]);
-    }
-}
-
-/// How many keys ahead of the block a pipelined lockstep kernel starts it prefetches the
-/// key stream (`avx2/lockstep.rs`, `avx512/lockstep.rs`; as [`prefetch_refill_keys`]).
-pub(crate) const LOCKSTEP_KEYS_AHEAD: usize = 2 * IN_FLIGHT * MAX_WAYS;
-
-/// The pipelined lockstep kernels' key stream: when a block of keys `at..at + n` of the
-/// `len` at `keys` starts, the `n` keys [`LOCKSTEP_KEYS_AHEAD`] later are prefetched if
-/// the caller has them (the kernel prefetched the first ones when it began).
-///
-/// # Safety
-/// `keys` holds `len` keys.
-#[inline(always)]
-pub(crate) unsafe fn prefetch_lockstep_keys<K>(keys: *const K, len: usize, at: usize, n: usize) {
-    let from = at + LOCKSTEP_KEYS_AHEAD;
-    if from < len {
-        // SAFETY: keys `from..from + n.min(len - from)` are the caller's.
-        crate::simd::prefetch_lines(unsafe {
-            core::slice::from_raw_parts(keys.add(from), n.min(len - from))
-        });
-    }
-}
+/// How many keys ahead of the chunk they pass the refilling kernels (`avx2/refill.rs`,
+/// `avx512/refill.rs`) prefetch the keys, and the pipelined lockstep kernels ahead of the
+/// block they start (`avx2/lockstep.rs`, `avx512/lockstep.rs`), with
+/// [`prefetch_keys_ahead`](crate::simd::prefetch_keys_ahead): the element misses they
+/// overlap fill the core's miss buffers, and the hardware's stream prefetcher then falls
+/// behind even a sequential key array.
+pub(crate) const KEYS_AHEAD: usize = 512;
 
 /// Blocks of `ways` addresses the pipelined kernels keep in flight.
 pub(crate) const IN_FLIGHT: usize = 16;

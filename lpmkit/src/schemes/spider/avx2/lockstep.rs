@@ -31,10 +31,8 @@
 use core::arch::x86_64::*;
 
 use super::ops::{all_zero, dp_index, octet_mask, Family, Masks, Simd};
-use crate::schemes::spider::{
-    prefetch_lockstep_keys, Elements, DP_FIRST_ROW, INTERLEAVE, IN_FLIGHT, LOCKSTEP_KEYS_AHEAD, ROW,
-};
-use crate::simd::prefetch_lines;
+use crate::schemes::spider::{Elements, DP_FIRST_ROW, INTERLEAVE, IN_FLIGHT, KEYS_AHEAD, ROW};
+use crate::simd::prefetch_keys_ahead;
 
 /// A block in flight: its lanes' next-row bases, results and current words, and the octet
 /// it reads next.
@@ -179,8 +177,8 @@ impl<C: Simd, F: Family> Ctx<C, F> {
         s: &mut Slot,
         mut fresh: bool,
     ) -> bool {
-        // SAFETY: AVX2 (the contract). Block `block < blocks` holds `ways` keys (8 per
-        // stream unless masked); direct-pointing indices are inside rows 1–256; row bases
+        // SAFETY: AVX2 (the contract). `keys` holds `ways · blocks` keys; block `block <
+        // blocks` holds `ways` keys (8 per stream unless masked); direct-pointing indices are inside rows 1–256; row bases
         // come from elements, which name allocated rows (or EoL).
         unsafe {
             let zero = _mm256_setzero_si256();
@@ -193,8 +191,8 @@ impl<C: Simd, F: Family> Ctx<C, F> {
                     let block = *next;
                     *next += 1;
                     if K > 1 {
-                        let (w, len) = (self.ways, self.ways * self.blocks);
-                        prefetch_lockstep_keys(self.keys, len, w * block, w);
+                        let keys = core::slice::from_raw_parts(self.keys, self.ways * self.blocks);
+                        prefetch_keys_ahead(keys, self.ways * block, self.ways, KEYS_AHEAD);
                     }
                     let k = self.keys.add(block * self.ways);
                     let da = F::word::<PARTIAL>(k, F::FIRST_WORD, &m[0]);
@@ -306,9 +304,6 @@ unsafe fn kernel<C: Simd, F: Family, const FUSED: bool, const PARTIAL: bool, con
             yield_octets,
             cold_octets,
         };
-        if K > 1 {
-            prefetch_lines(&keys[..keys.len().min(LOCKSTEP_KEYS_AHEAD)]);
-        }
         let zero = _mm256_setzero_si256();
         let mut slots = [Slot {
             block: 0,

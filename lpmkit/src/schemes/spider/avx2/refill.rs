@@ -47,7 +47,8 @@ use core::arch::x86_64::*;
 use core::mem::MaybeUninit;
 
 use super::ops::{octet_mask, Family, Simd};
-use crate::schemes::spider::{prefetch_refill_keys, Elements, LookupParams, DP_FIRST_ROW, ROW};
+use crate::schemes::spider::{Elements, LookupParams, DP_FIRST_ROW, KEYS_AHEAD, ROW};
+use crate::simd::prefetch_keys_ahead;
 
 /// Keys per chunk: the pending list of a chunk (12 bytes per key) stays in L1, and a pass
 /// is long enough to hide the latency of the prefetches made in the pass before.
@@ -431,7 +432,7 @@ pub(super) unsafe fn lookup<C: Simd, F: Family, const FUSED: bool>(
         let mut other = &mut behind;
         let mut prev = None;
         for (c, (k, o)) in keys.chunks(CHUNK).zip(out.chunks_mut(CHUNK)).enumerate() {
-            prefetch_refill_keys(keys, c, CHUNK);
+            prefetch_keys_ahead(keys, c * CHUNK, CHUNK, KEYS_AHEAD);
             let np = ctx.dp_pass::<FUSED>(k, o);
             core::mem::swap(&mut ctx.p, &mut other);
             if let Some((k, o, np)) = prev.take() {

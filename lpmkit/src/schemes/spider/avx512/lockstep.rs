@@ -17,10 +17,8 @@
 use core::arch::x86_64::*;
 
 use super::ops::{dp_index, octet, prefetch_lanes, Family512, Simd512};
-use crate::schemes::spider::{
-    prefetch_lockstep_keys, Elements, DP_FIRST_ROW, INTERLEAVE, IN_FLIGHT, LOCKSTEP_KEYS_AHEAD, ROW,
-};
-use crate::simd::prefetch_lines;
+use crate::schemes::spider::{Elements, DP_FIRST_ROW, INTERLEAVE, IN_FLIGHT, KEYS_AHEAD, ROW};
+use crate::simd::prefetch_keys_ahead;
 
 /// A block in flight: its lanes' next-row bases, results, current words and live lanes,
 /// and the octet it reads next.
@@ -109,7 +107,8 @@ impl<C: Simd512, F: Family512> Ctx<C, F> {
         s: &mut Slot,
         mut fresh: bool,
     ) -> bool {
-        // SAFETY: AVX-512 (the contract). Block `block < blocks` holds 16 keys and 16
+        // SAFETY: AVX-512 (the contract). `keys` holds `16 · blocks` keys; block `block <
+        // blocks` holds 16 keys and 16
         // output slots; direct-pointing indices are inside rows 1–256; row bases come
         // from elements, which name allocated rows (or End-of-Lookup), and only live
         // lanes are gathered.
@@ -123,7 +122,8 @@ impl<C: Simd512, F: Family512> Ctx<C, F> {
                     let block = *next;
                     *next += 1;
                     if K > 1 {
-                        prefetch_lockstep_keys(self.keys, 16 * self.blocks, 16 * block, 16);
+                        let keys = core::slice::from_raw_parts(self.keys, 16 * self.blocks);
+                        prefetch_keys_ahead(keys, 16 * block, 16, KEYS_AHEAD);
                     }
                     let k = self.keys.add(block * 16);
                     let d = F::word(k, F::FIRST_WORD);
@@ -210,9 +210,6 @@ unsafe fn kernel<C: Simd512, F: Family512, const K: usize>(
             yield_octets,
             cold_octets,
         };
-        if K > 1 {
-            prefetch_lines(&keys[..keys.len().min(LOCKSTEP_KEYS_AHEAD)]);
-        }
         let zero = _mm512_setzero_si512();
         let mut slots = [Slot {
             block: 0,

@@ -23,7 +23,8 @@ use core::arch::x86_64::*;
 use core::mem::MaybeUninit;
 
 use super::ops::{dp_index, lanes_below, octet, prefetch_lanes, Family512, Simd512};
-use crate::schemes::spider::{prefetch_refill_keys, Elements, LookupParams, DP_FIRST_ROW, ROW};
+use crate::schemes::spider::{Elements, LookupParams, DP_FIRST_ROW, KEYS_AHEAD, ROW};
+use crate::simd::prefetch_keys_ahead;
 
 /// Keys per chunk (as the AVX2 kernel).
 pub(super) const CHUNK: usize = 256;
@@ -362,7 +363,7 @@ pub(super) unsafe fn lookup<C: Simd512, F: Family512>(
         let mut other = &mut behind;
         let mut prev = None;
         for (c, (k, o)) in keys.chunks(CHUNK).zip(out.chunks_mut(CHUNK)).enumerate() {
-            prefetch_refill_keys(keys, c, CHUNK);
+            prefetch_keys_ahead(keys, c * CHUNK, CHUNK, KEYS_AHEAD);
             let np = ctx.dp_pass(k, o);
             core::mem::swap(&mut ctx.p, &mut other);
             if let Some((k, o, np)) = prev.take() {
