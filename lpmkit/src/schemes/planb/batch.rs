@@ -191,7 +191,7 @@ pub(crate) unsafe fn lookup<A: Address, L: Layout, S: NodeSearch>(
             // SAFETY: as this function's.
             pending += unsafe {
                 match v.front {
-                    Front::None => main_lockstep::<A, L, S>(v, keys, res, free, start),
+                    Front::None => main_lockstep::<A, L, S>(v, keys, res, free, |j| start + j),
                     Front::Direct { table, bits } => {
                         direct_pass::<A, L, S>(v, table, *bits, keys, res, free, start)
                     }
@@ -212,14 +212,14 @@ pub(crate) unsafe fn lookup<A: Address, L: Layout, S: NodeSearch>(
 }
 
 /// The group descends the main tree in lockstep; keys that end in a child become lanes,
-/// written to `lanes` (key `j` of the group as `first + j`). Returns how many.
+/// written to `lanes` (key `j` of the group as `index(j)`). Returns how many.
 #[inline(always)]
 unsafe fn main_lockstep<A: Address, L: Layout, S: NodeSearch>(
     v: &View<'_, L>,
     keys: &[A],
     res: &mut [u32],
     lanes: &mut [Lane<L::K>],
-    first: usize,
+    index: impl Fn(usize) -> usize,
 ) -> usize {
     let n = keys.len();
     let (root, depth) = (root_of(v.main), depth_of(v.main));
@@ -254,7 +254,7 @@ unsafe fn main_lockstep<A: Address, L: Layout, S: NodeSearch>(
             res[j] = val;
         } else {
             // SAFETY: a leaf's child value names a tree of the forest.
-            lanes[pending] = unsafe { v.lane(first + j, val, 1, keys[j]) };
+            lanes[pending] = unsafe { v.lane(index(j), val, 1, keys[j]) };
             pending += 1;
         }
     }
@@ -309,8 +309,11 @@ unsafe fn direct_pass<A: Address, L: Layout, S: NodeSearch>(
 }
 
 /// Every key of the group reads its /32's front line ([`NodeSearch::line_values`]); keys
-/// the line leaves in a tree, or whose /32 is not listed, become lanes, written to
-/// `lanes` (key `j` of the group as `base + j`). Returns how many.
+/// the line leaves in a tree become lanes, written to `lanes` (key `j` of the group as
+/// `base + j`). Keys whose /32 is not listed (no route begins in it: most keys of
+/// unrouted or sparsely routed space) descend the main tree together, in lockstep, as
+/// the paper's lookup does, and those it leaves in a tree become lanes too. Returns how
+/// many lanes.
 #[inline(always)]
 unsafe fn line_pass<A: Address, L: Layout, S: NodeSearch>(
     v: &View<'_, L>,
@@ -325,14 +328,45 @@ unsafe fn line_pass<A: Address, L: Layout, S: NodeSearch>(
     // SAFETY: as this function's.
     unsafe { S::line_values(f, keys, res, &mut child) };
     let mut pending = 0;
+    // The keys whose /32 is not listed, packed (their indices in the group fit a byte).
+    const { assert!(MAX_BATCH <= 256) };
+    let mut missed = [MaybeUninit::<A>::uninit(); MAX_BATCH];
+    let mut missed_at = [MaybeUninit::<u8>::uninit(); MAX_BATCH];
+    let mut misses = 0;
     for (w, &bits) in child.iter().enumerate() {
         let mut bits = bits;
         while bits != 0 {
             let j = 64 * w + bits.trailing_zeros() as usize;
             bits &= bits - 1;
-            // SAFETY: as this function's.
-            lanes[pending] = unsafe { line_lane(v, base + j, res[j], keys[j]) };
-            pending += 1;
+            if res[j] == MISS {
+                missed[misses].write(keys[j]);
+                missed_at[misses].write(j as u8);
+                misses += 1;
+            } else {
+                // SAFETY: as this function's.
+                lanes[pending] = unsafe { line_lane(v, base + j, res[j], keys[j]) };
+                pending += 1;
+            }
+        }
+    }
+    if misses > 0 {
+        let mut found = [0u32; MAX_BATCH];
+        // SAFETY: entries `0..misses` were written above.
+        let at = |m: usize| unsafe { missed_at[m].assume_init() } as usize;
+        // SAFETY: as this function's; at most one lane per key of the group, so the
+        // lanes fit the group's share of the list; entries `0..misses` of `missed` were
+        // written above (`MaybeUninit<A>` has `A`'s layout).
+        pending += unsafe {
+            main_lockstep::<A, L, S>(
+                v,
+                core::slice::from_raw_parts(missed.as_ptr() as *const A, misses),
+                &mut found[..misses],
+                &mut lanes[pending..],
+                |m| base + at(m),
+            )
+        };
+        for (m, &value) in found[..misses].iter().enumerate() {
+            res[at(m)] = value;
         }
     }
     pending
