@@ -182,9 +182,14 @@ pub(crate) unsafe fn lookup<A: Address, L: Layout, S: NodeSearch>(
             continue;
         }
         let mut pending = 0;
+        let lines = matches!(v.front, Front::Lines(_));
         for start in (0..addrs.len()).step_by(batch) {
-            // The key stream, `KEYS_AHEAD` keys ahead of the group looked up.
-            prefetch_keys_ahead(addrs, start, batch, KEYS_AHEAD);
+            if lines {
+                // The key stream, `KEYS_AHEAD` keys ahead of the group looked up (the
+                // line stage's misses starve the stream prefetcher; the tree descents
+                // of the other fronts measured no faster with it).
+                prefetch_keys_ahead(addrs, start, batch, KEYS_AHEAD);
+            }
             let end = addrs.len().min(start + batch);
             let (keys, res) = (&addrs[start..end], &mut out[start..end]);
             let free = &mut lanes[pending..pending + batch];
