@@ -333,20 +333,14 @@ unsafe fn line_pass<A: Address, L: Layout, S: NodeSearch>(
     // SAFETY: as this function's.
     unsafe { S::line_values(f, keys, res, &mut child) };
     let mut pending = 0;
-    // The keys whose /32 is not listed, packed (their indices in the group fit a byte).
-    const { assert!(MAX_BATCH <= 256) };
-    let mut missed = [MaybeUninit::<A>::uninit(); MAX_BATCH];
-    let mut missed_at = [MaybeUninit::<u8>::uninit(); MAX_BATCH];
-    let mut misses = 0;
+    let mut missed = Missed::<A>::new();
     for (w, &bits) in child.iter().enumerate() {
         let mut bits = bits;
         while bits != 0 {
             let j = 64 * w + bits.trailing_zeros() as usize;
             bits &= bits - 1;
             if res[j] == MISS {
-                missed[misses].write(keys[j]);
-                missed_at[misses].write(j as u8);
-                misses += 1;
+                missed.push(j, keys[j]);
             } else {
                 // SAFETY: as this function's.
                 lanes[pending] = unsafe { line_lane(v, base + j, res[j], keys[j]) };
@@ -354,26 +348,9 @@ unsafe fn line_pass<A: Address, L: Layout, S: NodeSearch>(
             }
         }
     }
-    if misses > 0 {
-        let mut found = [0u32; MAX_BATCH];
-        // SAFETY: entries `0..misses` were written above.
-        let at = |m: usize| unsafe { missed_at[m].assume_init() } as usize;
-        // SAFETY: as this function's; at most one lane per key of the group, so the
-        // lanes fit the group's share of the list; entries `0..misses` of `missed` were
-        // written above (`MaybeUninit<A>` has `A`'s layout).
-        pending += unsafe {
-            main_lockstep::<A, L, S>(
-                v,
-                core::slice::from_raw_parts(missed.as_ptr() as *const A, misses),
-                &mut found[..misses],
-                &mut lanes[pending..],
-                |m| base + at(m),
-            )
-        };
-        for (m, &value) in found[..misses].iter().enumerate() {
-            res[at(m)] = value;
-        }
-    }
+    // SAFETY: as this function's; at most one lane per key of the group, so the lanes
+    // fit the group's share of the list.
+    pending += unsafe { missed.descend::<L, S>(v, res, base, &mut lanes[pending..]) };
     pending
 }
 
@@ -412,6 +389,7 @@ unsafe fn line_spans<A: Address, L: Layout, S: NodeSearch>(
     lanes: &mut [Lane<L::K>; MAX_BATCH],
 ) {
     let mut pending = 0;
+    let mut missed = Missed::<A>::new();
     for start in (0..addrs.len()).step_by(SPAN) {
         let end = addrs.len().min(start + SPAN);
         let mut child = [0u64; SPAN / 64];
@@ -422,6 +400,16 @@ unsafe fn line_spans<A: Address, L: Layout, S: NodeSearch>(
             while bits != 0 {
                 let j = start + 64 * w + bits.trailing_zeros() as usize;
                 bits &= bits - 1;
+                if out[j] == MISS {
+                    missed.push(j, addrs[j]);
+                    if missed.n == MAX_BATCH {
+                        // SAFETY: as this function's.
+                        pending = unsafe {
+                            spans_descend::<A, L, S>(v, addrs, out, lanes, pending, &mut missed)
+                        };
+                    }
+                    continue;
+                }
                 // SAFETY: as this function's.
                 lanes[pending] = unsafe { line_lane(v, j, out[j], addrs[j]) };
                 pending += 1;
@@ -434,7 +422,105 @@ unsafe fn line_spans<A: Address, L: Layout, S: NodeSearch>(
         }
     }
     // SAFETY: as this function's.
-    unsafe { drain::<A, L, S>(v, addrs, out, lanes, pending) };
+    unsafe {
+        let pending = spans_descend::<A, L, S>(v, addrs, out, lanes, pending, &mut missed);
+        drain::<A, L, S>(v, addrs, out, lanes, pending);
+    }
+}
+
+/// [`line_spans`]'s keys whose /32 is not listed descend the main tree together
+/// ([`Missed::descend`]), after the lanes are drained if theirs might not fit; returns
+/// how many lanes are pending.
+///
+/// # Safety
+/// As [`line_spans`]'s; `pending` lanes are in the list and `missed`'s keys are keys of
+/// `addrs` at their indices.
+#[inline(always)]
+unsafe fn spans_descend<A: Address, L: Layout, S: NodeSearch>(
+    v: &View<'_, L>,
+    addrs: &[A],
+    out: &mut [u32],
+    lanes: &mut [Lane<L::K>; MAX_BATCH],
+    mut pending: usize,
+    missed: &mut Missed<A>,
+) -> usize {
+    // SAFETY: the list holds `MAX_BATCH` lanes, and a descent adds at most one lane per
+    // key it takes.
+    unsafe {
+        if pending + missed.n > MAX_BATCH {
+            drain::<A, L, S>(v, addrs, out, lanes, pending);
+            pending = 0;
+        }
+        pending + missed.descend::<L, S>(v, out, 0, &mut lanes[pending..])
+    }
+}
+
+/// Keys whose /32 the front does not list, packed, to descend the main tree together
+/// ([`main_lockstep`]) instead of one lane each.
+struct Missed<A> {
+    keys: [MaybeUninit<A>; MAX_BATCH],
+    /// Each key's index in the results.
+    at: [MaybeUninit<u32>; MAX_BATCH],
+    /// Keys held.
+    n: usize,
+}
+
+impl<A: Address> Missed<A> {
+    fn new() -> Self {
+        Missed {
+            keys: [MaybeUninit::uninit(); MAX_BATCH],
+            at: [MaybeUninit::uninit(); MAX_BATCH],
+            n: 0,
+        }
+    }
+
+    /// Adds key `a`, whose result is `at` (fewer than [`MAX_BATCH`] held).
+    #[inline(always)]
+    fn push(&mut self, at: usize, a: A) {
+        self.keys[self.n].write(a);
+        self.at[self.n].write(at as u32);
+        self.n += 1;
+    }
+
+    /// The held keys descend the main tree in lockstep: their values into `res` (at
+    /// their indices), the keys it leaves in a tree into `lanes` (as `lane_base +` their
+    /// index); returns how many lanes, and holds no key after.
+    ///
+    /// # Safety
+    /// As [`main_lockstep`]'s; `lanes` has room for `self.n` lanes and every held key's
+    /// index is below `res.len()`.
+    #[inline(always)]
+    unsafe fn descend<L: Layout, S: NodeSearch>(
+        &mut self,
+        v: &View<'_, L>,
+        res: &mut [u32],
+        lane_base: usize,
+        lanes: &mut [Lane<L::K>],
+    ) -> usize {
+        let n = core::mem::take(&mut self.n);
+        if n == 0 {
+            return 0;
+        }
+        // SAFETY: entries `0..n` were written by `push` (`MaybeUninit<T>` has `T`'s
+        // layout).
+        let (keys, at) = unsafe {
+            (
+                core::slice::from_raw_parts(self.keys.as_ptr() as *const A, n),
+                core::slice::from_raw_parts(self.at.as_ptr() as *const u32, n),
+            )
+        };
+        let mut found = [0u32; MAX_BATCH];
+        // SAFETY: the caller's.
+        let lanes_made = unsafe {
+            main_lockstep::<A, L, S>(v, keys, &mut found[..n], lanes, |m| {
+                lane_base + at[m] as usize
+            })
+        };
+        for (&i, &value) in at.iter().zip(&found[..n]) {
+            res[i as usize] = value;
+        }
+        lanes_made
+    }
 }
 
 /// The front line values of a group of IPv6 keys (the plain way, over `S`'s node search):
