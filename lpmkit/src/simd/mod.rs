@@ -424,12 +424,8 @@ pub(crate) fn prefetch<T>(p: *const T) {
 }
 
 /// [`prefetch`]es every cache line of `s`.
-///
-/// The bulk lookups prefetch their own keys a little ahead of the keys they work on:
-/// while the misses of a lookup's tables fill the core's miss buffers, the hardware's
-/// stream prefetcher falls behind even a sequential key array.
 #[inline(always)]
-pub(crate) fn prefetch_lines<T>(s: &[T]) {
+fn prefetch_lines<T>(s: &[T]) {
     let p = s.as_ptr() as *const u8;
     for off in (0..core::mem::size_of_val(s)).step_by(64) {
         prefetch(p.wrapping_add(off));
@@ -439,6 +435,10 @@ pub(crate) fn prefetch_lines<T>(s: &[T]) {
 /// The key stream of a bulk lookup that is about to work on `keys[at..at + n]`: the `n`
 /// keys `ahead` later are prefetched ([`prefetch_lines`]) if `keys` has them, and when
 /// `at` is 0 the first `ahead` too. Only the caller's keys are read.
+///
+/// The bulk lookups prefetch their own keys a little ahead of the keys they work on:
+/// while the misses of a lookup's tables fill the core's miss buffers, the hardware's
+/// stream prefetcher falls behind even a sequential key array.
 #[inline(always)]
 pub(crate) fn prefetch_keys_ahead<T>(keys: &[T], at: usize, n: usize, ahead: usize) {
     if at == 0 {

@@ -9,8 +9,7 @@
 //!   [`SPAN`] keys in blocks of eight: the /32s and bits 32–63 of a block are taken from
 //!   the keys by one two-register permute, the perfect hash (`front.rs`) is computed in
 //!   32-bit lanes (`vpmulld`, a shift; the line's multiply-shift reduction in 64-bit
-//!   lanes), the pilots are gathered,
-//!   and the eight lines are prefetched. The block searched runs `AHEAD` blocks behind
+//!   lanes), the pilots are gathered, and the eight lines are prefetched. The block searched runs `AHEAD` blocks behind
 //!   the block hashed (software pipelining across the span, so the line misses overlap):
 //!   each key's line is one 512-bit load, its seven keys compared with the key's bits
 //!   32–63 in one masked compare, and the value read from the line at the count. No
@@ -151,9 +150,10 @@ unsafe fn stage(h: &Hash, keys: &[u128], g: usize, st: &mut Staged) {
     let kp = keys.as_ptr() as *const i32;
     let slot = g % RING;
     // SAFETY: the loads read keys `g..g + live` only (masked when fewer than eight); the
-    // gather reads pilots below `r` (a 32-bit hash shifted right by `32 − log2 r`); the stores write
-    // ring entries `slot..slot + 8` ≤ `RING` (both multiples of 8); every line index is
-    // below `m` (a reduction to `m`), so every address is a line of the table.
+    // gather reads pilots below `r` (a 32-bit hash shifted right by `32 − log2 r`); the
+    // stores write ring entries `slot..slot + 8` ≤ `RING` (both multiples of 8); every
+    // line index is below `m` (a reduction to `m`), so every address is a line of the
+    // table.
     unsafe {
         let (a, b) = if live == 8 {
             (

@@ -21,7 +21,7 @@
 //!
 //! **The perfect hash** (in the manner of PTHash: Pibiri and Trani, SIGIR 2021): two
 //! 32-bit multiplicative hashes of the /32 (Fibonacci hashing, odd multipliers). The
-//! first one's top bits pick one of `r` buckets (`r` a power of two, three to five /32s
+//! first one's top bits pick one of `r` buckets (`r` a power of two, three to six /32s
 //! per bucket), whose *pilot* (a 32-bit word, from a table of `r` that stays in the
 //! first-level cache) is mixed into the second, reduced to the `m` lines (the listed
 //! /32s are 90 % of `m`). The build places the buckets largest first, trying pilots
@@ -109,14 +109,14 @@ pub(crate) struct LineFront {
 /// of `tag ^ seed`; the bucket is the first one's top `32 − shift` bits. The line hash is
 /// a permutation of the /32's bits, so distinct /32s never share it.
 #[inline(always)]
-pub(crate) fn hashes(tag: u32, seed: u32, shift: u32) -> (u32, u32) {
+fn hashes(tag: u32, seed: u32, shift: u32) -> (u32, u32) {
     let t = tag ^ seed;
     (t.wrapping_mul(KB) >> shift, t.wrapping_mul(KL))
 }
 
 /// `x` reduced to `0..n` (Lemire's multiply-shift).
 #[inline(always)]
-pub(crate) fn reduce(x: u32, n: u32) -> u32 {
+fn reduce(x: u32, n: u32) -> u32 {
     ((x as u64 * n as u64) >> 32) as u32
 }
 

@@ -61,9 +61,10 @@
 //!   intervals (on a full table nearly every /32 in use) is answered by its line alone,
 //!   with one compare; a larger /32's line splits its intervals into eight groups and
 //!   names their trees. A /32 the hash does not list (no route begins in it) is answered
-//!   by the main tree, which a group's such keys descend together, in lockstep. For IPv4 (or IPv6 with a number of bits up to 24), the front is a
-//!   direct table of the first `N` bits, as DIR-24-8's or DXR's, whose entries are a
-//!   next hop or the tree of their block.
+//!   by the main tree, which a group's such keys descend together, in lockstep. For IPv4
+//!   (or IPv6 with a number of bits up to 24), the front is a direct table of the first
+//!   `N` bits, as DIR-24-8's or DXR's, whose entries are a next hop or the tree of their
+//!   block.
 //!
 //! After the front, a key takes at most one more leaf step without a branch on what the
 //! front gave (`batch.rs`); lookups that go further continue as *lanes*, stepped one

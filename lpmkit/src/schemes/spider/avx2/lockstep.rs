@@ -178,8 +178,9 @@ impl<C: Simd, F: Family> Ctx<C, F> {
         mut fresh: bool,
     ) -> bool {
         // SAFETY: AVX2 (the contract). `keys` holds `ways · blocks` keys; block `block <
-        // blocks` holds `ways` keys (8 per stream unless masked); direct-pointing indices are inside rows 1–256; row bases
-        // come from elements, which name allocated rows (or EoL).
+        // blocks` holds `ways` keys (8 per stream unless masked); direct-pointing indices
+        // are inside rows 1–256; row bases come from elements, which name allocated rows
+        // (or EoL).
         unsafe {
             let zero = _mm256_setzero_si256();
             let m = &self.masks;

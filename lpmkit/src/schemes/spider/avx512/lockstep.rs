@@ -108,10 +108,9 @@ impl<C: Simd512, F: Family512> Ctx<C, F> {
         mut fresh: bool,
     ) -> bool {
         // SAFETY: AVX-512 (the contract). `keys` holds `16 · blocks` keys; block `block <
-        // blocks` holds 16 keys and 16
-        // output slots; direct-pointing indices are inside rows 1–256; row bases come
-        // from elements, which name allocated rows (or End-of-Lookup), and only live
-        // lanes are gathered.
+        // blocks` holds 16 keys and 16 output slots; direct-pointing indices are inside
+        // rows 1–256; row bases come from elements, which name allocated rows (or
+        // End-of-Lookup), and only live lanes are gathered.
         unsafe {
             let zero = _mm512_setzero_si512();
             loop {
