@@ -589,7 +589,7 @@ fn as_v6<A: Address>(rib: &lpmkit::Rib<A>) -> &lpmkit::Rib<u128> {
 }
 
 /// Precomputed keys for a pattern.
-fn make_keys<A: Address>(
+pub(crate) fn make_keys<A: Address>(
     table: &Table<A>,
     pattern: &Pattern,
     n: usize,

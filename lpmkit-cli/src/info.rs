@@ -13,6 +13,7 @@ use std::process::ExitCode;
 use std::time::Instant;
 
 use clap::Args;
+use lpmkit::traffic::Pattern;
 use lpmkit::{Address, AnyTable, Table};
 use serde_json::{Map, Value};
 
@@ -40,12 +41,12 @@ pub struct InfoArgs {
     #[command(flatten)]
     isa: input::IsaArgs,
 
-    /// Each scheme's lookup profile over this many keys of `bench`'s default pattern
-    /// (`rnd`, uniform over the address space, for IPv4; `v6match` for IPv6): how lookups
-    /// go through the structure, for the schemes that report it — DXR the share of lookups
-    /// by binary-search steps (the DXR paper's Table 3), Spider by elements read after the
+    /// Each scheme's lookup profile over this many keys of `--pattern`: how lookups go
+    /// through the structure, for the schemes that report it — DXR the share of lookups by
+    /// binary-search steps (the DXR paper's Table 3), Spider by elements read after the
     /// direct pointing table and the reads per lookup from levels too large to stay
-    /// cached. 0 turns it off. Range: 0 to 100000000.
+    /// cached, PlanB by front answers, nodes and trees read. 0 turns it off. Range: 0 to
+    /// 100000000.
     #[arg(
         long,
         value_name = "N",
@@ -55,6 +56,11 @@ pub struct InfoArgs {
         value_parser = bounds::int::<usize>(0, MAX_SAMPLE_KEYS)
     )]
     profile_keys: usize,
+
+    /// Key pattern of the lookup profiles, as `bench --pattern` (rnd, routable, rep, seq,
+    /// zipf, v6match, match:P, trace:FILE). Default: rnd for IPv4, v6match for IPv6.
+    #[arg(long, short = 'p')]
+    pattern: Option<Pattern>,
 
     /// Also write one JSON record per scheme (every figure printed) to this file.
     #[arg(long, value_name = "FILE")]
@@ -128,11 +134,11 @@ fn info<A: Address>(table: &Table<A>, args: &InfoArgs) -> anyhow::Result<Vec<Rec
         "code"
     );
     let profile_keys = if args.profile_keys > 0 {
-        let pattern = match A::FAMILY {
-            lpmkit::Family::V4 => lpmkit::traffic::Pattern::Rnd,
-            lpmkit::Family::V6 => lpmkit::traffic::Pattern::V6Match,
-        };
-        lpmkit::traffic::keys(&pattern, rib, args.profile_keys, 1)?
+        let pattern = args.pattern.clone().unwrap_or(match A::FAMILY {
+            lpmkit::Family::V4 => Pattern::Rnd,
+            lpmkit::Family::V6 => Pattern::V6Match,
+        });
+        crate::bench::make_keys(table, &pattern, args.profile_keys, 1)?
     } else {
         Vec::new()
     };
@@ -191,8 +197,11 @@ fn info<A: Address>(table: &Table<A>, args: &InfoArgs) -> anyhow::Result<Vec<Rec
     if !profiles.is_empty() {
         outln!();
         outln!(
-            "Lookup profiles ({} keys of the default pattern; shares of the lookups):",
-            profile_keys.len()
+            "Lookup profiles ({} keys of the {} pattern; shares of the lookups):",
+            profile_keys.len(),
+            args.pattern
+                .as_ref()
+                .map_or("default".to_string(), |p| p.to_string())
         );
         for (name, p) in &profiles {
             outln!("  {name:<12} {p}");

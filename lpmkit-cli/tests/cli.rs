@@ -273,6 +273,50 @@ fn info_reports_structures_and_spider_depth() {
     }
 }
 
+#[test]
+fn info_profiles_the_keys_of_a_pattern() {
+    let s = Scratch::new("info-pattern");
+    let t = s.file("t.txt", "2001:db8::/32 1\n2001:db8:1::/48 2\n2400::/12 3\n");
+    let addrs = s.file("a.txt", "2001:db8:1::5\n2001:db8:2::\n3000::\n");
+    let run = |pattern: &str| {
+        let o = lpmkit(&[
+            "info",
+            "-t",
+            t.to_str().unwrap(),
+            "-s",
+            "planb-front",
+            "--profile-keys",
+            "300",
+            "-p",
+            pattern,
+        ]);
+        assert!(o.status.success(), "{}", stderr(&o));
+        stdout(&o)
+    };
+    let out = run("routable");
+    assert!(out.contains("300 keys of the routable pattern"), "{out}");
+    // The trace's three addresses, cycled: one of three outside every listed /32 and
+    // answered by the /16 summary.
+    let out = run(&format!("trace:{}", addrs.display()));
+    assert!(out.contains("keys of the trace:"), "{out}");
+    assert!(out.contains("front.summary=0.3333"), "{out}");
+    // A pattern of the other family is an error, not a silent default.
+    let o = lpmkit(&[
+        "info",
+        "--synthetic",
+        "v4",
+        "--routes",
+        "100",
+        "-p",
+        "v6match",
+    ]);
+    assert!(
+        !o.status.success() && stderr(&o).contains("v6match"),
+        "{}",
+        stderr(&o)
+    );
+}
+
 /// The defects of issue 10 (item 7), each as a user met it.
 #[test]
 fn bad_numbers_are_usage_errors_not_panics() {
