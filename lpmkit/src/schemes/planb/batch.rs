@@ -13,16 +13,20 @@
 //!   prefetched, then searched), then at most one leaf, without a branch on what the
 //!   front gave.
 //!
-//! Keys the main tree or the front leaves in a child tree become *lanes*: pending
-//! lookups, gathered over several groups (until the next group's could overflow the list
-//! of [`MAX_BATCH`]) and stepped one node per pass, each pass over a packed list (a lane
-//! that finishes writes its answer and leaves the list), so that the reads of a pass are
-//! again independent whatever depth each lane's tree has.
+//! Keys the main tree or the front leaves in a child tree wait in [`Pending`], by the
+//! depth of their tree, gathered over many groups; when [`MAX_BATCH`] wait for trees of
+//! one depth (and when the lookup ends) they descend those trees together, level by level
+//! in lockstep, as a group descends the main tree. Keys that continue past a leaf into
+//! the next key chunk's tree (routes longer than the chunk) become *lanes*, stepped one
+//! node per pass over a packed list (a lane that finishes writes its answer and leaves
+//! the list), so that the reads of a pass are again independent whatever depth each
+//! lane's tree has.
 
 use core::mem::MaybeUninit;
+use core::ops::Range;
 
 use super::build::chunk;
-use super::front::{Front, LineFront, LINE_KEYS, LINE_TAG, LINE_VALS, LINE_WORDS};
+use super::front::{Front, LineFront, LINES, LINE_KEYS, LINE_TAG, LINE_VALS, LINE_WORDS};
 use super::tree::{
     depth_of, root_of, Key, Layout, CHILD, DEPTH_MASK, DEPTH_SHIFT, MISS, SAME_CHUNK,
 };
@@ -173,64 +177,74 @@ pub(crate) unsafe fn lookup<A: Address, L: Layout, S: NodeSearch>(
     out: &mut [u32],
 ) {
     debug_assert!((1..=MAX_BATCH).contains(&batch) && out.len() >= addrs.len());
-    let mut lanes = [Lane::<L::K>::default(); MAX_BATCH];
-    // Windows of keys whose indices fit a lane's `u32`.
+    let mut pending = Pending::<L::K>::new();
+    // Windows of keys whose indices fit a pending lookup's `u32`.
     for (addrs, out) in addrs.chunks(WINDOW).zip(out.chunks_mut(WINDOW)) {
-        if let (Front::Lines(f), true) = (v.front, S::SPANS) {
-            // SAFETY: as this function's.
-            unsafe { line_spans::<A, L, S>(v, f, addrs, out, &mut lanes) };
-            continue;
-        }
-        let mut pending = 0;
-        let lines = matches!(v.front, Front::Lines(_));
-        for start in (0..addrs.len()).step_by(batch) {
-            if lines {
-                // The key stream, `KEYS_AHEAD` keys ahead of the group looked up (the
-                // line stage's misses starve the stream prefetcher; the tree descents
-                // of the other fronts measured no faster with it).
-                prefetch_keys_ahead(addrs, start, batch, KEYS_AHEAD);
-            }
-            let end = addrs.len().min(start + batch);
-            let (keys, res) = (&addrs[start..end], &mut out[start..end]);
-            let free = &mut lanes[pending..pending + batch];
-            // SAFETY: as this function's.
-            pending += unsafe {
-                match v.front {
-                    Front::None => main_lockstep::<A, L, S>(v, keys, res, free, |j| start + j),
-                    Front::Direct { table, bits } => {
-                        direct_pass::<A, L, S>(v, table, *bits, keys, res, free, start)
+        match v.front {
+            // SAFETY (all three): as this function's.
+            Front::Lines(f) if S::SPANS => unsafe {
+                line_spans::<A, L, S>(v, f, addrs, out, &mut pending)
+            },
+            _ => {
+                let lines = matches!(v.front, Front::Lines(_));
+                for start in (0..addrs.len()).step_by(batch) {
+                    if lines {
+                        // The key stream, `KEYS_AHEAD` keys ahead of the group looked up
+                        // (the line stage's misses starve the stream prefetcher; the tree
+                        // descents of the other fronts measured no faster with it).
+                        prefetch_keys_ahead(addrs, start, batch, KEYS_AHEAD);
                     }
-                    Front::Lines(f) => line_pass::<A, L, S>(v, f, keys, res, free, start),
+                    let group = start..addrs.len().min(start + batch);
+                    // SAFETY: as this function's.
+                    unsafe {
+                        match v.front {
+                            Front::None => main_lockstep::<A, L, S>(
+                                v,
+                                addrs,
+                                out,
+                                &addrs[group.clone()],
+                                |j| group.start + j,
+                                &mut pending,
+                            ),
+                            Front::Direct { table, bits } => direct_pass::<A, L, S>(
+                                v,
+                                table,
+                                *bits,
+                                addrs,
+                                out,
+                                group,
+                                &mut pending,
+                            ),
+                            Front::Lines(f) => {
+                                line_pass::<A, L, S>(v, f, addrs, out, group, &mut pending)
+                            }
+                        }
+                    }
                 }
-            };
-            // The lanes of several groups are stepped together once they could fill
-            // the list, so that the passes over them are long and their reads overlap.
-            if pending + batch > MAX_BATCH {
-                // SAFETY: as this function's.
-                unsafe { drain::<A, L, S>(v, addrs, out, &mut lanes, pending) };
-                pending = 0;
             }
         }
         // SAFETY: as this function's.
-        unsafe { drain::<A, L, S>(v, addrs, out, &mut lanes, pending) };
+        unsafe { pending.finish::<A, L, S>(v, addrs, out) };
     }
 }
 
-/// The group descends the main tree in lockstep; keys that end in a child become lanes,
-/// written to `lanes` (key `j` of the group as `index(j)`). Returns how many.
+/// The keys `group` descend the main tree in lockstep: key `j` of the group is key
+/// `index(j)` of `keys`, its value goes to `res[index(j)]`, and if the main tree leaves it
+/// in a child tree it is added to `pending`.
 #[inline(always)]
 unsafe fn main_lockstep<A: Address, L: Layout, S: NodeSearch>(
     v: &View<'_, L>,
     keys: &[A],
     res: &mut [u32],
-    lanes: &mut [Lane<L::K>],
+    group: &[A],
     index: impl Fn(usize) -> usize,
-) -> usize {
-    let n = keys.len();
+    pending: &mut Pending<L::K>,
+) {
+    let n = group.len();
     let (root, depth) = (root_of(v.main), depth_of(v.main));
     let mut x = [<L::K as Key>::PAD; MAX_BATCH];
     let mut rel = [0u32; MAX_BATCH];
-    for (xj, &a) in x.iter_mut().zip(keys) {
+    for (xj, &a) in x.iter_mut().zip(group) {
         *xj = L::K::bias(chunk(a, 0, <L::K as Key>::BITS));
     }
     // SAFETY: the main tree's root is a node of the forest.
@@ -250,25 +264,20 @@ unsafe fn main_lockstep<A: Address, L: Layout, S: NodeSearch>(
             }
         }
     }
-    let node = rel;
-    let mut pending = 0;
     for j in 0..n {
-        // SAFETY: `node[j]` is a leaf of the main tree.
-        let val = unsafe { v.leaf::<S>(root + node[j], x[j]) };
-        if val & CHILD == 0 {
-            res[j] = val;
-        } else {
+        // SAFETY: `rel[j]` is a leaf of the main tree.
+        let val = unsafe { v.leaf::<S>(root + rel[j], x[j]) };
+        let i = index(j);
+        res[i] = val;
+        if val & CHILD != 0 {
             // SAFETY: a leaf's child value names a tree of the forest.
-            lanes[pending] = unsafe { v.lane(index(j), val, 1, keys[j]) };
-            pending += 1;
+            unsafe { pending.add::<A, L, S>(v, keys, res, i, val, 1) };
         }
     }
-    pending
 }
 
-/// Every key of the group reads its direct front entry, then one leaf step (see below);
-/// the rest become lanes, written to `lanes` (key `j` of the group as `base + j`).
-/// Returns how many.
+/// The keys `group` of `keys` read their direct front entry, then one leaf step (see
+/// below); keys left in a tree after it are added to `pending`.
 #[inline(always)]
 unsafe fn direct_pass<A: Address, L: Layout, S: NodeSearch>(
     v: &View<'_, L>,
@@ -276,12 +285,12 @@ unsafe fn direct_pass<A: Address, L: Layout, S: NodeSearch>(
     bits: u32,
     keys: &[A],
     res: &mut [u32],
-    lanes: &mut [Lane<L::K>],
-    base: usize,
-) -> usize {
+    group: Range<usize>,
+    pending: &mut Pending<L::K>,
+) {
     let w = <L::K as Key>::BITS;
-    let mut pending = 0;
-    for (j, (&a, r)) in keys.iter().zip(res.iter_mut()).enumerate() {
+    for j in group {
+        let a = keys[j];
         let val = table[(a.to_u128() >> (A::BITS as u32 - bits)) as usize];
         let x = L::K::bias(chunk(a, v.front_stage, w));
         // One leaf step for every key, without a branch on what the front gave: a child
@@ -297,166 +306,96 @@ unsafe fn direct_pass<A: Address, L: Layout, S: NodeSearch>(
         // every node's slots.
         let found = unsafe { v.leaf::<S>(node, x) };
         let out = found & m | val & !m;
-        *r = out;
+        res[j] = out;
         if out & CHILD != 0 {
             // SAFETY: child values name trees of the forest.
-            lanes[pending] = unsafe {
+            unsafe {
                 if one_leaf {
-                    v.lane(base + j, found, v.front_stage + 1, a)
+                    pending.add::<A, L, S>(v, keys, res, j, found, v.front_stage + 1)
                 } else {
-                    v.lane(base + j, val, v.front_stage, a)
+                    pending.add::<A, L, S>(v, keys, res, j, val, v.front_stage)
                 }
-            };
-            pending += 1;
+            }
         }
     }
-    pending
 }
 
-/// Every key of the group reads its /32's front line ([`NodeSearch::line_values`]); keys
-/// the line leaves in a tree become lanes, written to `lanes` (key `j` of the group as
-/// `base + j`). Keys whose /32 is not listed (no route begins in it: most keys of
-/// unrouted or sparsely routed space) descend the main tree together, in lockstep, as
-/// the paper's lookup does, and those it leaves in a tree become lanes too. Returns how
-/// many lanes.
+/// The keys `group` of `keys` read their /32's front line ([`NodeSearch::line_values`]);
+/// keys the line leaves in a tree, and keys whose /32 is not listed (no route begins in
+/// it: most keys of unrouted or sparsely routed space; they search the main tree, as the
+/// paper's lookup does), are added to `pending`.
 #[inline(always)]
 unsafe fn line_pass<A: Address, L: Layout, S: NodeSearch>(
     v: &View<'_, L>,
     f: &LineFront,
     keys: &[A],
     res: &mut [u32],
-    lanes: &mut [Lane<L::K>],
-    base: usize,
-) -> usize {
+    group: Range<usize>,
+    pending: &mut Pending<L::K>,
+) {
     debug_assert!(A::BITS == 128 && <L::K as Key>::BITS == 32);
     let mut child = [0u64; MAX_BATCH / 64];
+    let start = group.start;
     // SAFETY: as this function's.
-    unsafe { S::line_values(f, keys, res, &mut child) };
-    let mut pending = 0;
+    unsafe { S::line_values(f, &keys[group.clone()], &mut res[group], &mut child) };
+    // SAFETY: as this function's.
+    unsafe { add_children::<A, L, S>(v, f, keys, res, start, &child, pending) };
+}
+
+/// The keys `start + j` whose bit `j` is set in `child` (their front line gave a child
+/// value or [`MISS`]) are added to `pending`; of the keys whose /32 is not listed, those
+/// whose /16 the summary answers take its value, the others descend the main tree
+/// together first ([`Missed`]).
+///
+/// # Safety
+/// As [`line_pass`]'s; each such key's result is its line's value.
+#[inline(always)]
+unsafe fn add_children<A: Address, L: Layout, S: NodeSearch>(
+    v: &View<'_, L>,
+    f: &LineFront,
+    keys: &[A],
+    res: &mut [u32],
+    start: usize,
+    child: &[u64],
+    pending: &mut Pending<L::K>,
+) {
     let mut missed = Missed::<A>::new();
     for (w, &bits) in child.iter().enumerate() {
         let mut bits = bits;
         while bits != 0 {
-            let j = 64 * w + bits.trailing_zeros() as usize;
+            let j = start + 64 * w + bits.trailing_zeros() as usize;
             bits &= bits - 1;
-            if res[j] == MISS {
-                missed.push(j, keys[j]);
-            } else {
-                // SAFETY: as this function's.
-                lanes[pending] = unsafe { line_lane(v, base + j, res[j], keys[j]) };
-                pending += 1;
-            }
-        }
-    }
-    // SAFETY: as this function's; at most one lane per key of the group, so the lanes
-    // fit the group's share of the list.
-    pending += unsafe { missed.descend::<L, S>(v, res, base, &mut lanes[pending..]) };
-    pending
-}
-
-/// The lane of key `a` (index `i`) whose front line gave the child value `out`.
-///
-/// # Safety
-/// `out` is a line's child value or [`MISS`].
-#[inline(always)]
-unsafe fn line_lane<A: Address, L: Layout>(
-    v: &View<'_, L>,
-    i: usize,
-    out: u32,
-    a: A,
-) -> Lane<L::K> {
-    // SAFETY: a line's child values name trees of the forest; `MISS` sends the key to the
-    // main tree.
-    unsafe {
-        if out == MISS {
-            v.lane(i, v.main, 0, a)
-        } else if out & SAME_CHUNK != 0 {
-            v.lane(i, out, v.front_stage, a)
-        } else {
-            v.lane(i, out, v.front_stage + 1, a)
-        }
-    }
-}
-
-/// The line stage over spans of [`SPAN`] keys ([`NodeSearch::SPANS`]); the keys left in
-/// trees become lanes, stepped whenever the list is full and at the end.
-#[inline(always)]
-unsafe fn line_spans<A: Address, L: Layout, S: NodeSearch>(
-    v: &View<'_, L>,
-    f: &LineFront,
-    addrs: &[A],
-    out: &mut [u32],
-    lanes: &mut [Lane<L::K>; MAX_BATCH],
-) {
-    let mut pending = 0;
-    let mut missed = Missed::<A>::new();
-    for start in (0..addrs.len()).step_by(SPAN) {
-        let end = addrs.len().min(start + SPAN);
-        let mut child = [0u64; SPAN / 64];
-        // SAFETY: as this function's.
-        unsafe { S::line_values(f, &addrs[start..end], &mut out[start..end], &mut child) };
-        for (w, &bits) in child.iter().enumerate() {
-            let mut bits = bits;
-            while bits != 0 {
-                let j = start + 64 * w + bits.trailing_zeros() as usize;
-                bits &= bits - 1;
-                if out[j] == MISS {
-                    missed.push(j, addrs[j]);
-                    if missed.n == MAX_BATCH {
-                        // SAFETY: as this function's.
-                        pending = unsafe {
-                            spans_descend::<A, L, S>(v, addrs, out, lanes, pending, &mut missed)
-                        };
-                    }
+            let out = res[j];
+            if out == MISS {
+                // The /32 is not listed: the summary answers if no boundary lies in its
+                // /16, else the main tree does.
+                let s = f.summary_of((keys[j].to_u128() >> 96) as u32);
+                if s != LINES {
+                    res[j] = s;
                     continue;
                 }
-                // SAFETY: as this function's.
-                lanes[pending] = unsafe { line_lane(v, j, out[j], addrs[j]) };
-                pending += 1;
-                if pending == MAX_BATCH {
+                missed.push(j, keys[j]);
+                if missed.n == MAX_BATCH {
                     // SAFETY: as this function's.
-                    unsafe { drain::<A, L, S>(v, addrs, out, lanes, pending) };
-                    pending = 0;
+                    unsafe { missed.descend::<L, S>(v, keys, res, pending) };
                 }
+                continue;
             }
+            let stage = if out & SAME_CHUNK != 0 {
+                v.front_stage
+            } else {
+                v.front_stage + 1
+            };
+            // SAFETY: a line's child values name trees of the forest.
+            unsafe { pending.add::<A, L, S>(v, keys, res, j, out, stage) };
         }
     }
     // SAFETY: as this function's.
-    unsafe {
-        let pending = spans_descend::<A, L, S>(v, addrs, out, lanes, pending, &mut missed);
-        drain::<A, L, S>(v, addrs, out, lanes, pending);
-    }
-}
-
-/// [`line_spans`]'s keys whose /32 is not listed descend the main tree together
-/// ([`Missed::descend`]), after the lanes are drained if theirs might not fit; returns
-/// how many lanes are pending.
-///
-/// # Safety
-/// As [`line_spans`]'s; `pending` lanes are in the list and `missed`'s keys are keys of
-/// `addrs` at their indices.
-#[inline(always)]
-unsafe fn spans_descend<A: Address, L: Layout, S: NodeSearch>(
-    v: &View<'_, L>,
-    addrs: &[A],
-    out: &mut [u32],
-    lanes: &mut [Lane<L::K>; MAX_BATCH],
-    mut pending: usize,
-    missed: &mut Missed<A>,
-) -> usize {
-    // SAFETY: the list holds `MAX_BATCH` lanes, and a descent adds at most one lane per
-    // key it takes.
-    unsafe {
-        if pending + missed.n > MAX_BATCH {
-            drain::<A, L, S>(v, addrs, out, lanes, pending);
-            pending = 0;
-        }
-        pending + missed.descend::<L, S>(v, out, 0, &mut lanes[pending..])
-    }
+    unsafe { missed.descend::<L, S>(v, keys, res, pending) };
 }
 
 /// Keys whose /32 the front does not list, packed, to descend the main tree together
-/// ([`main_lockstep`]) instead of one lane each.
+/// ([`main_lockstep`]) as soon as their group's line stage is done.
 struct Missed<A> {
     keys: [MaybeUninit<A>; MAX_BATCH],
     /// Each key's index in the results.
@@ -482,44 +421,249 @@ impl<A: Address> Missed<A> {
         self.n += 1;
     }
 
-    /// The held keys descend the main tree in lockstep: their values into `res` (at
-    /// their indices), the keys it leaves in a tree into `lanes` (as `lane_base +` their
-    /// index); returns how many lanes, and holds no key after.
+    /// The held keys descend the main tree in lockstep (their values into `res` at their
+    /// indices, keys it leaves in a tree to `pending`); holds no key after.
     ///
     /// # Safety
-    /// As [`main_lockstep`]'s; `lanes` has room for `self.n` lanes and every held key's
-    /// index is below `res.len()`.
+    /// As [`main_lockstep`]'s; every held key is the key of `keys` at its index.
     #[inline(always)]
     unsafe fn descend<L: Layout, S: NodeSearch>(
         &mut self,
         v: &View<'_, L>,
+        keys: &[A],
         res: &mut [u32],
-        lane_base: usize,
-        lanes: &mut [Lane<L::K>],
-    ) -> usize {
+        pending: &mut Pending<L::K>,
+    ) {
         let n = core::mem::take(&mut self.n);
         if n == 0 {
-            return 0;
+            return;
         }
         // SAFETY: entries `0..n` were written by `push` (`MaybeUninit<T>` has `T`'s
         // layout).
-        let (keys, at) = unsafe {
+        let (held, at) = unsafe {
             (
                 core::slice::from_raw_parts(self.keys.as_ptr() as *const A, n),
                 core::slice::from_raw_parts(self.at.as_ptr() as *const u32, n),
             )
         };
-        let mut found = [0u32; MAX_BATCH];
         // SAFETY: the caller's.
-        let lanes_made = unsafe {
-            main_lockstep::<A, L, S>(v, keys, &mut found[..n], lanes, |m| {
-                lane_base + at[m] as usize
-            })
-        };
-        for (&i, &value) in at.iter().zip(&found[..n]) {
-            res[i as usize] = value;
+        unsafe { main_lockstep::<A, L, S>(v, keys, res, held, |m| at[m] as usize, pending) };
+    }
+}
+
+/// The line stage over spans of [`SPAN`] keys ([`NodeSearch::SPANS`]); the keys left in
+/// trees are added to `pending`.
+#[inline(always)]
+unsafe fn line_spans<A: Address, L: Layout, S: NodeSearch>(
+    v: &View<'_, L>,
+    f: &LineFront,
+    addrs: &[A],
+    out: &mut [u32],
+    pending: &mut Pending<L::K>,
+) {
+    for start in (0..addrs.len()).step_by(SPAN) {
+        let end = addrs.len().min(start + SPAN);
+        let mut child = [0u64; SPAN / 64];
+        // SAFETY: as this function's.
+        unsafe {
+            S::line_values(f, &addrs[start..end], &mut out[start..end], &mut child);
+            add_children::<A, L, S>(v, f, addrs, out, start, &child, pending);
         }
-        lanes_made
+    }
+}
+
+/// Tree depths whose pending lookups are kept by depth and descend in lockstep
+/// ([`Pending`]); lookups in deeper trees are lanes.
+const LOCKSTEP_DEPTHS: usize = 8;
+
+/// Pending lookups in trees of one depth, packed: each key's index, its tree's root
+/// node, its key chunk (biased) and which chunk that is.
+struct Bucket<K> {
+    n: usize,
+    at: [MaybeUninit<u32>; MAX_BATCH],
+    root: [MaybeUninit<u32>; MAX_BATCH],
+    x: [MaybeUninit<K>; MAX_BATCH],
+    stage: [MaybeUninit<u32>; MAX_BATCH],
+}
+
+/// The lookups the front or the main tree leaves in a further tree, pending.
+///
+/// A key whose tree has `d` ≤ [`LOCKSTEP_DEPTHS`] levels waits with the other keys of
+/// depth-`d` trees, gathered over many groups; when [`MAX_BATCH`] of them wait (and when
+/// the lookup ends) they descend their trees together, level by level in lockstep as the
+/// main tree's groups do, every read of a level independent of the others: the whole
+/// descent is a few tight loops, without a branch on the key. Keys whose tree continues
+/// past a leaf into the next key chunk's tree (routes longer than the chunk), and keys of
+/// deeper trees, become *lanes* instead: stepped one node per pass over a packed list
+/// ([`drain`]).
+pub(crate) struct Pending<K: Key> {
+    buckets: [Bucket<K>; LOCKSTEP_DEPTHS],
+    lanes: [Lane<K>; MAX_BATCH],
+    lanes_n: usize,
+}
+
+impl<K: Key> Pending<K> {
+    fn new() -> Self {
+        Pending {
+            buckets: core::array::from_fn(|_| Bucket {
+                n: 0,
+                at: [MaybeUninit::uninit(); MAX_BATCH],
+                root: [MaybeUninit::uninit(); MAX_BATCH],
+                x: [MaybeUninit::uninit(); MAX_BATCH],
+                stage: [MaybeUninit::uninit(); MAX_BATCH],
+            }),
+            lanes: [Lane::default(); MAX_BATCH],
+            lanes_n: 0,
+        }
+    }
+
+    /// Key `i` of `keys` continues in the tree of child value `tree`, searched with key
+    /// chunk `stage`; its answer goes to `res[i]` (before [`finish`](Self::finish) returns).
+    ///
+    /// # Safety
+    /// `tree` names a tree of `v`'s forest; `i < keys.len() ≤ res.len()`, and every key
+    /// pending is a key of `keys` (the same slices until `finish`); `S`'s instructions are
+    /// supported.
+    #[inline(always)]
+    unsafe fn add<A: Address, L: Layout<K = K>, S: NodeSearch>(
+        &mut self,
+        v: &View<'_, L>,
+        keys: &[A],
+        res: &mut [u32],
+        i: usize,
+        tree: u32,
+        stage: u32,
+    ) {
+        let a = keys[i];
+        let d = depth_of(tree) as usize;
+        if (1..=LOCKSTEP_DEPTHS).contains(&d) {
+            let b = &mut self.buckets[d - 1];
+            let n = b.n;
+            b.at[n].write(i as u32);
+            b.root[n].write(root_of(tree));
+            // Fetched now into the outer caches: the descent, many groups later, finds
+            // the root there rather than in memory.
+            // SAFETY: `tree` names a tree of the forest.
+            prefetch(unsafe { v.node(root_of(tree)) });
+            b.x[n].write(K::bias(chunk(a, stage, K::BITS)));
+            b.stage[n].write(stage);
+            b.n = n + 1;
+            if n + 1 == MAX_BATCH {
+                // SAFETY: as this function's.
+                unsafe { self.descend::<A, L, S>(v, keys, res, d) };
+            }
+        } else {
+            // SAFETY: as this function's.
+            unsafe { self.lane::<A, L, S>(v, keys, res, v.lane(i, tree, stage, a)) };
+        }
+    }
+
+    /// Adds a lane, stepping the lanes if the list is full.
+    ///
+    /// # Safety
+    /// As [`add`](Self::add)'s.
+    #[inline(always)]
+    unsafe fn lane<A: Address, L: Layout<K = K>, S: NodeSearch>(
+        &mut self,
+        v: &View<'_, L>,
+        keys: &[A],
+        res: &mut [u32],
+        lane: Lane<K>,
+    ) {
+        self.lanes[self.lanes_n] = lane;
+        self.lanes_n += 1;
+        if self.lanes_n == MAX_BATCH {
+            // SAFETY: as this function's.
+            unsafe { drain::<A, L, S>(v, keys, res, &mut self.lanes, MAX_BATCH) };
+            self.lanes_n = 0;
+        }
+    }
+
+    /// The keys waiting in trees of depth `d` descend them together, level by level.
+    ///
+    /// # Safety
+    /// As [`add`](Self::add)'s; `1 ≤ d ≤ LOCKSTEP_DEPTHS`.
+    #[inline(always)]
+    unsafe fn descend<A: Address, L: Layout<K = K>, S: NodeSearch>(
+        &mut self,
+        v: &View<'_, L>,
+        keys: &[A],
+        res: &mut [u32],
+        d: usize,
+    ) {
+        let b = &mut self.buckets[d - 1];
+        let n = core::mem::take(&mut b.n);
+        // SAFETY: entries `0..n` were written by `add` (`MaybeUninit<T>` has `T`'s layout).
+        let (at, root, x, stage) = unsafe {
+            (
+                core::slice::from_raw_parts(b.at.as_ptr() as *const u32, n),
+                core::slice::from_raw_parts(b.root.as_ptr() as *const u32, n),
+                core::slice::from_raw_parts(b.x.as_ptr() as *const K, n),
+                core::slice::from_raw_parts(b.stage.as_ptr() as *const u32, n),
+            )
+        };
+        // The keys waited while later groups were looked up: their roots are fetched
+        // again, all at once.
+        for &r in root {
+            // SAFETY: `r` is a tree's root node.
+            prefetch(unsafe { v.node(r) });
+        }
+        let mut node = [0u32; MAX_BATCH];
+        node[..n].copy_from_slice(root);
+        let mut rel = [0u32; MAX_BATCH];
+        for _ in 1..d {
+            for ((r, nd), (&xj, &rt)) in rel[..n].iter_mut().zip(&mut node).zip(x.iter().zip(root))
+            {
+                // SAFETY: `*nd` is an inner node of a tree with levels below it; its child
+                // is a node of that tree (the build's invariant).
+                unsafe {
+                    let c = S::count(v.node(*nd), xj, L::B);
+                    *r = *r * L::F + 1 + c;
+                    *nd = rt + *r;
+                    prefetch(v.node(*nd));
+                }
+            }
+        }
+        let mut cont = 0;
+        let mut more = [0u32; MAX_BATCH];
+        for e in 0..n {
+            // SAFETY: `node[e]` is a leaf of the key's tree.
+            let val = unsafe { v.leaf::<S>(node[e], x[e]) };
+            res[at[e] as usize] = val;
+            // Rare: the interval continues in the next key chunk's tree.
+            more[cont] = e as u32;
+            cont += (val & CHILD != 0) as usize;
+        }
+        for &e in &more[..cont] {
+            let (i, e) = (at[e as usize] as usize, e as usize);
+            // SAFETY: a leaf's child value names a tree of the forest.
+            unsafe {
+                let lane = v.lane(i, res[i], stage[e] + 1, keys[i]);
+                self.lane::<A, L, S>(v, keys, res, lane);
+            }
+        }
+    }
+
+    /// Every pending key gets its answer.
+    ///
+    /// # Safety
+    /// As [`add`](Self::add)'s.
+    #[inline(always)]
+    unsafe fn finish<A: Address, L: Layout<K = K>, S: NodeSearch>(
+        &mut self,
+        v: &View<'_, L>,
+        keys: &[A],
+        res: &mut [u32],
+    ) {
+        for d in 1..=LOCKSTEP_DEPTHS {
+            if self.buckets[d - 1].n > 0 {
+                // SAFETY: as this function's.
+                unsafe { self.descend::<A, L, S>(v, keys, res, d) };
+            }
+        }
+        // SAFETY: as this function's.
+        unsafe { drain::<A, L, S>(v, keys, res, &mut self.lanes, self.lanes_n) };
+        self.lanes_n = 0;
     }
 }
 
@@ -541,7 +685,8 @@ pub(crate) unsafe fn line_values_with<A: Address, S: NodeSearch>(
     let lines = f.lines.as_ptr();
     let mut at = [MaybeUninit::<u32>::uninit(); MAX_BATCH];
     for (slot, &a) in at.iter_mut().zip(keys) {
-        let line_at = f.line_of_fast((a.to_u128() >> 96) as u32) as u32;
+        let t = (a.to_u128() >> 96) as u32;
+        let line_at = f.line_of_fast(t) as u32;
         slot.write(line_at);
         // SAFETY: `line_of_fast` is a line of the table.
         prefetch(unsafe { lines.add(line_at as usize * LINE_WORDS) });

@@ -21,8 +21,12 @@
 
 use std::collections::HashMap;
 
-use super::front::{Front, LineFront, LINE_KEYS, LINE_TAG, LINE_VALS, LINE_WORDS};
-use super::tree::{child, Forest, ForestBuilder, Key, Layout, TreeShape, MAX_NEXT_HOP, SAME_CHUNK};
+use super::front::{
+    Front, LineFront, LINES, LINE_KEYS, LINE_TAG, LINE_VALS, LINE_WORDS, SUMMARY_BITS,
+};
+use super::tree::{
+    child, Forest, ForestBuilder, Key, Layout, TreeShape, MAX_NEXT_HOP, MISS, SAME_CHUNK,
+};
 use super::PlanbConfig;
 use crate::fib::BuildError;
 use crate::prefix::Address;
@@ -260,12 +264,12 @@ impl<A: Address, L: Layout> Builder<'_, A, L> {
             self.info.line_groups[0] += 1;
             return Ok(line);
         }
-        // Eight groups of intervals, as equal as can be; a group of several intervals is
+        // Eight groups of intervals (see `line_groups`); a group of several intervals is
         // searched in its own tree, with the same key chunk.
         self.info.line_groups[1] += 1;
-        let n = entries.len();
-        for g in 0..groups {
-            let (a, b) = (g * n / groups, (g + 1) * n / groups);
+        let starts = line_groups(&entries, groups);
+        for (g, &a) in starts.iter().enumerate() {
+            let b = starts.get(g + 1).copied().unwrap_or(entries.len());
             if g > 0 {
                 line[g - 1] = <u32 as Key>::bias(entries[a].0 - 1);
             }
@@ -277,6 +281,109 @@ impl<A: Address, L: Layout> Builder<'_, A, L> {
         }
         Ok(line)
     }
+}
+
+/// How a /32 of more than `groups` intervals is split into at most `groups` runs of
+/// consecutive intervals for its line (the first interval of each run, ascending, the
+/// first 0): a run of one interval is answered by the line itself, a longer one by its
+/// own tree.
+///
+/// The runs minimise the tree levels a key uniform over the /32 reads (each run's share
+/// of the /32 times its tree's depth, 0 for one interval): among runs of equal size and,
+/// for each `k < groups`, the `k` largest intervals as runs of their own with the
+/// intervals between them as runs (those of the longest parts split in more equal parts
+/// while runs are left over).
+/// So a /32 whose routes are a few clusters of small prefixes in a large remainder
+/// answers keys in the remainder from its line, and one of evenly spread prefixes keeps
+/// runs of equal size and shallow trees.
+fn line_groups(entries: &[(u64, u32)], groups: usize) -> Vec<usize> {
+    let n = entries.len();
+    debug_assert!(n > groups && groups >= 2);
+    let start = |i: usize| entries.get(i).map_or(1 << 32, |e| e.0);
+    // Tree levels over `len` intervals: leaves of eight, inner nodes of seventeen
+    // children (`Compact`); 0 for one interval, answered by the line.
+    let depth = |len: usize| -> u64 {
+        let (mut d, mut cap) = (0, 1);
+        while cap < len {
+            cap = if d == 0 { 8 } else { cap * 17 };
+            d += 1;
+        }
+        d
+    };
+    let end = |k: usize, s: &[usize]| s.get(k + 1).copied().unwrap_or(n);
+    let cost = |s: &[usize]| -> u128 {
+        (0..s.len())
+            .map(|k| (start(end(k, s)) - start(s[k])) as u128 * depth(end(k, s) - s[k]) as u128)
+            .sum()
+    };
+    let mut best: Vec<usize> = (0..groups).map(|g| g * n / groups).collect();
+    let mut best_cost = cost(&best);
+    let mut by_size: Vec<usize> = (0..n).collect();
+    by_size.sort_by_key(|&i| core::cmp::Reverse(start(i + 1) - start(i)));
+    for k in 1..groups {
+        let mut single = by_size[..k].to_vec();
+        single.sort_unstable();
+        // The runs: `(first, end, parts)`; the intervals between the `k` are runs too.
+        let mut runs: Vec<(usize, usize, usize)> = Vec::with_capacity(groups);
+        let mut next = 0;
+        for &i in &single {
+            if i > next {
+                runs.push((next, i, 1));
+            }
+            runs.push((i, i + 1, 1));
+            next = i + 1;
+        }
+        if next < n {
+            runs.push((next, n, 1));
+        }
+        if runs.len() > groups {
+            continue;
+        }
+        // Runs left over split the runs whose parts are longest, into equal parts.
+        for _ in runs.len()..groups {
+            let r = runs
+                .iter_mut()
+                .max_by_key(|r| (r.1 - r.0).div_ceil(r.2))
+                .expect("at least one run");
+            if r.1 - r.0 <= r.2 {
+                break;
+            }
+            r.2 += 1;
+        }
+        let starts: Vec<usize> = runs
+            .iter()
+            .flat_map(|&(a, b, p)| (0..p).map(move |q| a + q * (b - a) / p))
+            .collect();
+        let c = cost(&starts);
+        if c < best_cost {
+            (best, best_cost) = (starts, c);
+        }
+    }
+    best
+}
+
+/// The lines' summary of the /16s (see `front.rs`): a /16's next hop when no range
+/// boundary lies inside it, [`LINES`] when a listed /32 (of `tops`, ascending) does, else
+/// [`MISS`].
+fn summary<A: Address>(ranges: &[(A, u32)], tops: &[u32]) -> Vec<u32> {
+    let shift = A::BITS as u32 - SUMMARY_BITS;
+    (0..1u32 << SUMMARY_BITS)
+        .map(|v| {
+            let first = A::from_u128((v as u128) << shift);
+            let last = first.or(A::hostmask(SUMMARY_BITS as u8));
+            let lo = ranges.partition_point(|r| r.0 <= first) - 1;
+            if ranges.get(lo + 1).is_none_or(|r| r.0 > last) {
+                return ranges[lo].1;
+            }
+            let sub = 32 - SUMMARY_BITS;
+            let at = tops.partition_point(|&t| t >> sub < v);
+            if tops.get(at).is_some_and(|&t| t >> sub == v) {
+                LINES
+            } else {
+                MISS
+            }
+        })
+        .collect()
 }
 
 pub(super) fn build<A: Address, L: Layout>(
@@ -327,11 +434,12 @@ pub(super) fn build<A: Address, L: Layout>(
             );
             tops.sort_unstable();
             tops.dedup();
+            let summary = summary(&proj.ranges, &tops);
             let mut lines = Vec::with_capacity(tops.len());
             for t in tops {
                 lines.push((t, b.line(t)?));
             }
-            Front::Lines(LineFront::new(&lines))
+            Front::Lines(LineFront::new(&lines, &summary))
         }
     };
     // The main tree: searched without a front, or for a /32 the front does not list.
@@ -348,4 +456,107 @@ pub(super) fn build<A: Address, L: Layout>(
         front,
         info: b.info,
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::rng::SplitMix64;
+
+    /// Entries starting at `starts` (ascending, the first 0), values all different.
+    fn entries(starts: &[u64]) -> Vec<(u64, u32)> {
+        starts
+            .iter()
+            .enumerate()
+            .map(|(i, &s)| (s, i as u32))
+            .collect()
+    }
+
+    /// Runs are ascending, begin at 0 and number at most `groups`.
+    fn check(e: &[(u64, u32)], groups: usize) -> Vec<usize> {
+        let starts = line_groups(e, groups);
+        assert_eq!(starts[0], 0);
+        assert!(starts.len() <= groups && starts.windows(2).all(|w| w[0] < w[1]));
+        assert!(*starts.last().unwrap() < e.len());
+        starts
+    }
+
+    #[test]
+    fn line_groups_leave_large_intervals_to_the_line() {
+        // Forty /48-sized intervals at the bottom of the /32, then the rest of it.
+        let mut s: Vec<u64> = (0..40).map(|i| i << 16).collect();
+        s.push(40 << 16);
+        let e = entries(&s);
+        let starts = check(&e, 8);
+        // The large last interval is a run of its own; runs left over split the cluster
+        // into trees of one level.
+        assert_eq!(*starts.last().unwrap(), 40);
+        assert_eq!(starts.len(), 8);
+        assert!(starts.windows(2).all(|w| w[1] - w[0] <= 8), "{starts:?}");
+        // Clusters at both ends and in the middle: the gaps between them are runs of one.
+        let mut s: Vec<u64> = (0..10).map(|i| i << 16).collect();
+        s.push(10 << 16);
+        s.extend((0..10).map(|i| (1 << 31) + (i << 16)));
+        s.push((1 << 31) + (10 << 16));
+        s.extend((0..10).map(|i| 0xffff_0000 + (i << 8)));
+        let e = entries(&s);
+        let starts = check(&e, 8);
+        for gap in [10, 21] {
+            let k = starts.iter().position(|&a| a == gap).expect("gap is a run");
+            assert_eq!(starts.get(k + 1).copied().unwrap_or(e.len()), gap + 1);
+        }
+    }
+
+    #[test]
+    fn line_groups_of_equal_intervals_stay_shallow() {
+        // 256 intervals of 2^24 each: seven runs of one and a run of 249 would make a
+        // tree of three levels; no run is longer than a tree of two holds (136).
+        let e = entries(&(0..256u64).map(|i| i << 24).collect::<Vec<_>>());
+        let starts = check(&e, 8);
+        assert_eq!(starts.len(), 8);
+        let ends = starts.iter().skip(1).copied().chain([256]);
+        assert!(
+            starts.iter().zip(ends).all(|(a, b)| b - a <= 136),
+            "{starts:?}"
+        );
+    }
+
+    #[test]
+    fn line_groups_random() {
+        let mut rng = SplitMix64::new(5);
+        for _ in 0..200 {
+            let n = 9 + rng.below(300) as usize;
+            let mut s: Vec<u64> = (0..n).map(|_| rng.below(1 << 32)).collect();
+            s[0] = 0;
+            s.sort_unstable();
+            s.dedup();
+            if s.len() <= 8 {
+                continue;
+            }
+            check(&entries(&s), 8);
+        }
+    }
+
+    #[test]
+    fn summary_of_the_sixteens() {
+        let a = |s: &str| u128::from(s.parse::<std::net::Ipv6Addr>().unwrap());
+        // 2000::/15 covers two /16s whole; 2002:8000::/17 puts a boundary inside 2002::/16.
+        let ranges: Vec<(u128, u32)> = vec![
+            (0, 0),
+            (a("2000::"), 1),
+            (a("2002::"), 0),
+            (a("2002:8000::"), 2),
+            (a("2003::"), 0),
+        ];
+        let tops = [(a("2002:8000::") >> 96) as u32];
+        let s = summary::<u128>(&ranges, &tops);
+        assert_eq!(s[0x2000], 1);
+        assert_eq!(s[0x2001], 1);
+        assert_eq!(s[0x2002], LINES);
+        assert_eq!(s[0x2003], 0);
+        assert_eq!(s[0], 0);
+        // A boundary inside a /16 without listed /32s sends its keys to the main tree.
+        let s = summary::<u128>(&ranges, &[]);
+        assert_eq!(s[0x2002], MISS);
+    }
 }

@@ -16,8 +16,11 @@
 //!   larger one splits its intervals into eight groups, and the line's values name the
 //!   groups' trees ([`SAME_CHUNK`]: searched with the same key chunk). A /32 the hash
 //!   does not list reads some other /32's line (or an empty one), whose tag differs: the
-//!   answer is [`MISS`], and the main tree answers the key (such a /32 has no boundary
-//!   inside).
+//!   answer is [`MISS`], and the key goes to the *summary* of the /16s (`2^16` words
+//!   indexed by the key's first 16 bits, 256 KiB): its /16's next hop when no interval
+//!   boundary falls inside the /16 (most of the unrouted and sparsely routed address
+//!   space), else [`LINES`], and the main tree answers the key (such a /32 has no
+//!   boundary inside). Keys of listed /32s never read the summary.
 //!
 //! **The perfect hash** (in the manner of PTHash: Pibiri and Trani, SIGIR 2021): two
 //! 32-bit multiplicative hashes of the /32 (Fibonacci hashing, odd multipliers). The
@@ -31,7 +34,7 @@
 
 #[cfg(doc)]
 use super::tree::SAME_CHUNK;
-use super::tree::{Key, MISS};
+use super::tree::{Key, CHILD, MISS};
 use crate::mem::TableBuf;
 
 /// `u32` words per line.
@@ -42,6 +45,13 @@ pub(crate) const LINE_KEYS: usize = 7;
 pub(crate) const LINE_TAG: usize = 7;
 /// Where a line's values start.
 pub(crate) const LINE_VALS: usize = 8;
+
+/// Bits of the key the summary indexes.
+pub(crate) const SUMMARY_BITS: u32 = 16;
+/// The summary entry of a /16 with a listed /32 in it (neither a next hop nor a child
+/// value: a depth of 0 with root 1): its keys whose /32 is not listed search the main
+/// tree.
+pub(crate) const LINES: u32 = CHILD | 1;
 
 /// The odd multiplier of the bucket hash.
 pub(crate) const KB: u32 = 0x9e37_79b1;
@@ -95,6 +105,8 @@ pub(crate) struct LineFront {
     pub(crate) lines: TableBuf<u32>,
     /// One mixed pilot per bucket.
     pub(crate) pilots: TableBuf<u32>,
+    /// `2^SUMMARY_BITS` entries: a next hop, [`LINES`] or [`MISS`] per /16.
+    pub(crate) summary: TableBuf<u32>,
     /// Lines.
     pub(crate) m: u32,
     /// `32 − log2(r)`: the bucket hash shifted right by it is the bucket (`r` buckets).
@@ -127,8 +139,10 @@ fn mix(pilot: u32) -> u32 {
 }
 
 impl LineFront {
-    /// The front of `lines` (`(tag, line)`, tags distinct).
-    pub(crate) fn new(lines: &[(u32, [u32; LINE_WORDS])]) -> LineFront {
+    /// The front of `lines` (`(tag, line)`, tags distinct) behind `summary`
+    /// (`2^SUMMARY_BITS` entries).
+    pub(crate) fn new(lines: &[(u32, [u32; LINE_WORDS])], summary: &[u32]) -> LineFront {
+        debug_assert_eq!(summary.len(), 1 << SUMMARY_BITS);
         let n = lines.len();
         let tags: Vec<u32> = lines.iter().map(|l| l.0).collect();
         // The largest power of two up to n / 3 (at least 2): three to six /32s per bucket.
@@ -138,7 +152,9 @@ impl LineFront {
         loop {
             for seed in SEEDS {
                 if let Some((pilots, slots)) = place(&tags, shift, m, seed) {
-                    return Self::fill(lines, &tags, pilots, slots, shift, m, seed);
+                    let mut front = Self::fill(lines, &tags, pilots, slots, shift, m, seed);
+                    front.summary = TableBuf::from_slice(summary);
+                    return front;
                 }
             }
             m += m / 8 + 1;
@@ -180,6 +196,7 @@ impl LineFront {
         LineFront {
             lines: table,
             pilots: TableBuf::from_slice(&pilots),
+            summary: TableBuf::zeroed(0),
             m,
             shift,
             seed,
@@ -187,9 +204,16 @@ impl LineFront {
         }
     }
 
-    /// Bytes of the lines and the pilots.
+    /// Bytes of the lines, the pilots and the summary.
     pub(crate) fn bytes(&self) -> usize {
-        (self.lines.len() + self.pilots.len()) * 4
+        (self.lines.len() + self.pilots.len() + self.summary.len()) * 4
+    }
+
+    /// The summary entry of the /32 `tag`'s /16.
+    #[inline(always)]
+    pub(crate) fn summary_of(&self, tag: u32) -> u32 {
+        // The index is below 2^SUMMARY_BITS, the summary's length.
+        self.summary[(tag >> (32 - SUMMARY_BITS)) as usize]
     }
 
     /// The line a /32 is listed at if it is listed.
@@ -284,7 +308,7 @@ mod tests {
                 .chain(core::iter::once((u32::MAX, 77)))
                 .map(|(t, v)| (t, line(t, v)))
                 .collect();
-            let f = LineFront::new(&lines);
+            let f = LineFront::new(&lines, &vec![LINES; 1 << SUMMARY_BITS]);
             assert!(f.m as usize >= lines.len());
             for (t, l) in &lines {
                 let got = f.line(f.line_of(*t));

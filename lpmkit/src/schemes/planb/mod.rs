@@ -59,16 +59,20 @@
 //!   hash (its pilot table stays in the first-level cache): the line holds the /32's
 //!   first seven interval boundaries and eight values, so a /32 of at most eight
 //!   intervals (on a full table nearly every /32 in use) is answered by its line alone,
-//!   with one compare; a larger /32's line splits its intervals into eight groups and
-//!   names their trees. A /32 the hash does not list (no route begins in it) is answered
+//!   with one compare; a larger /32's line splits its intervals into eight groups (the
+//!   groups of one interval chosen to cover as much of the /32 as they can) and names
+//!   their trees. A /32 the hash does not list (no route begins in it) is answered by a
+//!   summary of the /16s when no boundary falls in its /16 (most unrouted space), else
 //!   by the main tree, which a group's such keys descend together, in lockstep. For IPv4
 //!   (or IPv6 with a number of bits up to 24), the front is a direct table of the first
 //!   `N` bits, as DIR-24-8's or DXR's, whose entries are a next hop or the tree of their
 //!   block.
 //!
 //! After the front, a key takes at most one more leaf step without a branch on what the
-//! front gave (`batch.rs`); lookups that go further continue as *lanes*, stepped one
-//! node per pass over a packed list, so each pass's reads are independent. The line
+//! front gave (`batch.rs`); keys that go further wait, by the depth of their tree, until
+//! enough do to descend their trees together in lockstep; the rare keys that continue
+//! into a further key chunk's tree are *lanes*, stepped one node per pass over a packed
+//! list, so each pass's reads are independent. The line
 //! stage prefetches the caller's keys a hundred or so ahead: its line misses fill the
 //! core's miss buffers, and the hardware's stream prefetcher then falls behind even a
 //! sequential key array.
@@ -582,11 +586,12 @@ impl<A: Address> Planb<A> {
         s
     }
 
-    /// Shares of `keys` answered by the front (`front.answered`), sent to a /32's tree
-    /// (`front.tree`), not listed (`front.miss`); tree nodes read per lookup
-    /// (`nodes.N`, `nodes_mean`) and trees searched (`trees.N`).
+    /// Shares of `keys` answered by the front (`front.answered`; with the /32 lines,
+    /// `front.summary` by their /16 summary), sent to a /32's tree (`front.tree`), not
+    /// listed (`front.miss`); tree nodes read per lookup (`nodes.N`, `nodes_mean`) and
+    /// trees searched (`trees.N`).
     fn walk_profile(&self, keys: &[A]) -> Stats {
-        let mut front = [0u64; 4];
+        let mut front = [0u64; 5];
         let mut nodes: Vec<u64> = Vec::new();
         let mut trees: Vec<u64> = Vec::new();
         for &k in keys {
@@ -603,8 +608,13 @@ impl<A: Address> Planb<A> {
         }
         let total = keys.len().max(1) as f64;
         let mut s = Stats::new();
-        if front[3] == 0 {
-            for (name, n) in ["answered", "tree", "miss"].iter().zip(front) {
+        let lines = with_tables!(self.inner, |t, L| {
+            let _: Option<L> = None;
+            matches!(t.front, Front::Lines(_))
+        });
+        let names = ["answered", "tree", "miss", "none", "summary"];
+        for (k, (name, n)) in names.iter().zip(front).enumerate() {
+            if front[3] == 0 && (k < 3 || k == 4 && lines) {
                 s.push(format!("front.{name}"), StatValue::Ratio(n as f64 / total));
             }
         }

@@ -3,7 +3,7 @@
 
 use super::batch::{self, NodeSearch, View};
 use super::build::chunk;
-use super::front::{Front, LINE_KEYS, LINE_TAG, LINE_VALS};
+use super::front::{Front, LINES, LINE_KEYS, LINE_TAG, LINE_VALS};
 use super::tree::{depth_of, root_of, Forest, Key, Layout, CHILD, MISS, SAME_CHUNK};
 use crate::prefix::Address;
 
@@ -38,7 +38,8 @@ pub(crate) fn lookup_batch<A: Address, L: Layout>(
 pub(crate) struct Walk {
     /// The answer.
     pub value: u32,
-    /// What the front gave: 0 an answer, 1 a tree, 2 a miss (3: no front).
+    /// What the front gave: 0 an answer, 1 a tree, 2 a miss (3: no front; 4: an answer
+    /// of the lines' summary).
     pub front: u8,
     /// Tree nodes read.
     pub nodes: u32,
@@ -85,14 +86,18 @@ pub(crate) fn walk<A: Address, L: Layout>(
         Front::Lines(f) => {
             let line = f.line(f.line_of(top()));
             let x = <u32 as Key>::bias(chunk(a, front_stage, 32));
-            let v = if line[LINE_TAG] == top() {
+            // A /32 the lines do not list: its /16's summary, if not the main tree.
+            let (v, kind) = if line[LINE_TAG] == top() {
                 let c = line[..LINE_KEYS].iter().filter(|k| k.below(x)).count();
-                line[LINE_VALS + c]
+                (line[LINE_VALS + c], 0)
             } else {
-                MISS
+                match f.summary_of(top()) {
+                    LINES => (MISS, 0),
+                    s => (s, if s == MISS { 0 } else { 4 }),
+                }
             };
             let same = v & CHILD != 0 && v & SAME_CHUNK != 0;
-            (v, front_stage + !same as u32, 0)
+            (v, front_stage + !same as u32, kind)
         }
     };
     let mut walk = Walk {

@@ -236,9 +236,9 @@ fn front_lines_and_misses() {
     let key = |s: &str| u128::from(s.parse::<std::net::Ipv6Addr>().unwrap());
     let keys: Vec<u128> = [
         "2000:1::1",
-        "2000:ffff::",
         "2001:db8:1::1",
         "2001:db8:2::",
+        "2001:db9::1",
         "3::",
     ]
     .iter()
@@ -246,7 +246,10 @@ fn front_lines_and_misses() {
     .collect();
     let fib = Planb::build(&r, &PlanbConfig::front_v6()).unwrap();
     let p = fib.profile(&keys);
-    assert_eq!(p.get("front.miss"), Some(&StatValue::Ratio(0.6)));
+    // 2000::/16 and 3::/16 have no boundary inside: the summary answers their keys.
+    assert_eq!(p.get("front.summary"), Some(&StatValue::Ratio(0.4)));
+    // 2001:db9::/32 is not listed, but its /16 has a listed /32: the main tree answers.
+    assert_eq!(p.get("front.miss"), Some(&StatValue::Ratio(0.2)));
     // 2001:db8::/32 has three intervals: its line answers both of its keys.
     assert_eq!(p.get("front.answered"), Some(&StatValue::Ratio(0.4)));
     check_with(&r, &keys, &PlanbConfig::front_v6());
