@@ -53,16 +53,22 @@ pub(crate) fn lookup_batch<A: Address, L: Layout>(
     out: &mut [u32],
 ) {
     // SAFETY: the tokens prove AVX2 and POPCNT; `v` views a built table.
-    unsafe { kernel::<A, L>(v, batch, addrs, out) }
+    unsafe {
+        if v.lines() {
+            kernel::<A, L, true>(v, batch, addrs, out)
+        } else {
+            kernel::<A, L, false>(v, batch, addrs, out)
+        }
+    }
 }
 
 #[target_feature(enable = "avx2,popcnt")]
-unsafe fn kernel<A: Address, L: Layout>(
+unsafe fn kernel<A: Address, L: Layout, const LINES: bool>(
     v: &View<'_, L>,
     batch: usize,
     addrs: &[A],
     out: &mut [u32],
 ) {
     // SAFETY: as `lookup_batch`'s; this function enables the features `Avx2Search` uses.
-    unsafe { batch::lookup::<A, L, Avx2Search>(v, batch, addrs, out) }
+    unsafe { batch::lookup::<A, L, Avx2Search, LINES>(v, batch, addrs, out) }
 }

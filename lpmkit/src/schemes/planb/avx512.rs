@@ -264,11 +264,17 @@ pub(crate) fn lookup_batch<A: Address, L: Layout>(
     out: &mut [u32],
 ) {
     // SAFETY: the token proves AVX-512 F/BW/DQ/VL and POPCNT; `v` views a built table.
-    unsafe { kernel::<A, L>(v, batch, addrs, out) }
+    unsafe {
+        if v.lines() {
+            kernel::<A, L, true>(v, batch, addrs, out)
+        } else {
+            kernel::<A, L, false>(v, batch, addrs, out)
+        }
+    }
 }
 
 #[target_feature(enable = "avx512f,avx512bw,avx512dq,avx512vl,popcnt")]
-unsafe fn kernel<A: Address, L: Layout>(
+unsafe fn kernel<A: Address, L: Layout, const LINES: bool>(
     v: &View<'_, L>,
     batch: usize,
     addrs: &[A],
@@ -276,5 +282,5 @@ unsafe fn kernel<A: Address, L: Layout>(
 ) {
     // SAFETY: as `lookup_batch`'s; this function enables the features `Avx512Search`
     // uses.
-    unsafe { batch::lookup::<A, L, Avx512Search>(v, batch, addrs, out) }
+    unsafe { batch::lookup::<A, L, Avx512Search, LINES>(v, batch, addrs, out) }
 }

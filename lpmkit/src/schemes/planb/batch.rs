@@ -13,14 +13,14 @@
 //!   prefetched, then searched), then at most one leaf, without a branch on what the
 //!   front gave.
 //!
-//! Keys the main tree or the front leaves in a child tree wait in [`Pending`], by the
-//! depth of their tree, gathered over many groups; when [`MAX_BATCH`] wait for trees of
-//! one depth (and when the lookup ends) they descend those trees together, level by level
-//! in lockstep, as a group descends the main tree. Keys that continue past a leaf into
-//! the next key chunk's tree (routes longer than the chunk) become *lanes*, stepped one
-//! node per pass over a packed list (a lane that finishes writes its answer and leaves
-//! the list), so that the reads of a pass are again independent whatever depth each
-//! lane's tree has.
+//! With the /32 lines, keys the line leaves in a tree wait in [`Pending`], by the depth of
+//! their tree, gathered over many groups; when [`MAX_BATCH`] could no longer wait for
+//! trees of one depth (and when the lookup ends) they descend those trees together, level
+//! by level in lockstep, as a group descends the main tree. Other keys left in a tree (by
+//! the main tree or the direct front, or past a leaf into the next key chunk's tree:
+//! routes longer than the chunk) become *lanes*, stepped one node per pass over a packed
+//! list (a lane that finishes writes its answer and leaves the list), so that the reads
+//! of a pass are again independent whatever depth each lane's tree has.
 
 use core::mem::MaybeUninit;
 use core::ops::Range;
@@ -119,6 +119,11 @@ struct Lane<K: Key> {
 }
 
 impl<L: Layout> View<'_, L> {
+    /// True if the front is the /32 lines.
+    pub(crate) fn lines(&self) -> bool {
+        matches!(self.front, Front::Lines(_))
+    }
+
     /// The first key of node `n`.
     ///
     /// # Safety
@@ -164,87 +169,123 @@ impl<L: Layout> View<'_, L> {
     }
 }
 
-/// Looks up `addrs` into `out` (as long) in groups of `batch` (1 ≤ `batch` ≤ [`MAX_BATCH`]).
+/// Looks up `addrs` into `out` (as long) in groups of `batch` (1 ≤ `batch` ≤ [`MAX_BATCH`]):
+/// [`lookup_lines`] when `LINES` (the front is the /32 lines), else [`lookup_trees`]. Each
+/// is compiled apart (the kernels call this with `LINES` known), so that neither's code
+/// or stack frame shapes the other's.
 ///
 /// # Safety
 /// `v` views a table as the build made it (every child value names a tree of its forest,
-/// the front's values are leaf values of it); `S`'s instructions are supported.
+/// the front's values are leaf values of it), with the /32 lines as its front if and only
+/// if `LINES`; `S`'s instructions are supported.
 #[inline(always)]
-pub(crate) unsafe fn lookup<A: Address, L: Layout, S: NodeSearch>(
+pub(crate) unsafe fn lookup<A: Address, L: Layout, S: NodeSearch, const LINES: bool>(
     v: &View<'_, L>,
     batch: usize,
     addrs: &[A],
     out: &mut [u32],
 ) {
     debug_assert!((1..=MAX_BATCH).contains(&batch) && out.len() >= addrs.len());
-    let mut pending = Pending::<L::K>::new();
-    // Windows of keys whose indices fit a pending lookup's `u32`.
-    for (addrs, out) in addrs.chunks(WINDOW).zip(out.chunks_mut(WINDOW)) {
+    debug_assert_eq!(LINES, matches!(v.front, Front::Lines(_)));
+    // SAFETY: as this function's.
+    unsafe {
         match v.front {
-            // SAFETY (all three): as this function's.
-            Front::Lines(f) if S::SPANS => unsafe {
-                line_spans::<A, L, S>(v, f, addrs, out, &mut pending)
-            },
-            _ => {
-                let lines = matches!(v.front, Front::Lines(_));
-                for start in (0..addrs.len()).step_by(batch) {
-                    if lines {
-                        // The key stream, `KEYS_AHEAD` keys ahead of the group looked up
-                        // (the line stage's misses starve the stream prefetcher; the tree
-                        // descents of the other fronts measured no faster with it).
-                        prefetch_keys_ahead(addrs, start, batch, KEYS_AHEAD);
+            Front::Lines(f) if LINES => lookup_lines::<A, L, S>(v, f, batch, addrs, out),
+            _ => lookup_trees::<A, L, S>(v, batch, addrs, out),
+        }
+    }
+}
+
+/// [`lookup`] without a front or with the direct one: each group descends the main tree
+/// or reads its direct entries; keys left in a tree become lanes, stepped together once
+/// they could fill the list.
+#[inline(always)]
+unsafe fn lookup_trees<A: Address, L: Layout, S: NodeSearch>(
+    v: &View<'_, L>,
+    batch: usize,
+    addrs: &[A],
+    out: &mut [u32],
+) {
+    let mut lanes = [Lane::<L::K>::default(); MAX_BATCH];
+    // Windows of keys whose indices fit a lane's `u32`.
+    for (addrs, out) in addrs.chunks(WINDOW).zip(out.chunks_mut(WINDOW)) {
+        let mut pending = 0;
+        for start in (0..addrs.len()).step_by(batch) {
+            let end = addrs.len().min(start + batch);
+            let (keys, res) = (&addrs[start..end], &mut out[start..end]);
+            let free = &mut lanes[pending..pending + batch];
+            // SAFETY: as `lookup`'s.
+            pending += unsafe {
+                match v.front {
+                    Front::Direct { table, bits } => {
+                        direct_pass::<A, L, S>(v, table, *bits, keys, res, free, start)
                     }
-                    let group = start..addrs.len().min(start + batch);
-                    // SAFETY: as this function's.
-                    unsafe {
-                        match v.front {
-                            Front::None => main_lockstep::<A, L, S>(
-                                v,
-                                addrs,
-                                out,
-                                &addrs[group.clone()],
-                                |j| group.start + j,
-                                &mut pending,
-                            ),
-                            Front::Direct { table, bits } => direct_pass::<A, L, S>(
-                                v,
-                                table,
-                                *bits,
-                                addrs,
-                                out,
-                                group,
-                                &mut pending,
-                            ),
-                            Front::Lines(f) => {
-                                line_pass::<A, L, S>(v, f, addrs, out, group, &mut pending)
-                            }
-                        }
-                    }
+                    _ => main_lockstep::<A, L, S>(v, keys, res, free, |j| start + j),
+                }
+            };
+            // The lanes of several groups are stepped together once they could fill
+            // the list, so that the passes over them are long and their reads overlap.
+            if pending + batch > MAX_BATCH {
+                // SAFETY: as `lookup`'s.
+                unsafe { drain::<A, L, S>(v, addrs, out, &mut lanes, pending) };
+                pending = 0;
+            }
+        }
+        // SAFETY: as `lookup`'s.
+        unsafe { drain::<A, L, S>(v, addrs, out, &mut lanes, pending) };
+    }
+}
+
+/// [`lookup`] with the /32 lines: each group (or span, [`NodeSearch::SPANS`]) reads its
+/// lines; keys left in a tree wait in [`Pending`].
+#[inline(always)]
+unsafe fn lookup_lines<A: Address, L: Layout, S: NodeSearch>(
+    v: &View<'_, L>,
+    f: &LineFront,
+    batch: usize,
+    addrs: &[A],
+    out: &mut [u32],
+) {
+    let mut pending = Pending::<L::K>::new();
+    // Windows of keys whose indices fit a pending key's `u32`.
+    for (addrs, out) in addrs.chunks(WINDOW).zip(out.chunks_mut(WINDOW)) {
+        if S::SPANS {
+            // SAFETY: as `lookup`'s.
+            unsafe { line_spans::<A, L, S>(v, f, addrs, out, &mut pending) };
+        } else {
+            for start in (0..addrs.len()).step_by(batch) {
+                // The key stream, `KEYS_AHEAD` keys ahead of the group looked up (the
+                // line stage's misses starve the stream prefetcher; the tree descents
+                // of the other fronts measured no faster with it).
+                prefetch_keys_ahead(addrs, start, batch, KEYS_AHEAD);
+                let group = start..addrs.len().min(start + batch);
+                // SAFETY: as `lookup`'s; a group adds at most one pending key per key.
+                unsafe {
+                    pending.make_room::<A, L, S>(v, addrs, out, group.len());
+                    line_pass::<A, L, S>(v, f, addrs, out, group, &mut pending);
                 }
             }
         }
-        // SAFETY: as this function's.
+        // SAFETY: as `lookup`'s.
         unsafe { pending.finish::<A, L, S>(v, addrs, out) };
     }
 }
 
-/// The keys `group` descend the main tree in lockstep: key `j` of the group is key
-/// `index(j)` of `keys`, its value goes to `res[index(j)]`, and if the main tree leaves it
-/// in a child tree it is added to `pending`.
+/// The group descends the main tree in lockstep; keys that end in a child become lanes,
+/// written to `lanes` (key `j` of the group as `index(j)`). Returns how many.
 #[inline(always)]
 unsafe fn main_lockstep<A: Address, L: Layout, S: NodeSearch>(
     v: &View<'_, L>,
     keys: &[A],
     res: &mut [u32],
-    group: &[A],
+    lanes: &mut [Lane<L::K>],
     index: impl Fn(usize) -> usize,
-    pending: &mut Pending<L::K>,
-) {
-    let n = group.len();
+) -> usize {
+    let n = keys.len();
     let (root, depth) = (root_of(v.main), depth_of(v.main));
     let mut x = [<L::K as Key>::PAD; MAX_BATCH];
     let mut rel = [0u32; MAX_BATCH];
-    for (xj, &a) in x.iter_mut().zip(group) {
+    for (xj, &a) in x.iter_mut().zip(keys) {
         *xj = L::K::bias(chunk(a, 0, <L::K as Key>::BITS));
     }
     // SAFETY: the main tree's root is a node of the forest.
@@ -264,20 +305,25 @@ unsafe fn main_lockstep<A: Address, L: Layout, S: NodeSearch>(
             }
         }
     }
+    let node = rel;
+    let mut pending = 0;
     for j in 0..n {
-        // SAFETY: `rel[j]` is a leaf of the main tree.
-        let val = unsafe { v.leaf::<S>(root + rel[j], x[j]) };
-        let i = index(j);
-        res[i] = val;
-        if val & CHILD != 0 {
+        // SAFETY: `node[j]` is a leaf of the main tree.
+        let val = unsafe { v.leaf::<S>(root + node[j], x[j]) };
+        if val & CHILD == 0 {
+            res[j] = val;
+        } else {
             // SAFETY: a leaf's child value names a tree of the forest.
-            unsafe { pending.add::<A, L, S>(v, keys, res, i, val, 1) };
+            lanes[pending] = unsafe { v.lane(index(j), val, 1, keys[j]) };
+            pending += 1;
         }
     }
+    pending
 }
 
-/// The keys `group` of `keys` read their direct front entry, then one leaf step (see
-/// below); keys left in a tree after it are added to `pending`.
+/// Every key of the group reads its direct front entry, then one leaf step (see below);
+/// the rest become lanes, written to `lanes` (key `j` of the group as `base + j`).
+/// Returns how many.
 #[inline(always)]
 unsafe fn direct_pass<A: Address, L: Layout, S: NodeSearch>(
     v: &View<'_, L>,
@@ -285,12 +331,12 @@ unsafe fn direct_pass<A: Address, L: Layout, S: NodeSearch>(
     bits: u32,
     keys: &[A],
     res: &mut [u32],
-    group: Range<usize>,
-    pending: &mut Pending<L::K>,
-) {
+    lanes: &mut [Lane<L::K>],
+    base: usize,
+) -> usize {
     let w = <L::K as Key>::BITS;
-    for j in group {
-        let a = keys[j];
+    let mut pending = 0;
+    for (j, (&a, r)) in keys.iter().zip(res.iter_mut()).enumerate() {
         let val = table[(a.to_u128() >> (A::BITS as u32 - bits)) as usize];
         let x = L::K::bias(chunk(a, v.front_stage, w));
         // One leaf step for every key, without a branch on what the front gave: a child
@@ -306,18 +352,20 @@ unsafe fn direct_pass<A: Address, L: Layout, S: NodeSearch>(
         // every node's slots.
         let found = unsafe { v.leaf::<S>(node, x) };
         let out = found & m | val & !m;
-        res[j] = out;
+        *r = out;
         if out & CHILD != 0 {
             // SAFETY: child values name trees of the forest.
-            unsafe {
+            lanes[pending] = unsafe {
                 if one_leaf {
-                    pending.add::<A, L, S>(v, keys, res, j, found, v.front_stage + 1)
+                    v.lane(base + j, found, v.front_stage + 1, a)
                 } else {
-                    pending.add::<A, L, S>(v, keys, res, j, val, v.front_stage)
+                    v.lane(base + j, val, v.front_stage, a)
                 }
-            }
+            };
+            pending += 1;
         }
     }
+    pending
 }
 
 /// The keys `group` of `keys` read their /32's front line ([`NodeSearch::line_values`]);
@@ -377,7 +425,7 @@ unsafe fn add_children<A: Address, L: Layout, S: NodeSearch>(
                 missed.push(j, keys[j]);
                 if missed.n == MAX_BATCH {
                     // SAFETY: as this function's.
-                    unsafe { missed.descend::<L, S>(v, keys, res, pending) };
+                    unsafe { missed.descend::<L, S>(v, res, pending) };
                 }
                 continue;
             }
@@ -387,11 +435,11 @@ unsafe fn add_children<A: Address, L: Layout, S: NodeSearch>(
                 v.front_stage + 1
             };
             // SAFETY: a line's child values name trees of the forest.
-            unsafe { pending.add::<A, L, S>(v, keys, res, j, out, stage) };
+            unsafe { pending.add::<A, L>(v, keys, j, out, stage) };
         }
     }
     // SAFETY: as this function's.
-    unsafe { missed.descend::<L, S>(v, keys, res, pending) };
+    unsafe { missed.descend::<L, S>(v, res, pending) };
 }
 
 /// Keys whose /32 the front does not list, packed, to descend the main tree together
@@ -422,15 +470,15 @@ impl<A: Address> Missed<A> {
     }
 
     /// The held keys descend the main tree in lockstep (their values into `res` at their
-    /// indices, keys it leaves in a tree to `pending`); holds no key after.
+    /// indices, the keys it leaves in a tree as lanes of `pending`); holds no key after.
     ///
     /// # Safety
-    /// As [`main_lockstep`]'s; every held key is the key of `keys` at its index.
+    /// As [`main_lockstep`]'s; every held key's index is below `res.len()`, and
+    /// `pending`'s lane list has room for them all.
     #[inline(always)]
     unsafe fn descend<L: Layout, S: NodeSearch>(
         &mut self,
         v: &View<'_, L>,
-        keys: &[A],
         res: &mut [u32],
         pending: &mut Pending<L::K>,
     ) {
@@ -446,8 +494,16 @@ impl<A: Address> Missed<A> {
                 core::slice::from_raw_parts(self.at.as_ptr() as *const u32, n),
             )
         };
+        let mut found = [0u32; MAX_BATCH];
         // SAFETY: the caller's.
-        unsafe { main_lockstep::<A, L, S>(v, keys, res, held, |m| at[m] as usize, pending) };
+        pending.lanes_n += unsafe {
+            main_lockstep::<A, L, S>(v, held, &mut found[..n], pending.free_lanes(), |m| {
+                at[m] as usize
+            })
+        };
+        for (&i, &value) in at.iter().zip(&found[..n]) {
+            res[i as usize] = value;
+        }
     }
 }
 
@@ -465,9 +521,13 @@ unsafe fn line_spans<A: Address, L: Layout, S: NodeSearch>(
         let end = addrs.len().min(start + SPAN);
         let mut child = [0u64; SPAN / 64];
         // SAFETY: as this function's.
-        unsafe {
-            S::line_values(f, &addrs[start..end], &mut out[start..end], &mut child);
-            add_children::<A, L, S>(v, f, addrs, out, start, &child, pending);
+        unsafe { S::line_values(f, &addrs[start..end], &mut out[start..end], &mut child) };
+        for (w, word) in child.chunks(1).enumerate() {
+            // SAFETY: as this function's; a word's keys add at most 64 pending keys.
+            unsafe {
+                pending.make_room::<A, L, S>(v, addrs, out, 64);
+                add_children::<A, L, S>(v, f, addrs, out, start + 64 * w, word, pending);
+            }
         }
     }
 }
@@ -479,24 +539,28 @@ const LOCKSTEP_DEPTHS: usize = 8;
 /// Pending lookups in trees of one depth, packed: each key's index, its tree's root
 /// node, its key chunk (biased) and which chunk that is.
 struct Bucket<K> {
-    n: usize,
     at: [MaybeUninit<u32>; MAX_BATCH],
     root: [MaybeUninit<u32>; MAX_BATCH],
     x: [MaybeUninit<K>; MAX_BATCH],
     stage: [MaybeUninit<u32>; MAX_BATCH],
 }
 
-/// The lookups the front or the main tree leaves in a further tree, pending.
+/// The lookups the /32 lines leave in a further tree, pending.
 ///
 /// A key whose tree has `d` ≤ [`LOCKSTEP_DEPTHS`] levels waits with the other keys of
-/// depth-`d` trees, gathered over many groups; when [`MAX_BATCH`] of them wait (and when
-/// the lookup ends) they descend their trees together, level by level in lockstep as the
-/// main tree's groups do, every read of a level independent of the others: the whole
-/// descent is a few tight loops, without a branch on the key. Keys whose tree continues
-/// past a leaf into the next key chunk's tree (routes longer than the chunk), and keys of
-/// deeper trees, become *lanes* instead: stepped one node per pass over a packed list
+/// depth-`d` trees, gathered over many groups; when the next group's keys might not fit
+/// (and when the lookup ends) they descend their trees together, level by level in
+/// lockstep as the main tree's groups do, every read of a level independent of the
+/// others: the whole descent is a few tight loops, without a branch on the key. Keys
+/// whose tree continues past a leaf into the next key chunk's tree (routes longer than
+/// the chunk), keys of deeper trees, and the main tree's (for keys whose /32 is not
+/// listed) become *lanes* instead: stepped one node per pass over a packed list
 /// ([`drain`]).
 pub(crate) struct Pending<K: Key> {
+    /// Keys waiting, per depth.
+    waiting: [usize; LOCKSTEP_DEPTHS],
+    /// At least the most keys waiting for one depth.
+    fullest: usize,
     buckets: [Bucket<K>; LOCKSTEP_DEPTHS],
     lanes: [Lane<K>; MAX_BATCH],
     lanes_n: usize,
@@ -505,15 +569,51 @@ pub(crate) struct Pending<K: Key> {
 impl<K: Key> Pending<K> {
     fn new() -> Self {
         Pending {
-            buckets: core::array::from_fn(|_| Bucket {
-                n: 0,
-                at: [MaybeUninit::uninit(); MAX_BATCH],
-                root: [MaybeUninit::uninit(); MAX_BATCH],
-                x: [MaybeUninit::uninit(); MAX_BATCH],
-                stage: [MaybeUninit::uninit(); MAX_BATCH],
-            }),
+            waiting: [0; LOCKSTEP_DEPTHS],
+            fullest: 0,
+            // SAFETY: a bucket is arrays of `MaybeUninit` only, which need no
+            // initialisation (and are not written here: a lookup call makes one
+            // `Pending`, so its arrays must cost nothing to make).
+            buckets: unsafe { MaybeUninit::uninit().assume_init() },
             lanes: [Lane::default(); MAX_BATCH],
             lanes_n: 0,
+        }
+    }
+
+    /// The free end of the lane list (at least as long as the room last made).
+    #[inline(always)]
+    fn free_lanes(&mut self) -> &mut [Lane<K>] {
+        &mut self.lanes[self.lanes_n..]
+    }
+
+    /// Makes room for `n` more [`add`](Self::add)s: the keys of every depth that could
+    /// overflow descend their trees, and the lanes are stepped if they could (all of them
+    /// when `n` > [`MAX_BATCH`]).
+    ///
+    /// # Safety
+    /// As [`add`](Self::add)'s.
+    #[inline(always)]
+    unsafe fn make_room<A: Address, L: Layout<K = K>, S: NodeSearch>(
+        &mut self,
+        v: &View<'_, L>,
+        keys: &[A],
+        res: &mut [u32],
+        n: usize,
+    ) {
+        if self.fullest + n > MAX_BATCH {
+            for d in 1..=LOCKSTEP_DEPTHS {
+                let waiting = self.waiting[d - 1];
+                if waiting > 0 && waiting + n > MAX_BATCH {
+                    // SAFETY: as this function's.
+                    unsafe { self.descend::<A, L, S>(v, keys, res, d) };
+                }
+            }
+            self.fullest = self.waiting.iter().copied().max().unwrap_or(0);
+        }
+        if self.lanes_n > 0 && self.lanes_n + n > MAX_BATCH {
+            // SAFETY: as this function's.
+            unsafe { drain::<A, L, S>(v, keys, res, &mut self.lanes, self.lanes_n) };
+            self.lanes_n = 0;
         }
     }
 
@@ -522,14 +622,13 @@ impl<K: Key> Pending<K> {
     ///
     /// # Safety
     /// `tree` names a tree of `v`'s forest; `i < keys.len() ≤ res.len()`, and every key
-    /// pending is a key of `keys` (the same slices until `finish`); `S`'s instructions are
-    /// supported.
+    /// pending is a key of `keys` (the same slices until `finish`); room was made
+    /// ([`make_room`](Self::make_room)) for this key; `S`'s instructions are supported.
     #[inline(always)]
-    unsafe fn add<A: Address, L: Layout<K = K>, S: NodeSearch>(
+    unsafe fn add<A: Address, L: Layout<K = K>>(
         &mut self,
         v: &View<'_, L>,
         keys: &[A],
-        res: &mut [u32],
         i: usize,
         tree: u32,
         stage: u32,
@@ -537,8 +636,7 @@ impl<K: Key> Pending<K> {
         let a = keys[i];
         let d = depth_of(tree) as usize;
         if (1..=LOCKSTEP_DEPTHS).contains(&d) {
-            let b = &mut self.buckets[d - 1];
-            let n = b.n;
+            let (b, n) = (&mut self.buckets[d - 1], self.waiting[d - 1]);
             b.at[n].write(i as u32);
             b.root[n].write(root_of(tree));
             // Fetched now into the outer caches: the descent, many groups later, finds
@@ -547,35 +645,12 @@ impl<K: Key> Pending<K> {
             prefetch(unsafe { v.node(root_of(tree)) });
             b.x[n].write(K::bias(chunk(a, stage, K::BITS)));
             b.stage[n].write(stage);
-            b.n = n + 1;
-            if n + 1 == MAX_BATCH {
-                // SAFETY: as this function's.
-                unsafe { self.descend::<A, L, S>(v, keys, res, d) };
-            }
+            self.waiting[d - 1] = n + 1;
+            self.fullest = self.fullest.max(n + 1);
         } else {
             // SAFETY: as this function's.
-            unsafe { self.lane::<A, L, S>(v, keys, res, v.lane(i, tree, stage, a)) };
-        }
-    }
-
-    /// Adds a lane, stepping the lanes if the list is full.
-    ///
-    /// # Safety
-    /// As [`add`](Self::add)'s.
-    #[inline(always)]
-    unsafe fn lane<A: Address, L: Layout<K = K>, S: NodeSearch>(
-        &mut self,
-        v: &View<'_, L>,
-        keys: &[A],
-        res: &mut [u32],
-        lane: Lane<K>,
-    ) {
-        self.lanes[self.lanes_n] = lane;
-        self.lanes_n += 1;
-        if self.lanes_n == MAX_BATCH {
-            // SAFETY: as this function's.
-            unsafe { drain::<A, L, S>(v, keys, res, &mut self.lanes, MAX_BATCH) };
-            self.lanes_n = 0;
+            self.lanes[self.lanes_n] = unsafe { v.lane(i, tree, stage, a) };
+            self.lanes_n += 1;
         }
     }
 
@@ -591,8 +666,14 @@ impl<K: Key> Pending<K> {
         res: &mut [u32],
         d: usize,
     ) {
-        let b = &mut self.buckets[d - 1];
-        let n = core::mem::take(&mut b.n);
+        // Room for a lane per key, should each continue into a further tree.
+        if self.lanes_n + self.waiting[d - 1] > MAX_BATCH {
+            // SAFETY: as this function's.
+            unsafe { drain::<A, L, S>(v, keys, res, &mut self.lanes, self.lanes_n) };
+            self.lanes_n = 0;
+        }
+        let b = &self.buckets[d - 1];
+        let n = core::mem::take(&mut self.waiting[d - 1]);
         // SAFETY: entries `0..n` were written by `add` (`MaybeUninit<T>` has `T`'s layout).
         let (at, root, x, stage) = unsafe {
             (
@@ -636,11 +717,10 @@ impl<K: Key> Pending<K> {
         }
         for &e in &more[..cont] {
             let (i, e) = (at[e as usize] as usize, e as usize);
-            // SAFETY: a leaf's child value names a tree of the forest.
-            unsafe {
-                let lane = v.lane(i, res[i], stage[e] + 1, keys[i]);
-                self.lane::<A, L, S>(v, keys, res, lane);
-            }
+            // SAFETY: a leaf's child value names a tree of the forest; the list has room
+            // (made above).
+            self.lanes[self.lanes_n] = unsafe { v.lane(i, res[i], stage[e] + 1, keys[i]) };
+            self.lanes_n += 1;
         }
     }
 
@@ -655,15 +735,9 @@ impl<K: Key> Pending<K> {
         keys: &[A],
         res: &mut [u32],
     ) {
-        for d in 1..=LOCKSTEP_DEPTHS {
-            if self.buckets[d - 1].n > 0 {
-                // SAFETY: as this function's.
-                unsafe { self.descend::<A, L, S>(v, keys, res, d) };
-            }
-        }
-        // SAFETY: as this function's.
-        unsafe { drain::<A, L, S>(v, keys, res, &mut self.lanes, self.lanes_n) };
-        self.lanes_n = 0;
+        // SAFETY: as this function's: room for more keys than a depth holds descends
+        // every depth and steps the lanes.
+        unsafe { self.make_room::<A, L, S>(v, keys, res, MAX_BATCH + 1) };
     }
 }
 

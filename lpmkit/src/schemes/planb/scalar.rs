@@ -30,7 +30,13 @@ pub(crate) fn lookup_batch<A: Address, L: Layout>(
     out: &mut [u32],
 ) {
     // SAFETY: `v` views a built table; the scalar search needs no CPU feature.
-    unsafe { batch::lookup::<A, L, Scalar>(v, batch, addrs, out) }
+    unsafe {
+        if v.lines() {
+            batch::lookup::<A, L, Scalar, true>(v, batch, addrs, out)
+        } else {
+            batch::lookup::<A, L, Scalar, false>(v, batch, addrs, out)
+        }
+    }
 }
 
 /// What one lookup read (for `profile`).
