@@ -9,11 +9,11 @@
 //!   [`SPAN`] keys in blocks of eight: the /32s and bits 32–63 of a block are taken from
 //!   the keys by one two-register permute, the perfect hash (`front.rs`) is computed in
 //!   32-bit lanes (`vpmulld`, a shift; the line's multiply-shift reduction in 64-bit
-//!   lanes), the pilots are gathered, and the eight lines are prefetched. The block searched runs `AHEAD` blocks behind
-//!   the block hashed (software pipelining across the span, so the line misses overlap):
-//!   each key's line is one 512-bit load, its seven keys compared with the key's bits
-//!   32–63 in one masked compare, and the value read from the line at the count. No
-//!   branch depends on a key.
+//!   lanes), the pilots are gathered, and the eight lines are prefetched. The block
+//!   searched runs `AHEAD` blocks behind the block hashed (software pipelining across the
+//!   span, so the line misses overlap): each key's line is one 512-bit load, its seven
+//!   keys compared with the key's bits 32–63 in one masked compare, and the value read
+//!   from the line at the count. No branch depends on a key.
 //!
 //! The lookup runs this kernel only when asked for (see the scheme's docs).
 

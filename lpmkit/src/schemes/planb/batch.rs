@@ -186,7 +186,7 @@ pub(crate) unsafe fn lookup<A: Address, L: Layout, S: NodeSearch, const LINES: b
     out: &mut [u32],
 ) {
     debug_assert!((1..=MAX_BATCH).contains(&batch) && out.len() >= addrs.len());
-    debug_assert_eq!(LINES, matches!(v.front, Front::Lines(_)));
+    debug_assert_eq!(LINES, v.lines());
     // SAFETY: as this function's.
     unsafe {
         match v.front {
@@ -442,6 +442,17 @@ unsafe fn add_children<A: Address, L: Layout, S: NodeSearch>(
     unsafe { missed.descend::<L, S>(v, res, pending) };
 }
 
+/// The first `n` entries of `a`, written.
+///
+/// # Safety
+/// Entries `0..n` of `a` are initialised.
+#[inline(always)]
+unsafe fn written<T>(a: &[MaybeUninit<T>], n: usize) -> &[T] {
+    debug_assert!(n <= a.len());
+    // SAFETY: the caller's entries are initialised; `MaybeUninit<T>` has `T`'s layout.
+    unsafe { core::slice::from_raw_parts(a.as_ptr() as *const T, n) }
+}
+
 /// Keys whose /32 the front does not list, packed, to descend the main tree together
 /// ([`main_lockstep`]) as soon as their group's line stage is done.
 struct Missed<A> {
@@ -486,14 +497,8 @@ impl<A: Address> Missed<A> {
         if n == 0 {
             return;
         }
-        // SAFETY: entries `0..n` were written by `push` (`MaybeUninit<T>` has `T`'s
-        // layout).
-        let (held, at) = unsafe {
-            (
-                core::slice::from_raw_parts(self.keys.as_ptr() as *const A, n),
-                core::slice::from_raw_parts(self.at.as_ptr() as *const u32, n),
-            )
-        };
+        // SAFETY: entries `0..n` were written by `push`.
+        let (held, at) = unsafe { (written(&self.keys, n), written(&self.at, n)) };
         let mut found = [0u32; MAX_BATCH];
         // SAFETY: the caller's.
         pending.lanes_n += unsafe {
@@ -674,13 +679,13 @@ impl<K: Key> Pending<K> {
         }
         let b = &self.buckets[d - 1];
         let n = core::mem::take(&mut self.waiting[d - 1]);
-        // SAFETY: entries `0..n` were written by `add` (`MaybeUninit<T>` has `T`'s layout).
+        // SAFETY: entries `0..n` were written by `add`.
         let (at, root, x, stage) = unsafe {
             (
-                core::slice::from_raw_parts(b.at.as_ptr() as *const u32, n),
-                core::slice::from_raw_parts(b.root.as_ptr() as *const u32, n),
-                core::slice::from_raw_parts(b.x.as_ptr() as *const K, n),
-                core::slice::from_raw_parts(b.stage.as_ptr() as *const u32, n),
+                written(&b.at, n),
+                written(&b.root, n),
+                written(&b.x, n),
+                written(&b.stage, n),
             )
         };
         // The keys waited while later groups were looked up: their roots are fetched
@@ -689,12 +694,14 @@ impl<K: Key> Pending<K> {
             // SAFETY: `r` is a tree's root node.
             prefetch(unsafe { v.node(r) });
         }
+        // Each key's node, and the same relative to its tree's root (kept both: the
+        // descent reads the node without an add, measured faster).
         let mut node = [0u32; MAX_BATCH];
         node[..n].copy_from_slice(root);
         let mut rel = [0u32; MAX_BATCH];
         for _ in 1..d {
-            for ((r, nd), (&xj, &rt)) in rel[..n].iter_mut().zip(&mut node).zip(x.iter().zip(root))
-            {
+            let keys_roots = x.iter().zip(root);
+            for ((r, nd), (&xj, &rt)) in rel[..n].iter_mut().zip(&mut node).zip(keys_roots) {
                 // SAFETY: `*nd` is an inner node of a tree with levels below it; its child
                 // is a node of that tree (the build's invariant).
                 unsafe {

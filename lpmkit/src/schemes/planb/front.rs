@@ -152,23 +152,21 @@ impl LineFront {
         loop {
             for seed in SEEDS {
                 if let Some((pilots, slots)) = place(&tags, shift, m, seed) {
-                    let mut front = Self::fill(lines, &tags, pilots, slots, shift, m, seed);
-                    front.summary = TableBuf::from_slice(summary);
-                    return front;
+                    let hash = (pilots, slots, shift, m, seed);
+                    return Self::fill(lines, &tags, summary, hash);
                 }
             }
             m += m / 8 + 1;
         }
     }
 
+    /// The front of `lines` at the slots the hash `(pilots, slots, shift, m, seed)`
+    /// placed them, behind `summary`.
     fn fill(
         lines: &[(u32, [u32; LINE_WORDS])],
         tags: &[u32],
-        pilots: Vec<u32>,
-        slots: Vec<u32>,
-        shift: u32,
-        m: u32,
-        seed: u32,
+        summary: &[u32],
+        (pilots, slots, shift, m, seed): (Vec<u32>, Vec<u32>, u32, u32, u32),
     ) -> LineFront {
         // A tag no listed /32 has, for the empty lines.
         let mut sorted = tags.to_vec();
@@ -196,7 +194,7 @@ impl LineFront {
         LineFront {
             lines: table,
             pilots: TableBuf::from_slice(&pilots),
-            summary: TableBuf::zeroed(0),
+            summary: TableBuf::from_slice(summary),
             m,
             shift,
             seed,
