@@ -1,16 +1,23 @@
-//! AVX2 node search: one node's keys against the search key in 256-bit compares (a
-//! 64-byte node of eight 64-bit or sixteen 32-bit keys is two compares, a 32-byte node
-//! one), the compare masks gathered by `movemask` and counted by `popcnt`.
+//! AVX2 node search and stage of the /32 lines. The node search is the paper's (§3);
+//! the line stage is an lpmkit extension.
 //!
-//! Keys are stored biased (top bit flipped), so the signed `vpcmpgtq`/`vpcmpgtd` order
-//! them as unsigned numbers.
+//! * **Node search**: one node's keys against the search key in 256-bit compares (a
+//!   64-byte node of eight 64-bit or sixteen 32-bit keys is two compares, a 32-byte node
+//!   one), the compare masks gathered by `movemask` and counted by `popcnt`. Keys are
+//!   stored biased (top bit flipped), so the signed `vpcmpgtq`/`vpcmpgtd` order them as
+//!   unsigned numbers.
+//! * **The /32 lines** ([`line_values_v6`], also the AVX-512 kernel's): a group's /32s
+//!   hashed eight at a time in 32-bit lanes, every line prefetched, then every line
+//!   searched in one 256-bit compare.
 
 use core::arch::x86_64::*;
+use core::mem::MaybeUninit;
 
-use super::batch::{self, NodeSearch, View};
-use super::tree::{Key, Layout};
+use super::batch::{self, NodeSearch, View, MAX_BATCH};
+use super::front::{LineFront, KB, KL, LINE_KEYS, LINE_TAG, LINE_VALS, LINE_WORDS};
+use super::tree::{Key, Layout, MISS};
 use crate::prefix::Address;
-use crate::simd::{Avx2, Popcnt};
+use crate::simd::{prefetch, Avx2, Popcnt};
 
 /// Node search with AVX2 compares.
 pub(crate) struct Avx2Search;
@@ -40,6 +47,142 @@ impl NodeSearch for Avx2Search {
             }
             (m & mask).count_ones()
         }
+    }
+
+    #[inline(always)]
+    unsafe fn line_values<A: Address>(
+        f: &LineFront,
+        keys: &[A],
+        res: &mut [u32],
+        child: &mut [u64],
+    ) {
+        match batch::v6_keys(keys) {
+            // SAFETY: as this function's.
+            Some(k) => unsafe { line_values_v6(f, k, res, child) },
+            // The lines are an IPv6 front: not reached.
+            // SAFETY: as this function's.
+            None => unsafe { batch::line_values_with::<A, Self>(f, keys, res, child) },
+        }
+    }
+}
+
+/// [`NodeSearch::line_values`] for a group of IPv6 keys (the AVX2 and AVX-512 kernels'):
+/// every key's line is found and prefetched, then every key's line is searched.
+///
+/// * Eight keys at a time, their bits 32–63 and /32s are taken from four 256-bit loads
+///   by shuffles, and the perfect hash (`front.rs`) runs in 32-bit lanes up to the pilot:
+///   the bucket (`vpmulld`, a shift) and the line hash. Then, key by key, the bucket's
+///   pilot is read (one load from a table that stays in the first-level cache; a
+///   gather of eight is slower on the CPUs measured), the line found by the
+///   multiply-shift reduction, its address kept and the line prefetched.
+/// * Each key's line is searched: its seven keys against the key's bits 32–63 in one
+///   256-bit compare, counted by `movemask` and `popcnt`, the value read at the count;
+///   a line whose tag is not the key's /32 gives [`MISS`]. The values' top bits (child
+///   values and misses) are gathered eight at a time by `movemask`.
+///
+/// # Safety
+/// `f` is a built front; `keys.len()` ≤ [`MAX_BATCH`], ≤ `res.len()` and ≤
+/// `64 · child.len()`; the CPU has AVX2 and POPCNT.
+#[inline(always)]
+pub(crate) unsafe fn line_values_v6(
+    f: &LineFront,
+    keys: &[u128],
+    res: &mut [u32],
+    child: &mut [u64],
+) {
+    let n = keys.len();
+    debug_assert!(n <= MAX_BATCH && res.len() >= n && child.len() * 64 >= n);
+    const { assert!(MAX_BATCH.is_multiple_of(8) && LINE_WORDS == 16) };
+    // Per key: its bucket and line hash, then its line's address; its bits 32–63
+    // (biased) and its /32.
+    let mut bucket = [MaybeUninit::<u32>::uninit(); MAX_BATCH];
+    let mut hl = [MaybeUninit::<u32>::uninit(); MAX_BATCH];
+    let mut at = [MaybeUninit::<*const u32>::uninit(); MAX_BATCH];
+    let mut xs = [MaybeUninit::<u32>::uninit(); MAX_BATCH];
+    let mut tags = [MaybeUninit::<u32>::uninit(); MAX_BATCH];
+    let mut tail = [0u128; 8];
+    // SAFETY: the caller's features; the loads read keys `g..g + 8` below `n` (or a copy
+    // of the last ones); the stores write entries `g..g + 8` ≤ `MAX_BATCH`.
+    unsafe {
+        let seed = _mm256_set1_epi32(f.seed as i32);
+        let kb = _mm256_set1_epi32(KB as i32);
+        let kl = _mm256_set1_epi32(KL as i32);
+        let shift = _mm_cvtsi32_si128(f.shift as i32);
+        let bias = _mm256_set1_epi32(i32::MIN);
+        // The keys' order from the shuffles' (keys 0, 2, 4, 6, 1, 3, 5, 7).
+        let order = _mm256_setr_epi32(0, 4, 1, 5, 2, 6, 3, 7);
+        for g in (0..n).step_by(8) {
+            let live = (n - g).min(8);
+            let kp = if live == 8 {
+                keys.as_ptr().add(g)
+            } else {
+                tail[..live].copy_from_slice(&keys[g..]);
+                tail.as_ptr()
+            } as *const __m256i;
+            // Two keys per register; dwords 2 (bits 32–63) and 3 (the /32) of each.
+            let s0 = _mm256_shuffle_ps::<0xee>(
+                _mm256_castsi256_ps(_mm256_loadu_si256(kp)),
+                _mm256_castsi256_ps(_mm256_loadu_si256(kp.add(1))),
+            );
+            let s1 = _mm256_shuffle_ps::<0xee>(
+                _mm256_castsi256_ps(_mm256_loadu_si256(kp.add(2))),
+                _mm256_castsi256_ps(_mm256_loadu_si256(kp.add(3))),
+            );
+            let x = _mm256_castps_si256(_mm256_shuffle_ps::<0x88>(s0, s1));
+            let tag = _mm256_castps_si256(_mm256_shuffle_ps::<0xdd>(s0, s1));
+            let x = _mm256_xor_si256(_mm256_permutevar8x32_epi32(x, order), bias);
+            let tag = _mm256_permutevar8x32_epi32(tag, order);
+            _mm256_storeu_si256(xs.as_mut_ptr().add(g) as *mut __m256i, x);
+            _mm256_storeu_si256(tags.as_mut_ptr().add(g) as *mut __m256i, tag);
+            // t = tag ^ seed; bucket = t·KB >> shift; line hash = t·KL.
+            let t = _mm256_xor_si256(tag, seed);
+            let b = _mm256_srl_epi32(_mm256_mullo_epi32(t, kb), shift);
+            _mm256_storeu_si256(bucket.as_mut_ptr().add(g) as *mut __m256i, b);
+            let h = _mm256_mullo_epi32(t, kl);
+            _mm256_storeu_si256(hl.as_mut_ptr().add(g) as *mut __m256i, h);
+        }
+    }
+    let (lines, pilots) = (f.lines.as_ptr(), f.pilots.as_ptr());
+    for j in 0..n {
+        // SAFETY: entries `0..n` were written above; a bucket is below `r` (a 32-bit hash
+        // shifted right by `32 − log2 r`), the pilots' length; a line index is below `m`
+        // (a reduction to `m`), so the address is a line of the table.
+        unsafe {
+            let p = *pilots.add(bucket[j].assume_init() as usize);
+            let line = ((hl[j].assume_init() ^ p) as u64 * f.m as u64) >> 32;
+            let a = lines.add(line as usize * LINE_WORDS);
+            at[j].write(a);
+            prefetch(a);
+        }
+    }
+    for (j, r) in res[..n].iter_mut().enumerate() {
+        // SAFETY: entries `0..n` were written above; `at[j]` is a line of the table
+        // (64-byte aligned: seven keys, a tag and eight values); the caller's features.
+        *r = unsafe {
+            let line = at[j].assume_init();
+            let xv = _mm256_set1_epi32(xs[j].assume_init() as i32);
+            let lt = _mm256_cmpgt_epi32(xv, _mm256_load_si256(line as *const __m256i));
+            let lt = _mm256_movemask_ps(_mm256_castsi256_ps(lt)) as u32;
+            let val = *line.add(LINE_VALS + (lt & ((1 << LINE_KEYS) - 1)).count_ones() as usize);
+            if *line.add(LINE_TAG) == tags[j].assume_init() {
+                val
+            } else {
+                MISS
+            }
+        };
+    }
+    for g in (0..n).step_by(8) {
+        let bits = if n - g >= 8 {
+            // SAFETY: results `g..g + 8` are written; the caller's features.
+            unsafe {
+                let v = _mm256_loadu_si256(res.as_ptr().add(g) as *const __m256i);
+                _mm256_movemask_ps(_mm256_castsi256_ps(v)) as u64
+            }
+        } else {
+            let top = |(i, &r): (usize, &u32)| ((r >> 31) as u64) << i;
+            res[g..n].iter().enumerate().map(top).fold(0, |b, t| b | t)
+        };
+        child[g / 64] |= bits << (g % 64);
     }
 }
 

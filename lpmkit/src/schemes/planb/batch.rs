@@ -39,8 +39,6 @@ pub(crate) const MAX_BATCH: usize = 128;
 const WINDOW: usize = 1 << 24;
 /// How many keys ahead of the group looked up the lookup prefetches the key stream.
 const KEYS_AHEAD: usize = 128;
-/// Keys per span of a pipelined line stage ([`NodeSearch::SPANS`]).
-pub(crate) const SPAN: usize = 1024;
 
 /// One node search, per instruction set.
 pub(crate) trait NodeSearch: Sized {
@@ -62,19 +60,13 @@ pub(crate) trait NodeSearch: Sized {
     /// As [`count`](Self::count).
     unsafe fn count_masked<K: Key>(p: *const K, x: K, n: usize, mask: u32) -> u32;
 
-    /// True if [`line_values`](Self::line_values) takes spans of up to [`SPAN`] keys,
-    /// pipelined across the span (the lookup then runs the line stage over spans instead
-    /// of groups); false: groups of up to [`MAX_BATCH`].
-    const SPANS: bool = false;
-
     /// The front line values of IPv6 keys: each key's value ([`MISS`] if its /32 is not
     /// listed) into `res`, and the keys whose value is a child into `child` (bit `j % 64`
     /// of word `j / 64`: key `j`). By default [`line_values_with`] over this search.
     ///
     /// # Safety
-    /// `f` is a built front; `keys.len()` ≤ `res.len()`, at most [`SPAN`] if
-    /// [`SPANS`](Self::SPANS) else [`MAX_BATCH`], and at most `64 · child.len()`; the
-    /// instructions the implementation uses are supported.
+    /// `f` is a built front; `keys.len()` ≤ `res.len()`, at most [`MAX_BATCH`] and at
+    /// most `64 · child.len()`; the instructions the implementation uses are supported.
     #[inline(always)]
     unsafe fn line_values<A: Address>(
         f: &LineFront,
@@ -85,6 +77,17 @@ pub(crate) trait NodeSearch: Sized {
         // SAFETY: as this function's.
         unsafe { line_values_with::<A, Self>(f, keys, res, child) }
     }
+}
+
+/// `keys` as `u128`s when `A` is IPv6.
+#[inline(always)]
+pub(crate) fn v6_keys<A: Address>(keys: &[A]) -> Option<&[u128]> {
+    if A::BITS != 128 || core::mem::size_of::<A>() != 16 {
+        return None;
+    }
+    // SAFETY: `Address` is sealed and implemented for `u32` and `u128` only, so a 128-bit
+    // `A` is `u128`: same size, alignment and validity.
+    Some(unsafe { core::slice::from_raw_parts(keys.as_ptr() as *const u128, keys.len()) })
 }
 
 /// What the lookups read, as raw pointers (the table outlives every lookup).
@@ -206,7 +209,7 @@ unsafe fn lookup_trees<A: Address, L: Layout, S: NodeSearch>(
     addrs: &[A],
     out: &mut [u32],
 ) {
-    let mut lanes = [Lane::<L::K>::default(); MAX_BATCH];
+    let mut lanes = [MaybeUninit::<Lane<L::K>>::uninit(); MAX_BATCH];
     // Windows of keys whose indices fit a lane's `u32`.
     for (addrs, out) in addrs.chunks(WINDOW).zip(out.chunks_mut(WINDOW)) {
         let mut pending = 0;
@@ -236,8 +239,8 @@ unsafe fn lookup_trees<A: Address, L: Layout, S: NodeSearch>(
     }
 }
 
-/// [`lookup`] with the /32 lines: each group (or span, [`NodeSearch::SPANS`]) reads its
-/// lines; keys left in a tree wait in [`Pending`].
+/// [`lookup`] with the /32 lines: each group reads its lines; keys left in a tree wait in
+/// [`Pending`].
 #[inline(always)]
 unsafe fn lookup_lines<A: Address, L: Layout, S: NodeSearch>(
     v: &View<'_, L>,
@@ -247,23 +250,21 @@ unsafe fn lookup_lines<A: Address, L: Layout, S: NodeSearch>(
     out: &mut [u32],
 ) {
     let mut pending = Pending::<L::K>::new();
+    // Made once: a group's keys of unlisted /32s are held here, and leave before the next
+    // group's line stage.
+    let mut missed = Missed::<A>::new();
     // Windows of keys whose indices fit a pending key's `u32`.
     for (addrs, out) in addrs.chunks(WINDOW).zip(out.chunks_mut(WINDOW)) {
-        if S::SPANS {
-            // SAFETY: as `lookup`'s.
-            unsafe { line_spans::<A, L, S>(v, f, addrs, out, &mut pending) };
-        } else {
-            for start in (0..addrs.len()).step_by(batch) {
-                // The key stream, `KEYS_AHEAD` keys ahead of the group looked up (the
-                // line stage's misses starve the stream prefetcher; the tree descents
-                // of the other fronts measured no faster with it).
-                prefetch_keys_ahead(addrs, start, batch, KEYS_AHEAD);
-                let group = start..addrs.len().min(start + batch);
-                // SAFETY: as `lookup`'s; a group adds at most one pending key per key.
-                unsafe {
-                    pending.make_room::<A, L, S>(v, addrs, out, group.len());
-                    line_pass::<A, L, S>(v, f, addrs, out, group, &mut pending);
-                }
+        for start in (0..addrs.len()).step_by(batch) {
+            // The key stream, `KEYS_AHEAD` keys ahead of the group looked up (the line
+            // stage's misses starve the stream prefetcher; the tree descents of the other
+            // fronts measured no faster with it).
+            prefetch_keys_ahead(addrs, start, batch, KEYS_AHEAD);
+            let group = start..addrs.len().min(start + batch);
+            // SAFETY: as `lookup`'s; a group adds at most one pending key per key.
+            unsafe {
+                pending.make_room::<A, L, S>(v, addrs, out, group.len());
+                line_pass::<A, L, S>(v, f, addrs, out, group, &mut pending, &mut missed);
             }
         }
         // SAFETY: as `lookup`'s.
@@ -278,7 +279,7 @@ unsafe fn main_lockstep<A: Address, L: Layout, S: NodeSearch>(
     v: &View<'_, L>,
     keys: &[A],
     res: &mut [u32],
-    lanes: &mut [Lane<L::K>],
+    lanes: &mut [MaybeUninit<Lane<L::K>>],
     index: impl Fn(usize) -> usize,
 ) -> usize {
     let n = keys.len();
@@ -314,7 +315,7 @@ unsafe fn main_lockstep<A: Address, L: Layout, S: NodeSearch>(
             res[j] = val;
         } else {
             // SAFETY: a leaf's child value names a tree of the forest.
-            lanes[pending] = unsafe { v.lane(index(j), val, 1, keys[j]) };
+            lanes[pending].write(unsafe { v.lane(index(j), val, 1, keys[j]) });
             pending += 1;
         }
     }
@@ -331,7 +332,7 @@ unsafe fn direct_pass<A: Address, L: Layout, S: NodeSearch>(
     bits: u32,
     keys: &[A],
     res: &mut [u32],
-    lanes: &mut [Lane<L::K>],
+    lanes: &mut [MaybeUninit<Lane<L::K>>],
     base: usize,
 ) -> usize {
     let w = <L::K as Key>::BITS;
@@ -355,23 +356,24 @@ unsafe fn direct_pass<A: Address, L: Layout, S: NodeSearch>(
         *r = out;
         if out & CHILD != 0 {
             // SAFETY: child values name trees of the forest.
-            lanes[pending] = unsafe {
+            lanes[pending].write(unsafe {
                 if one_leaf {
                     v.lane(base + j, found, v.front_stage + 1, a)
                 } else {
                     v.lane(base + j, val, v.front_stage, a)
                 }
-            };
+            });
             pending += 1;
         }
     }
     pending
 }
 
-/// The keys `group` of `keys` read their /32's front line ([`NodeSearch::line_values`]);
-/// keys the line leaves in a tree, and keys whose /32 is not listed (no route begins in
-/// it: most keys of unrouted or sparsely routed space; they search the main tree, as the
-/// paper's lookup does), are added to `pending`.
+/// The keys `group` of `keys` read their /32's front line ([`NodeSearch::line_values`]).
+/// Keys the line leaves in a tree (a child value) are added to `pending`. Of the keys
+/// whose /32 is not listed ([`MISS`]: no route begins in it), those whose /16 the summary
+/// answers take its value; the others (their /16 holds a listed /32) descend the main
+/// tree together, as the paper's lookup does, held in `missed` (empty before and after).
 #[inline(always)]
 unsafe fn line_pass<A: Address, L: Layout, S: NodeSearch>(
     v: &View<'_, L>,
@@ -380,34 +382,13 @@ unsafe fn line_pass<A: Address, L: Layout, S: NodeSearch>(
     res: &mut [u32],
     group: Range<usize>,
     pending: &mut Pending<L::K>,
+    missed: &mut Missed<A>,
 ) {
     debug_assert!(A::BITS == 128 && <L::K as Key>::BITS == 32);
     let mut child = [0u64; MAX_BATCH / 64];
     let start = group.start;
     // SAFETY: as this function's.
     unsafe { S::line_values(f, &keys[group.clone()], &mut res[group], &mut child) };
-    // SAFETY: as this function's.
-    unsafe { add_children::<A, L, S>(v, f, keys, res, start, &child, pending) };
-}
-
-/// The keys `start + j` whose bit `j` is set in `child` (their front line gave a child
-/// value or [`MISS`]) are added to `pending`; of the keys whose /32 is not listed, those
-/// whose /16 the summary answers take its value, the others descend the main tree
-/// together first ([`Missed`]).
-///
-/// # Safety
-/// As [`line_pass`]'s; each such key's result is its line's value.
-#[inline(always)]
-unsafe fn add_children<A: Address, L: Layout, S: NodeSearch>(
-    v: &View<'_, L>,
-    f: &LineFront,
-    keys: &[A],
-    res: &mut [u32],
-    start: usize,
-    child: &[u64],
-    pending: &mut Pending<L::K>,
-) {
-    let mut missed = Missed::<A>::new();
     for (w, &bits) in child.iter().enumerate() {
         let mut bits = bits;
         while bits != 0 {
@@ -415,8 +396,6 @@ unsafe fn add_children<A: Address, L: Layout, S: NodeSearch>(
             bits &= bits - 1;
             let out = res[j];
             if out == MISS {
-                // The /32 is not listed: the summary answers if no boundary lies in its
-                // /16, else the main tree does.
                 let s = f.summary_of((keys[j].to_u128() >> 96) as u32);
                 if s != LINES {
                     res[j] = s;
@@ -512,31 +491,6 @@ impl<A: Address> Missed<A> {
     }
 }
 
-/// The line stage over spans of [`SPAN`] keys ([`NodeSearch::SPANS`]); the keys left in
-/// trees are added to `pending`.
-#[inline(always)]
-unsafe fn line_spans<A: Address, L: Layout, S: NodeSearch>(
-    v: &View<'_, L>,
-    f: &LineFront,
-    addrs: &[A],
-    out: &mut [u32],
-    pending: &mut Pending<L::K>,
-) {
-    for start in (0..addrs.len()).step_by(SPAN) {
-        let end = addrs.len().min(start + SPAN);
-        let mut child = [0u64; SPAN / 64];
-        // SAFETY: as this function's.
-        unsafe { S::line_values(f, &addrs[start..end], &mut out[start..end], &mut child) };
-        for (w, word) in child.chunks(1).enumerate() {
-            // SAFETY: as this function's; a word's keys add at most 64 pending keys.
-            unsafe {
-                pending.make_room::<A, L, S>(v, addrs, out, 64);
-                add_children::<A, L, S>(v, f, addrs, out, start + 64 * w, word, pending);
-            }
-        }
-    }
-}
-
 /// Tree depths whose pending lookups are kept by depth and descend in lockstep
 /// ([`Pending`]); lookups in deeper trees are lanes.
 const LOCKSTEP_DEPTHS: usize = 8;
@@ -567,7 +521,8 @@ pub(crate) struct Pending<K: Key> {
     /// At least the most keys waiting for one depth.
     fullest: usize,
     buckets: [Bucket<K>; LOCKSTEP_DEPTHS],
-    lanes: [Lane<K>; MAX_BATCH],
+    /// Lanes `0..lanes_n` are written.
+    lanes: [MaybeUninit<Lane<K>>; MAX_BATCH],
     lanes_n: usize,
 }
 
@@ -580,14 +535,14 @@ impl<K: Key> Pending<K> {
             // initialisation (and are not written here: a lookup call makes one
             // `Pending`, so its arrays must cost nothing to make).
             buckets: unsafe { MaybeUninit::uninit().assume_init() },
-            lanes: [Lane::default(); MAX_BATCH],
+            lanes: [MaybeUninit::uninit(); MAX_BATCH],
             lanes_n: 0,
         }
     }
 
     /// The free end of the lane list (at least as long as the room last made).
     #[inline(always)]
-    fn free_lanes(&mut self) -> &mut [Lane<K>] {
+    fn free_lanes(&mut self) -> &mut [MaybeUninit<Lane<K>>] {
         &mut self.lanes[self.lanes_n..]
     }
 
@@ -654,7 +609,7 @@ impl<K: Key> Pending<K> {
             self.fullest = self.fullest.max(n + 1);
         } else {
             // SAFETY: as this function's.
-            self.lanes[self.lanes_n] = unsafe { v.lane(i, tree, stage, a) };
+            self.lanes[self.lanes_n].write(unsafe { v.lane(i, tree, stage, a) });
             self.lanes_n += 1;
         }
     }
@@ -726,7 +681,7 @@ impl<K: Key> Pending<K> {
             let (i, e) = (at[e as usize] as usize, e as usize);
             // SAFETY: a leaf's child value names a tree of the forest; the list has room
             // (made above).
-            self.lanes[self.lanes_n] = unsafe { v.lane(i, res[i], stage[e] + 1, keys[i]) };
+            self.lanes[self.lanes_n].write(unsafe { v.lane(i, res[i], stage[e] + 1, keys[i]) });
             self.lanes_n += 1;
         }
     }
@@ -805,20 +760,22 @@ unsafe fn drain<A: Address, L: Layout, S: NodeSearch>(
     v: &View<'_, L>,
     keys: &[A],
     res: &mut [u32],
-    lanes: &mut [Lane<L::K>; MAX_BATCH],
+    lanes: &mut [MaybeUninit<Lane<L::K>>; MAX_BATCH],
     mut pending: usize,
 ) {
     // The lanes' nodes, prefetched before the first pass: a lane waits in the list while
     // later groups are looked up, so a prefetch when it was made would have left the
     // first-level cache by now.
-    for l in &lanes[..pending] {
+    // SAFETY: lanes `0..pending` are written (the caller's).
+    for l in unsafe { written(&lanes[..], pending) } {
         // SAFETY: a lane's node is a node of its tree.
         prefetch(unsafe { v.node(l.root + l.rel) });
     }
     while pending > 0 {
         let mut kept = 0;
         for j in 0..pending {
-            let mut l = lanes[j];
+            // SAFETY: lanes `0..pending` are written (and `kept` ≤ `j`).
+            let mut l = unsafe { lanes[j].assume_init() };
             let node = l.root + l.rel;
             // SAFETY: a lane's node is a node of its tree (inner while `left > 1`, else a
             // leaf), and a leaf's child value names a tree of the forest.
@@ -837,7 +794,7 @@ unsafe fn drain<A: Address, L: Layout, S: NodeSearch>(
                     l = v.lane(l.i as usize, val, l.stage + 1, keys[l.i as usize]);
                 }
             }
-            lanes[kept] = l;
+            lanes[kept].write(l);
             kept += 1;
         }
         pending = kept;

@@ -137,6 +137,9 @@ pub const HASHED_FRONT: u32 = 32;
 pub const DEFAULT_FRONT_V4: u32 = 16;
 /// Keys per group when none is configured.
 pub(crate) const DEFAULT_BATCH: usize = 32;
+/// Keys per group when none is configured, with the /32 lines: a group's lines are all
+/// prefetched before the first is searched, so a larger group overlaps more misses.
+pub(crate) const LINES_BATCH: usize = 64;
 
 /// Build options for [`Planb`].
 ///
@@ -159,7 +162,8 @@ pub struct PlanbConfig {
     /// The front: 0 none; 1 to [`MAX_DIRECT_FRONT`] a direct table of that many bits;
     /// [`HASHED_FRONT`] the /32 lines (IPv6, with 32-bit keys).
     pub front: u32,
-    /// Keys looked up together (the paper's `M`), 1 to 128.
+    /// Keys looked up together (the paper's `M`), 1 to 128 (the constructors: 32, and 64
+    /// with the /32 lines).
     pub batch: usize,
     /// Use the scalar node search even if the CPU has AVX2.
     pub force_scalar: bool,
@@ -188,11 +192,12 @@ impl PlanbConfig {
         }
     }
 
-    /// `planb-front` for IPv6: 32-bit keys and the /32 lines.
+    /// `planb-front` for IPv6: 32-bit keys and the /32 lines, in groups of 64 keys.
     pub fn front_v6() -> Self {
         PlanbConfig {
             key_bits: Some(32),
             front: HASHED_FRONT,
+            batch: LINES_BATCH,
             ..Self::paper()
         }
     }
@@ -274,7 +279,10 @@ impl Config for PlanbConfig {
             "front",
             "one read before the trees: off, on (IPv6: the /32 lines; IPv4: a 16-bit direct table), N bits of direct table (1..=24), or 32 (the /32 lines, IPv6 with key_bits=32)",
         ),
-        ("batch", "keys looked up together, 1..=128 (the paper's M)"),
+        (
+            "batch",
+            "keys looked up together, 1..=128 (the paper's M; default 32, 64 with the /32 lines)",
+        ),
         ("scalar", "use the scalar node search even with AVX2"),
     ];
 
@@ -291,7 +299,11 @@ impl Config for PlanbConfig {
             key_bits: s.get("key_bits")?,
             fanout: s.get("fanout")?,
             front,
-            batch: s.get("batch")?.unwrap_or(DEFAULT_BATCH),
+            batch: s.get("batch")?.unwrap_or(if front == HASHED_FRONT {
+                LINES_BATCH
+            } else {
+                DEFAULT_BATCH
+            }),
             force_scalar: s.force_scalar() || s.get("scalar")?.unwrap_or(false),
             isa: s.isa(),
         })

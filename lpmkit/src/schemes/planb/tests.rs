@@ -64,9 +64,10 @@ fn configs<A: Address>() -> Vec<PlanbConfig> {
                 continue; // the lines hold 32-bit keys
             }
             // Every instruction-set level this CPU runs, at a few batch sizes (a group of
-            // 7 or 13 leaves partial blocks of eight keys in the AVX-512 line stage).
+            // 7 or 13 leaves a partial block of eight keys in the SIMD line stage; 64 is
+            // the lines' default, 128 the most).
             for isa in crate::simd::test_levels() {
-                for batch in [1, 7, 13, 32] {
+                for batch in [1, 7, 13, 32, 64, 128] {
                     v.push(PlanbConfig {
                         key_bits,
                         fanout,
