@@ -143,28 +143,30 @@ pub(crate) unsafe fn line_values_v6(
         }
     }
     let (lines, pilots) = (f.lines.as_ptr(), f.pilots.as_ptr());
-    for j in 0..n {
+    let staged = bucket[..n].iter().zip(&hl[..n]).zip(&mut at[..n]);
+    for ((b, h), at) in staged {
         // SAFETY: entries `0..n` were written above; a bucket is below `r` (a 32-bit hash
         // shifted right by `32 − log2 r`), the pilots' length; a line index is below `m`
         // (a reduction to `m`), so the address is a line of the table.
         unsafe {
-            let p = *pilots.add(bucket[j].assume_init() as usize);
-            let line = ((hl[j].assume_init() ^ p) as u64 * f.m as u64) >> 32;
+            let p = *pilots.add(b.assume_init() as usize);
+            let line = ((h.assume_init() ^ p) as u64 * f.m as u64) >> 32;
             let a = lines.add(line as usize * LINE_WORDS);
-            at[j].write(a);
+            at.write(a);
             prefetch(a);
         }
     }
-    for (j, r) in res[..n].iter_mut().enumerate() {
-        // SAFETY: entries `0..n` were written above; `at[j]` is a line of the table
-        // (64-byte aligned: seven keys, a tag and eight values); the caller's features.
+    let staged = at[..n].iter().zip(xs[..n].iter().zip(&tags[..n]));
+    for (r, (line, (x, tag))) in res[..n].iter_mut().zip(staged) {
+        // SAFETY: entries `0..n` were written above; a line is a line of the table (64-byte
+        // aligned: seven keys, a tag and eight values); the caller's features.
         *r = unsafe {
-            let line = at[j].assume_init();
-            let xv = _mm256_set1_epi32(xs[j].assume_init() as i32);
+            let line = line.assume_init();
+            let xv = _mm256_set1_epi32(x.assume_init() as i32);
             let lt = _mm256_cmpgt_epi32(xv, _mm256_load_si256(line as *const __m256i));
             let lt = _mm256_movemask_ps(_mm256_castsi256_ps(lt)) as u32;
             let val = *line.add(LINE_VALS + (lt & ((1 << LINE_KEYS) - 1)).count_ones() as usize);
-            if *line.add(LINE_TAG) == tags[j].assume_init() {
+            if *line.add(LINE_TAG) == tag.assume_init() {
                 val
             } else {
                 MISS

@@ -370,11 +370,14 @@ impl Family for V6 {
         let q = |i: usize| if i < n { -1i64 } else { 0 };
         // SAFETY: AVX2 register operations.
         unsafe {
+            // Register `r` holds addresses 2r and 2r + 1. (Built element by element:
+            // `[_; 4].map` is a call the kernel need not make.)
+            let load = |r: usize| {
+                let (a, b) = (q(2 * r), q(2 * r + 1));
+                _mm256_setr_epi64x(a, a, b, b)
+            };
             Masks {
-                load: [0, 1, 2, 3].map(|r| {
-                    let (a, b) = (q(2 * r), q(2 * r + 1));
-                    _mm256_setr_epi64x(a, a, b, b)
-                }),
+                load: [load(0), load(1), load(2), load(3)],
                 lanes: _mm256_cmpgt_epi32(
                     _mm256_set1_epi32(n as i32),
                     _mm256_setr_epi32(0, 2, 4, 6, 1, 3, 5, 7),
