@@ -56,13 +56,29 @@ impl NodeSearch for Avx2Search {
         res: &mut [u32],
         child: &mut [u64],
     ) {
-        match batch::v6_keys(keys) {
-            // SAFETY: as this function's.
-            Some(k) => unsafe { line_values_v6(f, k, res, child) },
-            // The lines are an IPv6 front: not reached.
-            // SAFETY: as this function's.
-            None => unsafe { batch::line_values_with::<A, Self>(f, keys, res, child) },
-        }
+        // SAFETY: as this function's.
+        unsafe { line_values::<A, Self>(f, keys, res, child) }
+    }
+}
+
+/// [`NodeSearch::line_values`] for the SIMD searches `S` (AVX2, and AVX-512 CPUs, which
+/// have AVX2): [`line_values_v6`] for IPv6 keys.
+///
+/// # Safety
+/// As [`NodeSearch::line_values`]'s; the CPU has AVX2 and POPCNT.
+#[inline(always)]
+pub(crate) unsafe fn line_values<A: Address, S: NodeSearch>(
+    f: &LineFront,
+    keys: &[A],
+    res: &mut [u32],
+    child: &mut [u64],
+) {
+    match batch::v6_keys(keys) {
+        // SAFETY: as this function's.
+        Some(k) => unsafe { line_values_v6(f, k, res, child) },
+        // The lines are an IPv6 front: not reached.
+        // SAFETY: as this function's.
+        None => unsafe { batch::line_values_with::<A, S>(f, keys, res, child) },
     }
 }
 

@@ -63,13 +63,8 @@ impl NodeSearch for Avx512Search {
         res: &mut [u32],
         child: &mut [u64],
     ) {
-        match batch::v6_keys(keys) {
-            // SAFETY: as this function's (AVX-512 CPUs have AVX2).
-            Some(k) => unsafe { avx2::line_values_v6(f, k, res, child) },
-            // The lines are an IPv6 front: not reached.
-            // SAFETY: as this function's.
-            None => unsafe { batch::line_values_with::<A, Self>(f, keys, res, child) },
-        }
+        // SAFETY: as this function's (AVX-512 CPUs have AVX2).
+        unsafe { avx2::line_values::<A, Self>(f, keys, res, child) }
     }
 }
 
