@@ -14,8 +14,8 @@ use core::arch::x86_64::*;
 use core::mem::MaybeUninit;
 
 use super::batch::{self, NodeSearch, View, MAX_BATCH};
-use super::front::{LineFront, KB, KL, LINE_KEYS, LINE_TAG, LINE_VALS, LINE_WORDS};
-use super::tree::{Key, Layout, MISS};
+use super::front::{LineFront, KB, KL, LINE_WORDS};
+use super::tree::{Key, Layout};
 use crate::prefix::Address;
 use crate::simd::{prefetch, Avx2, Popcnt};
 
@@ -91,10 +91,9 @@ pub(crate) unsafe fn line_values<A: Address, S: NodeSearch>(
 ///   pilot is read (one load from a table that stays in the first-level cache; a
 ///   gather of eight is slower on the CPUs measured), the line found by the
 ///   multiply-shift reduction, its address kept and the line prefetched.
-/// * Each key's line is searched: its seven keys against the key's bits 32–63 in one
-///   256-bit compare, counted by `movemask` and `popcnt`, the value read at the count;
-///   a line whose tag is not the key's /32 gives [`MISS`]. The values' top bits (child
-///   values and misses) are gathered eight at a time by `movemask`.
+/// * Each key's line is searched ([`batch::line_value`]: one 256-bit compare, counted
+///   by `movemask` and `popcnt`). The values' top bits (child values and misses) are
+///   gathered eight at a time by `movemask`.
 ///
 /// # Safety
 /// `f` is a built front; `keys.len()` ≤ [`MAX_BATCH`], ≤ `res.len()` and ≤
@@ -177,16 +176,7 @@ pub(crate) unsafe fn line_values_v6(
         // SAFETY: entries `0..n` were written above; a line is a line of the table (64-byte
         // aligned: seven keys, a tag and eight values); the caller's features.
         *r = unsafe {
-            let line = line.assume_init();
-            let xv = _mm256_set1_epi32(x.assume_init() as i32);
-            let lt = _mm256_cmpgt_epi32(xv, _mm256_load_si256(line as *const __m256i));
-            let lt = _mm256_movemask_ps(_mm256_castsi256_ps(lt)) as u32;
-            let val = *line.add(LINE_VALS + (lt & ((1 << LINE_KEYS) - 1)).count_ones() as usize);
-            if *line.add(LINE_TAG) == tag.assume_init() {
-                val
-            } else {
-                MISS
-            }
+            batch::line_value::<Avx2Search>(line.assume_init(), x.assume_init(), tag.assume_init())
         };
     }
     for g in (0..n).step_by(8) {

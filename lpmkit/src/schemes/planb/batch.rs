@@ -570,6 +570,22 @@ impl<K: Key> Pending<K> {
             }
             self.fullest = self.waiting.iter().copied().max().unwrap_or(0);
         }
+        // SAFETY: as this function's.
+        unsafe { self.room_for_lanes::<A, L, S>(v, keys, res, n) };
+    }
+
+    /// Makes room for `n` more lanes: the lanes are stepped if they could overflow.
+    ///
+    /// # Safety
+    /// As [`add`](Self::add)'s.
+    #[inline(always)]
+    unsafe fn room_for_lanes<A: Address, L: Layout<K = K>, S: NodeSearch>(
+        &mut self,
+        v: &View<'_, L>,
+        keys: &[A],
+        res: &mut [u32],
+        n: usize,
+    ) {
         if self.lanes_n > 0 && self.lanes_n + n > MAX_BATCH {
             // SAFETY: as this function's.
             unsafe { drain::<A, L, S>(v, keys, res, &mut self.lanes, self.lanes_n) };
@@ -627,11 +643,8 @@ impl<K: Key> Pending<K> {
         d: usize,
     ) {
         // Room for a lane per key, should each continue into a further tree.
-        if self.lanes_n + self.waiting[d - 1] > MAX_BATCH {
-            // SAFETY: as this function's.
-            unsafe { drain::<A, L, S>(v, keys, res, &mut self.lanes, self.lanes_n) };
-            self.lanes_n = 0;
-        }
+        // SAFETY: as this function's.
+        unsafe { self.room_for_lanes::<A, L, S>(v, keys, res, self.waiting[d - 1]) };
         let b = &self.buckets[d - 1];
         let n = core::mem::take(&mut self.waiting[d - 1]);
         // SAFETY: entries `0..n` were written by `add`.
@@ -732,25 +745,41 @@ pub(crate) unsafe fn line_values_with<A: Address, S: NodeSearch>(
         let mut bits = 0u64;
         for (j, (&a, r)) in keys.iter().zip(res.iter_mut()).enumerate() {
             let k = a.to_u128();
-            let t = (k >> 96) as u32;
             // Bits 32..63, biased: the line's key chunk.
             let x = (k >> 64) as u32 ^ 1 << 31;
-            // SAFETY: `at[64 w + j]` was written above: line `line_at` has seven keys, a
-            // tag and eight values, 64-byte aligned.
-            let (tag, val) = unsafe {
+            // SAFETY: `at[64 w + j]` was written above: a line of the table.
+            let out = unsafe {
                 let line_at = at[64 * w + j].assume_init();
-                let line = lines.add(line_at as usize * LINE_WORDS);
-                // Keys below x among the seven keys (the tag's lane masked off).
-                let c = S::count_masked(line, x, LINE_VALS, (1 << LINE_KEYS) - 1);
-                (*line.add(LINE_TAG), *line.add(LINE_VALS + c as usize))
+                line_value::<S>(
+                    lines.add(line_at as usize * LINE_WORDS),
+                    x,
+                    (k >> 96) as u32,
+                )
             };
-            // All ones when the line is the key's /32's.
-            let m = ((tag == t) as u32).wrapping_neg();
-            let out = val & m | MISS & !m;
             *r = out;
             bits |= ((out >> 31) as u64) << j;
         }
         child[w] |= bits;
+    }
+}
+
+/// The value line `line` gives a key whose bits 32–63 (biased) are `x` and whose /32 is
+/// `tag`: the value of the interval holding `x` among the line's seven keys (one compare
+/// of the eight words, the tag's lane masked off), or [`MISS`] when the line is another
+/// /32's.
+///
+/// # Safety
+/// `line` is a line of a built front (64-byte aligned: seven keys, a tag and eight
+/// values); `S`'s instructions are supported.
+#[inline(always)]
+pub(crate) unsafe fn line_value<S: NodeSearch>(line: *const u32, x: u32, tag: u32) -> u32 {
+    // SAFETY: as this function's: the count is at most seven, a value of the line.
+    unsafe {
+        let c = S::count_masked(line, x, LINE_VALS, (1 << LINE_KEYS) - 1);
+        let val = *line.add(LINE_VALS + c as usize);
+        // All ones when the line is the key's /32's.
+        let m = ((*line.add(LINE_TAG) == tag) as u32).wrapping_neg();
+        val & m | MISS & !m
     }
 }
 
