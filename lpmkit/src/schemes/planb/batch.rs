@@ -15,8 +15,9 @@
 //!
 //! With the /32 lines, keys the line leaves in a tree wait in [`Pending`], by the depth of
 //! their tree, gathered over many groups; when [`MAX_BATCH`] could no longer wait for
-//! trees of one depth (and when the lookup ends) they descend those trees together, level
-//! by level in lockstep, as a group descends the main tree. Other keys left in a tree (by
+//! trees of one depth they descend those trees together, level by level in lockstep, as a
+//! group descends the main tree. When the lookup ends, the keys still waiting, whatever
+//! their depth, are stepped together as lanes (below). Other keys left in a tree (by
 //! the main tree or the direct front, or past a leaf into the next key chunk's tree:
 //! routes longer than the chunk) become *lanes*, stepped one node per pass over a packed
 //! list (a lane that finishes writes its answer and leaves the list), so that the reads
@@ -547,8 +548,7 @@ impl<K: Key> Pending<K> {
     }
 
     /// Makes room for `n` more [`add`](Self::add)s: the keys of every depth that could
-    /// overflow descend their trees, and the lanes are stepped if they could (all of them
-    /// when `n` > [`MAX_BATCH`]).
+    /// overflow descend their trees, and the lanes are stepped if they could overflow.
     ///
     /// # Safety
     /// As [`add`](Self::add)'s.
@@ -701,6 +701,11 @@ impl<K: Key> Pending<K> {
 
     /// Every pending key gets its answer.
     ///
+    /// The keys still waiting become lanes while the list has room, so that the keys of
+    /// every depth step through their trees together (a descent per depth would wait for
+    /// each depth's misses in turn: at the end of a short call, a few keys per depth);
+    /// a depth whose keys do not fit descends in lockstep. Then the lanes are stepped.
+    ///
     /// # Safety
     /// As [`add`](Self::add)'s.
     #[inline(always)]
@@ -710,9 +715,46 @@ impl<K: Key> Pending<K> {
         keys: &[A],
         res: &mut [u32],
     ) {
-        // SAFETY: as this function's: room for more keys than a depth holds descends
-        // every depth and steps the lanes.
-        unsafe { self.make_room::<A, L, S>(v, keys, res, MAX_BATCH + 1) };
+        for d in 1..=LOCKSTEP_DEPTHS {
+            let n = self.waiting[d - 1];
+            if n == 0 {
+                continue;
+            }
+            if self.lanes_n + n > MAX_BATCH {
+                // SAFETY: as this function's.
+                unsafe { self.descend::<A, L, S>(v, keys, res, d) };
+                continue;
+            }
+            self.waiting[d - 1] = 0;
+            let b = &self.buckets[d - 1];
+            // SAFETY: entries `0..n` were written by `add`.
+            let (at, root, x, stage) = unsafe {
+                (
+                    written(&b.at, n),
+                    written(&b.root, n),
+                    written(&b.x, n),
+                    written(&b.stage, n),
+                )
+            };
+            let free = &mut self.lanes[self.lanes_n..self.lanes_n + n];
+            let entries = at.iter().zip(root).zip(x.iter().zip(stage));
+            for (lane, ((&i, &root), (&x, &stage))) in free.iter_mut().zip(entries) {
+                let left = d as u32;
+                lane.write(Lane {
+                    i,
+                    root,
+                    rel: 0,
+                    left,
+                    stage,
+                    x,
+                });
+            }
+            self.lanes_n += n;
+        }
+        self.fullest = 0;
+        // SAFETY: as this function's: lanes `0..lanes_n` are written.
+        unsafe { drain::<A, L, S>(v, keys, res, &mut self.lanes, self.lanes_n) };
+        self.lanes_n = 0;
     }
 }
 
