@@ -302,15 +302,7 @@ fn parse(text: &str) -> anyhow::Result<Experiment> {
 
 /// What this machine is, for every record.
 fn machine() -> Value {
-    let cpu = std::fs::read_to_string("/proc/cpuinfo")
-        .ok()
-        .and_then(|s| {
-            s.lines()
-                .find(|l| l.starts_with("model name"))
-                .and_then(|l| l.split(':').nth(1))
-                .map(|m| m.trim().to_string())
-        })
-        .unwrap_or_else(|| std::env::consts::ARCH.to_string());
+    let cpu = crate::bench::cpu_model();
     let kernel = std::fs::read_to_string("/proc/sys/kernel/osrelease")
         .map(|s| s.trim().to_string())
         .unwrap_or_else(|_| std::env::consts::OS.to_string());
@@ -680,12 +672,13 @@ fn run_experiments(a: &RunArgs) -> anyhow::Result<ExitCode> {
         let svg = format!("{}-{}.svg", e.name, f.id);
         let series = plot::draw(&out.join(&svg), f, &mine, a.quick)?;
         report.push_str(&format!(
-            "\n## {} {}: {}\n\n*Paper ({}):* {}\n\n![{}]({svg})\n\n{}{}\n",
+            "\n## {} {}: {}\n\n*Paper ({}):* {}\n\n{}\n\n![{}]({svg})\n\n{}{}\n",
             e.name,
             f.id,
             f.title,
             e.paper,
             f.paper,
+            self::records::measured_on(&mine),
             f.title,
             plot::table(f, &mine, &series),
             plot::ratios(f, &series)

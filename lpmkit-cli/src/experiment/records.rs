@@ -83,28 +83,123 @@ pub(super) fn write_csv(path: &Path, records: &[Map<String, Value>]) -> anyhow::
     std::fs::write(path, text).with_context(|| format!("cannot write {}", path.display()))
 }
 
-/// The report's line naming the builds of a resumed run's records (empty when one build
-/// measured them all).
+/// The report's lines naming the builds and the CPUs of the records when more than one
+/// made them (a resumed run, or figures measured again on another machine); empty when
+/// one build on one CPU measured them all.
 pub(super) fn builds_line(records: &[Map<String, Value>]) -> String {
-    let mut commits: Vec<(String, usize)> = Vec::new();
+    let mut out = String::new();
+    if let Some(list) = several(records, commit) {
+        out.push_str(&format!(
+            "Records measured by more than one build (a resumed run), commit (records): {list}; \
+             each record names its own in `machine.lpmkit_commit`.\n"
+        ));
+    }
+    if let Some(list) = several(records, cpu) {
+        out.push_str(&format!(
+            "Records measured on more than one CPU, CPU (records): {list}; each record names \
+             its own in `machine`, and each figure the CPUs of its records.\n"
+        ));
+    }
+    out
+}
+
+/// A figure's line naming the CPUs and builds that measured its records.
+pub(super) fn measured_on(records: &[&Map<String, Value>]) -> String {
+    let list = |of: fn(&Map<String, Value>) -> String| {
+        let seen = distinct(records.iter().copied(), of);
+        let names: Vec<&str> = seen.iter().map(|(v, _)| v.as_str()).collect();
+        names.join("; ")
+    };
+    format!("*Measured on:* {}; lpmkit {}.", list(cpu), list(commit))
+}
+
+/// The build that measured a record.
+fn commit(r: &Map<String, Value>) -> String {
+    let m = r.get("machine");
+    let c = m
+        .and_then(|m| m.get("lpmkit_commit"))
+        .and_then(Value::as_str);
+    c.unwrap_or("?").to_string()
+}
+
+/// The CPU that measured a record, with its widest vector extension.
+fn cpu(r: &Map<String, Value>) -> String {
+    let m = r.get("machine");
+    let name = m.and_then(|m| m.get("cpu")).and_then(Value::as_str);
+    let has = |isa: &str| m.and_then(|m| m.get(isa)).and_then(Value::as_bool) == Some(true);
+    let isa = if has("avx512") {
+        ", AVX-512"
+    } else if has("avx2") {
+        ", AVX2"
+    } else {
+        ""
+    };
+    format!("{}{isa}", name.unwrap_or("?"))
+}
+
+/// The distinct values `of` the records with their counts, in order of first appearance,
+/// when there are several.
+fn several(
+    records: &[Map<String, Value>],
+    of: fn(&Map<String, Value>) -> String,
+) -> Option<String> {
+    let seen = distinct(records.iter(), of);
+    (seen.len() > 1).then(|| {
+        let list: Vec<String> = seen.iter().map(|(v, n)| format!("{v} ({n})")).collect();
+        list.join(", ")
+    })
+}
+
+/// The distinct values `of` the records with their counts, in order of first appearance.
+fn distinct<'a>(
+    records: impl Iterator<Item = &'a Map<String, Value>>,
+    of: fn(&Map<String, Value>) -> String,
+) -> Vec<(String, usize)> {
+    let mut seen: Vec<(String, usize)> = Vec::new();
     for r in records {
-        let c = r
-            .get("machine")
-            .and_then(|m| m.get("lpmkit_commit"))
-            .and_then(Value::as_str)
-            .unwrap_or("?");
-        match commits.iter_mut().find(|(k, _)| k == c) {
+        let v = of(r);
+        match seen.iter_mut().find(|(k, _)| *k == v) {
             Some((_, n)) => *n += 1,
-            None => commits.push((c.to_string(), 1)),
+            None => seen.push((v, 1)),
         }
     }
-    if commits.len() < 2 {
-        return String::new();
+    seen
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn record(cpu: &str, avx512: bool, commit: &str) -> Map<String, Value> {
+        let r = serde_json::json!({
+            "machine": { "cpu": cpu, "avx2": true, "avx512": avx512, "lpmkit_commit": commit }
+        });
+        r.as_object().cloned().unwrap()
     }
-    let list: Vec<String> = commits.iter().map(|(c, n)| format!("{c} ({n})")).collect();
-    format!(
-        "Records measured by more than one build (a resumed run), commit (records): {}; \
-         each record names its own in `machine.lpmkit_commit`.\n",
-        list.join(", ")
-    )
+
+    #[test]
+    fn figures_and_report_name_their_cpus_and_builds() {
+        let zen5 = record("AMD EPYC", true, "f5beb39");
+        let zen3 = record("AMD EPYC (family 25, model 1)", false, "4c2fb5a");
+        assert_eq!(
+            measured_on(&[&zen5, &zen5]),
+            "*Measured on:* AMD EPYC, AVX-512; lpmkit f5beb39."
+        );
+        assert_eq!(builds_line(&[zen5.clone(), zen5.clone()]), "");
+        let both = builds_line(&[zen5.clone(), zen3.clone(), zen3.clone()]);
+        assert!(
+            both.contains("commit (records): f5beb39 (1), 4c2fb5a (2);"),
+            "{both}"
+        );
+        assert!(
+            both.contains(
+                "CPU (records): AMD EPYC, AVX-512 (1), AMD EPYC (family 25, model 1), AVX2 (2);"
+            ),
+            "{both}"
+        );
+        assert_eq!(
+            measured_on(&[&zen5, &zen3]),
+            "*Measured on:* AMD EPYC, AVX-512; AMD EPYC (family 25, model 1), AVX2; lpmkit f5beb39; 4c2fb5a."
+        );
+    }
 }
