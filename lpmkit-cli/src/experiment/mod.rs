@@ -622,7 +622,7 @@ fn run_experiments(a: &RunArgs) -> anyhow::Result<ExitCode> {
     self::records::write_csv(&out.join("records.csv"), &records)?;
     let mut report = String::new();
     report.push_str(&format!(
-        "# lpmkit experiments\n\nMachine: {} ({} cores, AVX2 {}), kernel {}; lpmkit {} ({}); {}.\n\
+        "# lpmkit experiments\n\nThis run's machine: {}, {} cores, AVX2 {}, kernel {}; lpmkit {} ({}); {}.\n\
          Records: `records.jsonl`, `records.csv`. Made by `lpmkit experiment run {}{} --out {}` \
          (run again to resume).{}\n",
         machine["cpu"].as_str().unwrap_or("?"),
