@@ -7,6 +7,11 @@
 #   cargo install cargo-public-api --locked
 set -euo pipefail
 cd "$(dirname "$0")/.."
-cargo +nightly public-api -p lpmkit -ss > docs/public-api.txt
+# Into a temporary file first: a failed run (no nightly, no cargo-public-api) leaves the
+# committed listing as it was.
+tmp=$(mktemp)
+trap 'rm -f "$tmp"' EXIT
+cargo +nightly public-api -p lpmkit -ss > "$tmp"
+mv "$tmp" docs/public-api.txt
 echo "docs/public-api.txt: $(wc -l < docs/public-api.txt) lines" >&2
 python3 scripts/public-api-count.py docs/public-api.txt
