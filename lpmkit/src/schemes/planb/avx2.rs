@@ -13,9 +13,10 @@
 use core::arch::x86_64::*;
 use core::mem::MaybeUninit;
 
-use super::batch::{self, NodeSearch, View, MAX_BATCH};
+use super::batch;
 use super::front::{LineFront, KB, KL, LINE_WORDS};
 use super::tree::{Key, Layout};
+use super::walk::{self, NodeSearch, View, MAX_BATCH};
 use crate::prefix::Address;
 use crate::simd::{prefetch, Avx2, Popcnt};
 
@@ -73,12 +74,12 @@ pub(crate) unsafe fn line_values<A: Address, S: NodeSearch>(
     res: &mut [u32],
     child: &mut [u64],
 ) {
-    match batch::v6_keys(keys) {
+    match walk::v6_keys(keys) {
         // SAFETY: as this function's.
         Some(k) => unsafe { line_values_v6(f, k, res, child) },
         // The lines are an IPv6 front: not reached.
         // SAFETY: as this function's.
-        None => unsafe { batch::line_values_with::<A, S>(f, keys, res, child) },
+        None => unsafe { walk::line_values_with::<A, S>(f, keys, res, child) },
     }
 }
 
@@ -91,7 +92,7 @@ pub(crate) unsafe fn line_values<A: Address, S: NodeSearch>(
 ///   pilot is read (one load from a table that stays in the first-level cache; a
 ///   gather of eight is slower on the CPUs measured), the line found by the
 ///   multiply-shift reduction, its address kept and the line prefetched.
-/// * Each key's line is searched ([`batch::line_value`]: one 256-bit compare, counted
+/// * Each key's line is searched ([`walk::line_value`]: one 256-bit compare, counted
 ///   by `movemask` and `popcnt`). The values' top bits (child values and misses) are
 ///   gathered eight at a time by `movemask`.
 ///
@@ -176,7 +177,7 @@ pub(crate) unsafe fn line_values_v6(
         // SAFETY: entries `0..n` were written above; a line is a line of the table (64-byte
         // aligned: seven keys, a tag and eight values); the caller's features.
         *r = unsafe {
-            batch::line_value::<Avx2Search>(line.assume_init(), x.assume_init(), tag.assume_init())
+            walk::line_value::<Avx2Search>(line.assume_init(), x.assume_init(), tag.assume_init())
         };
     }
     for g in (0..n).step_by(8) {

@@ -9,9 +9,10 @@
 use core::arch::x86_64::*;
 
 use super::avx2;
-use super::batch::{self, NodeSearch, View};
+use super::batch;
 use super::front::LineFront;
 use super::tree::{Key, Layout};
+use super::walk::{NodeSearch, View};
 use crate::prefix::Address;
 use crate::simd::Avx512;
 

@@ -108,8 +108,10 @@
 mod batch;
 mod build;
 mod front;
+mod pending;
 mod scalar;
 mod tree;
+mod walk;
 
 #[cfg(target_arch = "x86_64")]
 mod avx2;
@@ -124,10 +126,10 @@ use crate::prefix::{Address, Family};
 use crate::rib::Rib;
 use crate::scheme::Scheme;
 use crate::simd::{Avx2, Avx512, Isa, Popcnt};
-use batch::{View, MAX_BATCH};
 use build::BuildInfo;
 use front::Front;
 use tree::{Compact, Forest, Layout, Wide};
+use walk::{View, MAX_BATCH};
 
 /// The largest direct front, in bits.
 pub const MAX_DIRECT_FRONT: u32 = 24;

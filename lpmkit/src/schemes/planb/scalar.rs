@@ -1,10 +1,11 @@
 //! The scalar twin: node search by plain compares (the batched lookup of `batch.rs` over
 //! it), and the one-key lookup every kernel is checked against.
 
-use super::batch::{self, NodeSearch, View};
+use super::batch;
 use super::build::chunk;
 use super::front::{Front, LINES, LINE_KEYS, LINE_TAG, LINE_VALS};
 use super::tree::{depth_of, root_of, Forest, Key, Layout, CHILD, MISS, SAME_CHUNK};
+use super::walk::{NodeSearch, View};
 use crate::prefix::Address;
 
 /// Node search by one compare per key, summed (no branch).
