@@ -70,7 +70,7 @@
 //!
 //! After the front, a key takes at most one more leaf step without a branch on what the
 //! front gave (`batch.rs`); keys that go further wait, by the depth of their tree, until
-//! enough do to descend their trees together in lockstep; the rare keys that continue
+//! enough do to descend their trees together in lockstep (`pending.rs`); the rare keys that continue
 //! into a further key chunk's tree are *lanes*, stepped one node per pass over a packed
 //! list, so each pass's reads are independent. The line
 //! stage prefetches the caller's keys a hundred or so ahead: its line misses fill the
