@@ -14,13 +14,12 @@
 
 use std::path::PathBuf;
 use std::process::ExitCode;
-use std::sync::Barrier;
 use std::time::Instant;
 
 use anyhow::Context;
 use clap::Args;
-use lpmkit::traffic::{self, Lcg, Pattern};
-use lpmkit::{Address, AnyTable, Family, Fib, NextHop, Table};
+use lpmkit::traffic::{self, Pattern};
+use lpmkit::{Address, AnyTable, Family, Fib, Table};
 use serde::Serialize;
 
 use crate::bounds;
@@ -28,6 +27,10 @@ use crate::input::{self, FamilyArg, TableArgs};
 use crate::output::outln;
 use crate::output::OutputFile;
 use crate::progress;
+
+mod timing;
+
+use timing::JitKeys;
 
 /// The most keys `--keys` asks for.
 pub const MAX_KEYS: u64 = 1 << 32;
@@ -314,80 +317,140 @@ fn cpu_name(cpuinfo: &str) -> Option<String> {
 }
 
 fn bench<A: Address>(table: &Table<A>, args: &BenchArgs) -> anyhow::Result<Vec<Record>> {
-    let family = A::FAMILY;
-    let mut schemes = input::schemes(&args.schemes, family)?;
-    args.settings.check(&schemes)?;
-    // The ratio column compares with --baseline (by default DIR-24-8, the papers' common
-    // baseline) when it is measured, else with the first scheme: measure it first.
-    if lpmkit::registry::find(&args.baseline).is_none() {
-        anyhow::bail!(
-            "--baseline: unknown scheme `{}` (see `lpmkit schemes`)",
-            args.baseline
-        );
+    let plan = Plan::new::<A>(args)?;
+    let keys = Keys::make(table, &plan, args)?;
+    print_header(table, &plan, args);
+    let built = build_all(table, &plan, args, &keys.keys);
+    let mut records = Vec::new();
+    for &threads in &args.threads {
+        let runs = measure_alternated(&built, &keys, threads, &plan, args);
+        records.extend(report(table, &plan, &built, runs, threads, args));
     }
-    if let Some(i) = schemes.iter().position(|s| s.name == args.baseline) {
-        let b = schemes.remove(i);
-        schemes.insert(0, b);
-    }
-    let pattern = args.pattern.clone().unwrap_or(match family {
-        Family::V4 => Pattern::Rnd,
-        Family::V6 => Pattern::V6Match,
-    });
-    let threads = args.threads.iter().copied().max().unwrap_or(1) as u128;
-    bounds::check_memory(&[
-        bounds::Need::items(
-            "--keys",
-            args.keys as u128,
-            // The keys, their reference answers.
-            (core::mem::size_of::<A>() + 4) as u128,
-            "keys",
-        ),
-        bounds::Need::items(
-            "--threads",
-            threads,
-            THREAD_BYTES + args.batch as u128 * 4,
-            "threads (stack and batch buffer)",
-        ),
-    ])?;
-    if args.jit && !matches!(pattern, Pattern::Rnd | Pattern::V6Match) {
-        anyhow::bail!("--jit applies to the rnd and v6match patterns");
-    }
-    if pattern == Pattern::V6Match && family != Family::V6 {
-        anyhow::bail!("the v6match pattern needs an IPv6 table");
-    }
-    let ways = args.ways.as_deref().map(parse_ways).transpose()?;
-    let mode = match (&pattern, args.jit) {
-        (_, true) => Mode::JustInTime,
-        (Pattern::Seq, _) => Mode::Dependent,
-        _ => Mode::Batch,
-    };
+    Ok(records)
+}
 
-    let pb = progress::spinner(format!("generating {} keys ({pattern})", args.keys));
-    let keys = make_keys(table, &pattern, args.keys, args.seed)?;
-    let patterns_v6 = if family == Family::V6 {
-        traffic::v6_patterns(as_v6(&table.rib))
-    } else {
-        Vec::new()
-    };
-    pb.finish_and_clear();
-    let reference = if mode == Mode::JustInTime {
-        None
-    } else {
-        let pb = progress::spinner("reference answers (trie)");
-        let r = crate::verify::reference_answers(table, &keys);
+/// What a `bench` run measures, checked before any key is made.
+struct Plan {
+    /// The schemes, the baseline first.
+    schemes: Vec<&'static lpmkit::registry::SchemeInfo>,
+    pattern: Pattern,
+    mode: Mode,
+    /// The degrees of parallelism of `--ways`.
+    ways: Option<Vec<usize>>,
+}
+
+impl Plan {
+    fn new<A: Address>(args: &BenchArgs) -> anyhow::Result<Plan> {
+        let family = A::FAMILY;
+        let mut schemes = input::schemes(&args.schemes, family)?;
+        args.settings.check(&schemes)?;
+        // The ratio column compares with --baseline (by default DIR-24-8, the papers'
+        // common baseline) when it is measured, else with the first scheme: measure it first.
+        if lpmkit::registry::find(&args.baseline).is_none() {
+            anyhow::bail!(
+                "--baseline: unknown scheme `{}` (see `lpmkit schemes`)",
+                args.baseline
+            );
+        }
+        if let Some(i) = schemes.iter().position(|s| s.name == args.baseline) {
+            let b = schemes.remove(i);
+            schemes.insert(0, b);
+        }
+        let pattern = args.pattern.clone().unwrap_or(match family {
+            Family::V4 => Pattern::Rnd,
+            Family::V6 => Pattern::V6Match,
+        });
+        let threads = args.threads.iter().copied().max().unwrap_or(1) as u128;
+        bounds::check_memory(&[
+            bounds::Need::items(
+                "--keys",
+                args.keys as u128,
+                // The keys, their reference answers.
+                (core::mem::size_of::<A>() + 4) as u128,
+                "keys",
+            ),
+            bounds::Need::items(
+                "--threads",
+                threads,
+                THREAD_BYTES + args.batch as u128 * 4,
+                "threads (stack and batch buffer)",
+            ),
+        ])?;
+        if args.jit && !matches!(pattern, Pattern::Rnd | Pattern::V6Match) {
+            anyhow::bail!("--jit applies to the rnd and v6match patterns");
+        }
+        if pattern == Pattern::V6Match && family != Family::V6 {
+            anyhow::bail!("the v6match pattern needs an IPv6 table");
+        }
+        let ways = args.ways.as_deref().map(parse_ways).transpose()?;
+        let mode = match (&pattern, args.jit) {
+            (_, true) => Mode::JustInTime,
+            (Pattern::Seq, _) => Mode::Dependent,
+            _ => Mode::Batch,
+        };
+        Ok(Plan {
+            schemes,
+            pattern,
+            mode,
+            ways,
+        })
+    }
+}
+
+/// The keys every scheme is measured on, and the answer sum they must give.
+struct Keys<A> {
+    keys: Vec<A>,
+    /// The table's /32 patterns, for IPv6 keys made just in time.
+    patterns_v6: Vec<u32>,
+    /// The reference trie's answer sum (none when keys are made in the timed loop).
+    reference: Option<u32>,
+    seed: u64,
+}
+
+impl<A: Address> Keys<A> {
+    fn make(table: &Table<A>, plan: &Plan, args: &BenchArgs) -> anyhow::Result<Self> {
+        let pattern = &plan.pattern;
+        let pb = progress::spinner(format!("generating {} keys ({pattern})", args.keys));
+        let keys = make_keys(table, pattern, args.keys, args.seed)?;
+        let patterns_v6 = if A::FAMILY == Family::V6 {
+            traffic::v6_patterns(as_v6(&table.rib))
+        } else {
+            Vec::new()
+        };
         pb.finish_and_clear();
-        Some(checksum_of(&keys, &r, mode))
-    };
-    let jit = JitKeys {
-        v6: family == Family::V6 && pattern == Pattern::V6Match,
-        patterns: &patterns_v6,
-        seed: args.seed,
-    };
+        // The dependent mode looks up `seq_key(key, previous answer)`, which equals `key`,
+        // so its answers are the reference answers too.
+        let reference = (plan.mode != Mode::JustInTime).then(|| {
+            let pb = progress::spinner("reference answers (trie)");
+            let r = crate::verify::reference_answers(table, &keys);
+            pb.finish_and_clear();
+            timing::sum_answers(&r)
+        });
+        Ok(Keys {
+            keys,
+            patterns_v6,
+            reference,
+            seed: args.seed,
+        })
+    }
 
+    /// How the timed loop makes keys just in time.
+    fn jit(&self, plan: &Plan) -> JitKeys<'_> {
+        JitKeys {
+            v6: A::FAMILY == Family::V6 && plan.pattern == Pattern::V6Match,
+            patterns: &self.patterns_v6,
+            seed: self.seed,
+        }
+    }
+}
+
+fn print_header<A: Address>(table: &Table<A>, plan: &Plan, args: &BenchArgs) {
     outln!(
-        "# {} ({family}, {} routes), pattern {pattern}{}, {} keys, batch {}, median of {} runs; cpu: {}, isa: {}",
+        "# {} ({}, {} routes), pattern {}{}, {} keys, batch {}, median of {} runs; cpu: {}, isa: {}",
         table.name,
+        A::FAMILY,
         table.rib.len(),
+        plan.pattern,
         if args.jit { " (just-in-time LCG)" } else { "" },
         args.keys,
         args.batch,
@@ -402,45 +465,50 @@ fn bench<A: Address>(table: &Table<A>, args: &BenchArgs) -> anyhow::Result<Vec<R
         "thr",
         "Mlps",
         "runs min..max",
-        format!("vs {}", schemes[0].name),
+        format!("vs {}", plan.schemes[0].name),
         "memory",
         "B/pfx",
         "build ms"
     );
+}
 
-    // Build every scheme (and every degree of parallelism) first, then measure them in
-    // alternation — run 1 of every scheme, run 2 of every scheme, … — so that the host's
-    // slow and fast phases fall on all of them alike and the ratios are fair.
-    struct Built<A: Address> {
-        name: &'static str,
-        label: String,
-        way: Option<usize>,
-        fib: Box<dyn lpmkit::Fib<A>>,
-        build_ms: f64,
-        cycles: Option<Cycles>,
-    }
+/// One table measured: a scheme under one degree of parallelism and one ISA ceiling.
+struct Built<A: Address> {
+    name: &'static str,
+    label: String,
+    way: Option<usize>,
+    fib: Box<dyn lpmkit::Fib<A>>,
+    build_ms: f64,
+    cycles: Option<Cycles>,
+}
+
+/// Builds every scheme under every degree of parallelism (`--ways`) and ISA ceiling
+/// (`--isa-sweep`) first, so they can then be measured in alternation. A scheme appears
+/// once per distinct code path; a refused build is reported and ends that scheme's sweep.
+fn build_all<A: Address>(
+    table: &Table<A>,
+    plan: &Plan,
+    args: &BenchArgs,
+    keys: &[A],
+) -> Vec<Built<A>> {
+    let sweep: Vec<Option<usize>> = match &plan.ways {
+        Some(w) => w.iter().map(|&w| Some(w)).collect(),
+        None => vec![None],
+    };
+    let isas: Vec<Option<lpmkit::simd::Isa>> = if args.isa_sweep.is_empty() {
+        vec![args.isa.force_isa]
+    } else {
+        args.isa_sweep
+            .iter()
+            .map(|&i| Some(i.min(args.isa.ceiling())))
+            .collect()
+    };
     let mut built: Vec<Built<A>> = Vec::new();
-    for info in schemes {
-        let sweep: Vec<Option<usize>> = match &ways {
-            Some(w) => w.iter().map(|&w| Some(w)).collect(),
-            None => vec![None],
-        };
-        let isas: Vec<Option<lpmkit::simd::Isa>> = if args.isa_sweep.is_empty() {
-            vec![args.isa.force_isa]
-        } else {
-            args.isa_sweep
-                .iter()
-                .map(|&i| Some(i.min(args.isa.ceiling())))
-                .collect()
-        };
-        let mut refused = false;
+    for &info in &plan.schemes {
         for (way, isa) in sweep
             .iter()
             .flat_map(|&w| isas.iter().map(move |&i| (w, i)))
         {
-            if refused {
-                break;
-            }
             let mut opts = args.settings.apply(info, args.isa.options());
             opts.ways = way;
             opts.isa = isa;
@@ -453,8 +521,7 @@ fn bench<A: Address>(table: &Table<A>, args: &BenchArgs) -> anyhow::Result<Vec<R
                 Ok(fib) => fib,
                 Err(e) => {
                     input::refused(info.name, &e);
-                    refused = true;
-                    continue;
+                    break;
                 }
             };
             // A ceiling that gives a path already built for this scheme adds nothing.
@@ -467,7 +534,7 @@ fn bench<A: Address>(table: &Table<A>, args: &BenchArgs) -> anyhow::Result<Vec<R
             }
             // Schemes without a degree of parallelism are measured once in a sweep.
             let honours_ways = fib.stats().get("ways").is_some();
-            if way.is_some() && !honours_ways && way != ways.as_ref().map(|w| w[0]) {
+            if way.is_some() && !honours_ways && way != sweep[0] {
                 continue;
             }
             let way = way.filter(|_| honours_ways);
@@ -475,7 +542,8 @@ fn bench<A: Address>(table: &Table<A>, args: &BenchArgs) -> anyhow::Result<Vec<R
                 Some(w) => format!("{}@{w}w", info.name),
                 None => info.name.to_string(),
             };
-            let cycles = (args.cycles && mode == Mode::Batch).then(|| measure_cycles(&*fib, &keys));
+            let cycles = (args.cycles && plan.mode == Mode::Batch)
+                .then(|| timing::measure_cycles(&*fib, keys));
             built.push(Built {
                 name: info.name,
                 label,
@@ -486,94 +554,121 @@ fn bench<A: Address>(table: &Table<A>, args: &BenchArgs) -> anyhow::Result<Vec<R
             });
         }
     }
+    built
+}
 
-    let mut records = Vec::new();
-    for &threads in &args.threads {
-        let mut runs = vec![Vec::with_capacity(args.runs); built.len()];
-        let mut ok = vec![true; built.len()];
-        let pb = progress::bar(
-            (args.runs * built.len()) as u64,
-            format!(
-                "{} schemes x{threads}, {} runs each",
-                built.len(),
-                args.runs
-            ),
-        );
-        for _ in 0..args.warmup {
-            for b in &built {
-                measure(&*b.fib, &keys, threads, args.batch, mode, &jit, args.keys);
-            }
-        }
-        for _ in 0..args.runs {
-            for (i, b) in built.iter().enumerate() {
-                let (secs, sum) =
-                    measure(&*b.fib, &keys, threads, args.batch, mode, &jit, args.keys);
-                runs[i].push(args.keys as f64 / secs / 1e6);
-                if let Some(r) = reference {
-                    ok[i] &= sum == r;
-                }
-                pb.inc(1);
-            }
-        }
-        pb.finish_and_clear();
-        let baseline = median(&runs[0]);
-        for (i, b) in built.iter().enumerate() {
-            let median = median(&runs[i]);
-            let ratio = median / baseline;
-            let mem = b.fib.memory_bytes();
-            let (lo, hi) = runs[i]
-                .iter()
-                .fold((f64::MAX, 0f64), |(l, h), &v| (l.min(v), h.max(v)));
-            outln!(
-                "{:<16} {:>6} {:>3} {:>9.1} {:>8.1}..{:<8.1} {:>10.2}x {:>10} {:>8.2} {:>9.1}  {}",
-                b.label,
-                b.fib.implementation().to_string(),
-                threads,
-                median,
-                lo,
-                hi,
-                ratio,
-                human_bytes(mem),
-                mem as f64 / table.rib.len().max(1) as f64,
-                b.build_ms,
-                match reference {
-                    None => "n/a",
-                    Some(_) if ok[i] => "ok",
-                    Some(_) => "WRONG",
-                }
-            );
-            if let (Some(c), true) = (&b.cycles, threads == args.threads[0]) {
-                outln!(
-                    "{:<16} TSC ticks per 16-key call: mean {:.1}, p50 {}, p75 {}, p90 {}, p99 {}",
-                    "",
-                    c.mean,
-                    c.p50,
-                    c.p75,
-                    c.p90,
-                    c.p99
-                );
-            }
-            records.push(Record {
-                scheme: b.name.to_string(),
-                implementation: b.fib.implementation().to_string(),
-                family: family.to_string(),
-                table: table.name.clone(),
-                routes: table.rib.len(),
-                pattern: pattern.to_string(),
-                threads,
-                keys: args.keys,
-                batch: args.batch,
-                ways: b.way,
-                mlps_runs: std::mem::take(&mut runs[i]),
-                mlps_median: median,
-                memory_bytes: mem,
-                build_ms: b.build_ms,
-                checksum_ok: reference.map(|_| ok[i]),
-                cycles_per_16: b.cycles.clone(),
-            });
+/// The rates (Mlps) of `--runs` runs of every table on `threads` threads, measured in
+/// alternation — run 1 of every table, run 2 of every table, … — so that the host's slow
+/// and fast phases fall on all of them alike and the ratios are fair; and whether every
+/// run of each gave the reference answers.
+fn measure_alternated<A: Address>(
+    built: &[Built<A>],
+    keys: &Keys<A>,
+    threads: usize,
+    plan: &Plan,
+    args: &BenchArgs,
+) -> Vec<(Vec<f64>, bool)> {
+    let jit = keys.jit(plan);
+    let run = |fib: &dyn Fib<A>| {
+        timing::measure(
+            fib, &keys.keys, threads, args.batch, plan.mode, &jit, args.keys,
+        )
+    };
+    let mut runs = vec![(Vec::with_capacity(args.runs), true); built.len()];
+    let pb = progress::bar(
+        (args.runs * built.len()) as u64,
+        format!(
+            "{} schemes x{threads}, {} runs each",
+            built.len(),
+            args.runs
+        ),
+    );
+    for _ in 0..args.warmup {
+        for b in built {
+            run(&*b.fib);
         }
     }
-    Ok(records)
+    for _ in 0..args.runs {
+        for (b, (rates, ok)) in built.iter().zip(&mut runs) {
+            let (secs, sum) = run(&*b.fib);
+            rates.push(args.keys as f64 / secs / 1e6);
+            if let Some(r) = keys.reference {
+                *ok &= sum == r;
+            }
+            pb.inc(1);
+        }
+    }
+    pb.finish_and_clear();
+    runs
+}
+
+/// Prints one row per table measured on `threads` threads and returns their records.
+fn report<A: Address>(
+    table: &Table<A>,
+    plan: &Plan,
+    built: &[Built<A>],
+    runs: Vec<(Vec<f64>, bool)>,
+    threads: usize,
+    args: &BenchArgs,
+) -> Vec<Record> {
+    let checked = plan.mode != Mode::JustInTime;
+    let baseline = median(&runs[0].0);
+    let mut records = Vec::with_capacity(built.len());
+    for (b, (rates, ok)) in built.iter().zip(runs) {
+        let median = median(&rates);
+        let mem = b.fib.memory_bytes();
+        let (lo, hi) = rates
+            .iter()
+            .fold((f64::MAX, 0f64), |(l, h), &v| (l.min(v), h.max(v)));
+        outln!(
+            "{:<16} {:>6} {:>3} {:>9.1} {:>8.1}..{:<8.1} {:>10.2}x {:>10} {:>8.2} {:>9.1}  {}",
+            b.label,
+            b.fib.implementation().to_string(),
+            threads,
+            median,
+            lo,
+            hi,
+            median / baseline,
+            human_bytes(mem),
+            mem as f64 / table.rib.len().max(1) as f64,
+            b.build_ms,
+            match (checked, ok) {
+                (false, _) => "n/a",
+                (true, true) => "ok",
+                (true, false) => "WRONG",
+            }
+        );
+        if let (Some(c), true) = (&b.cycles, threads == args.threads[0]) {
+            outln!(
+                "{:<16} TSC ticks per 16-key call: mean {:.1}, p50 {}, p75 {}, p90 {}, p99 {}",
+                "",
+                c.mean,
+                c.p50,
+                c.p75,
+                c.p90,
+                c.p99
+            );
+        }
+        records.push(Record {
+            scheme: b.name.to_string(),
+            implementation: b.fib.implementation().to_string(),
+            family: A::FAMILY.to_string(),
+            table: table.name.clone(),
+            routes: table.rib.len(),
+            pattern: plan.pattern.to_string(),
+            threads,
+            keys: args.keys,
+            batch: args.batch,
+            ways: b.way,
+            mlps_runs: rates,
+            mlps_median: median,
+            memory_bytes: mem,
+            build_ms: b.build_ms,
+            checksum_ok: checked.then_some(ok),
+            cycles_per_16: b.cycles.clone(),
+        });
+    }
+    records
 }
 
 fn human_bytes(b: usize) -> String {
@@ -622,258 +717,6 @@ pub(crate) fn make_keys<A: Address>(
         }
         synthetic => traffic::keys(synthetic, &table.rib, n, seed)?,
     })
-}
-
-/// Settings of just-in-time key generation.
-struct JitKeys<'a> {
-    v6: bool,
-    patterns: &'a [u32],
-    seed: u64,
-}
-
-/// The checksum of a run: the sum of all answers modulo 2^32 (order-independent, so
-/// thread sections do not matter; one wrong answer always changes it, as it changes the
-/// sum by less than 2^32). The dependent mode looks up `seq_key(key, previous answer)`,
-/// which equals `key`, so its answers are the reference answers too.
-fn checksum_of<A: Address>(_keys: &[A], answers: &[u32], _mode: Mode) -> u32 {
-    sum_answers(answers)
-}
-
-/// The sum of `answers` modulo 2^32: what the timed loops add per batch. Summed in 32-bit
-/// lanes (it vectorizes without widening), 256 bits wide where the CPU has AVX2, so the
-/// harness's share of a run stays small beside the fastest lookups.
-#[inline(always)]
-fn sum_answers(answers: &[u32]) -> u32 {
-    #[cfg(target_arch = "x86_64")]
-    if std::arch::is_x86_feature_detected!("avx2") {
-        // SAFETY: the CPU has AVX2.
-        return unsafe { sum_answers_avx2(answers) };
-    }
-    sum_answers_plain(answers)
-}
-
-#[inline(always)]
-fn sum_answers_plain(answers: &[u32]) -> u32 {
-    answers.iter().fold(0u32, |s, &a| s.wrapping_add(a))
-}
-
-/// [`sum_answers_plain`] compiled for AVX2.
-///
-/// # Safety
-/// The CPU has AVX2.
-#[cfg(target_arch = "x86_64")]
-#[target_feature(enable = "avx2")]
-unsafe fn sum_answers_avx2(answers: &[u32]) -> u32 {
-    sum_answers_plain(answers)
-}
-
-/// One timed run; returns (seconds of the slowest thread, checksum).
-fn measure<A: Address>(
-    fib: &dyn Fib<A>,
-    keys: &[A],
-    threads: usize,
-    batch: usize,
-    mode: Mode,
-    jit: &JitKeys<'_>,
-    total: usize,
-) -> (f64, u32) {
-    let per = keys.len().div_ceil(threads);
-    let barrier = Barrier::new(threads);
-    let results: Vec<(f64, u32)> = std::thread::scope(|s| {
-        let handles: Vec<_> = (0..threads)
-            .map(|t| {
-                let section = &keys[(t * per).min(keys.len())..((t + 1) * per).min(keys.len())];
-                let barrier = &barrier;
-                s.spawn(move || {
-                    // Two batches of answers (see `Answers`).
-                    let mut out = vec![0u32; 2 * batch];
-                    barrier.wait();
-                    let t0 = Instant::now();
-                    let sum = match mode {
-                        Mode::Batch => run_batch(fib, section, &mut out),
-                        Mode::Dependent => run_dependent(fib, section),
-                        Mode::JustInTime => {
-                            let n = total.div_ceil(threads);
-                            run_jit(fib, n, &mut out, jit, t as u64)
-                        }
-                    };
-                    (t0.elapsed().as_secs_f64(), sum)
-                })
-            })
-            .collect();
-        handles.into_iter().map(|h| h.join().unwrap()).collect()
-    });
-    let secs = results.iter().map(|r| r.0).fold(0.0, f64::max);
-    let sum = results.iter().fold(0u32, |s, r| s.wrapping_add(r.1));
-    (secs, sum)
-}
-
-/// The answers of the timed loops, in two batch buffers used in turn: each batch's answers
-/// are summed after the next batch is looked up, when the lookup's stores have long
-/// reached the cache (summing them at once would make the sum's wide loads wait on the
-/// narrower stores of some schemes, and not of others).
-struct Answers<'a> {
-    this: &'a mut [u32],
-    last: &'a mut [u32],
-    /// Answers in `last` not summed yet.
-    pending: usize,
-    sum: u32,
-}
-
-impl<'a> Answers<'a> {
-    /// Batches of up to `out.len() / 2` keys.
-    fn new(out: &'a mut [u32]) -> Self {
-        let (this, last) = out.split_at_mut(out.len() / 2);
-        Answers {
-            this,
-            last,
-            pending: 0,
-            sum: 0,
-        }
-    }
-
-    /// The most keys per batch.
-    fn batch(&self) -> usize {
-        self.this.len()
-    }
-
-    /// Looks `keys` (at most [`batch`](Self::batch)) up, and sums the batch before.
-    #[inline(always)]
-    fn look_up<A: Address>(&mut self, fib: &dyn Fib<A>, keys: &[A]) {
-        fib.lookup_batch(keys, &mut self.this[..keys.len()]);
-        self.sum = self
-            .sum
-            .wrapping_add(sum_answers(&self.last[..self.pending]));
-        self.pending = keys.len();
-        core::mem::swap(&mut self.this, &mut self.last);
-    }
-
-    /// The sum of every answer.
-    fn sum(self) -> u32 {
-        self.sum
-            .wrapping_add(sum_answers(&self.last[..self.pending]))
-    }
-}
-
-/// Looks `keys` up in batches of `out.len() / 2` (see [`Answers`]); returns their sum.
-#[inline(never)]
-fn run_batch<A: Address>(fib: &dyn Fib<A>, keys: &[A], out: &mut [u32]) -> u32 {
-    let mut answers = Answers::new(out);
-    for chunk in keys.chunks(answers.batch()) {
-        answers.look_up(fib, chunk);
-    }
-    answers.sum()
-}
-
-#[inline(never)]
-fn run_dependent<A: Address>(fib: &dyn Fib<A>, keys: &[A]) -> u32 {
-    let mut sum = 0u32;
-    let mut prev = 0u32;
-    for &k in keys {
-        let key = traffic::seq_key(k, prev);
-        prev = NextHop::raw(fib.lookup(key));
-        sum = sum.wrapping_add(prev);
-    }
-    sum
-}
-
-#[inline(never)]
-fn run_jit<A: Address>(
-    fib: &dyn Fib<A>,
-    n: usize,
-    out: &mut [u32],
-    jit: &JitKeys<'_>,
-    thread: u64,
-) -> u32 {
-    let mut lcg = Lcg::new(jit.seed.wrapping_add(thread.wrapping_mul(0x9e37_79b9)));
-    let mut answers = Answers::new(out);
-    let mut left = n;
-    let b = answers.batch();
-    let mut k4 = vec![0u32; b];
-    let mut k6 = vec![0u128; if jit.v6 { b } else { 0 }];
-    let mut ka: Vec<A> = vec![A::ZERO; b];
-    while left > 0 {
-        let m = left.min(b);
-        if jit.v6 {
-            lcg.fill_v6_matching(jit.patterns, &mut k6[..m]);
-            for (d, &s) in ka.iter_mut().zip(&k6[..m]) {
-                *d = A::from_u128(s);
-            }
-        } else if A::BITS == 32 {
-            lcg.fill_v4(&mut k4[..m]);
-            for (d, &s) in ka.iter_mut().zip(&k4[..m]) {
-                *d = A::from_u128(s as u128);
-            }
-        } else {
-            for d in ka[..m].iter_mut() {
-                let hi = (lcg.next_u32() as u128) << 96 | (lcg.next_u32() as u128) << 64;
-                *d = A::from_u128(hi | (lcg.next_u32() as u128) << 32 | lcg.next_u32() as u128);
-            }
-        }
-        answers.look_up(fib, &ka[..m]);
-        left -= m;
-    }
-    answers.sum()
-}
-
-/// TSC ticks of each 16-key `lookup_batch` call over the first 2^20 keys.
-fn measure_cycles<A: Address>(fib: &dyn Fib<A>, keys: &[A]) -> Cycles {
-    let n = keys.len().min(1 << 20) / 16;
-    let mut out = [0u32; 16];
-    let overhead = {
-        let mut v: Vec<u64> = (0..1000)
-            .map(|_| {
-                let t0 = tsc();
-                let t1 = tsc();
-                t1.saturating_sub(t0)
-            })
-            .collect();
-        v.sort_unstable();
-        v[v.len() / 2]
-    };
-    let mut ticks: Vec<u64> = Vec::with_capacity(n);
-    for i in 0..n {
-        let k = &keys[i * 16..i * 16 + 16];
-        let t0 = tsc();
-        fib.lookup_batch(k, &mut out);
-        let t1 = tsc();
-        std::hint::black_box(&out);
-        ticks.push(t1.saturating_sub(t0).saturating_sub(overhead));
-    }
-    let mean = ticks.iter().sum::<u64>() as f64 / ticks.len().max(1) as f64;
-    ticks.sort_unstable();
-    let pct = |p: f64| {
-        ticks
-            .get(((ticks.len() as f64 * p) as usize).min(ticks.len().saturating_sub(1)))
-            .copied()
-            .unwrap_or(0)
-    };
-    Cycles {
-        mean,
-        p50: pct(0.50),
-        p75: pct(0.75),
-        p90: pct(0.90),
-        p99: pct(0.99),
-    }
-}
-
-/// The time-stamp counter, serialized so the measured call cannot move across it.
-#[inline(always)]
-fn tsc() -> u64 {
-    #[cfg(target_arch = "x86_64")]
-    // SAFETY: lfence and rdtsc are available on every x86-64 CPU and have no memory effects.
-    unsafe {
-        core::arch::x86_64::_mm_lfence();
-        let t = core::arch::x86_64::_rdtsc();
-        core::arch::x86_64::_mm_lfence();
-        t
-    }
-    #[cfg(not(target_arch = "x86_64"))]
-    {
-        use std::sync::OnceLock;
-        static START: OnceLock<Instant> = OnceLock::new();
-        START.get_or_init(Instant::now).elapsed().as_nanos() as u64
-    }
 }
 
 #[cfg(test)]
