@@ -1,11 +1,13 @@
 //! A figure's SVG (plotters' SVG backend: no font library needed) and its Markdown table.
 
-use std::path::Path;
-
-use plotters::prelude::*;
+use plotters::style::RGBColor;
 use serde_json::{Map, Value};
 
-use super::Figure;
+use super::spec::Figure;
+
+mod svg;
+
+pub(super) use svg::draw;
 
 /// Series colours (colour-blind-safe Okabe–Ito, then greys).
 const COLOURS: [RGBColor; 10] = [
@@ -198,262 +200,6 @@ fn transposed(p: &Points) -> Points {
         lo: flip(&p.lo),
         hi: flip(&p.hi),
     }
-}
-
-/// Draws `f` from its records into `path`; returns its points (for the table).
-///
-/// A bar chart with more series than colours and few x values (every scheme on three
-/// tables) is drawn the other way round: the series along the x axis, one colour per x
-/// value.
-pub(super) fn draw(
-    path: &Path,
-    f: &Figure,
-    recs: &[&Map<String, Value>],
-    quick: bool,
-) -> anyhow::Result<Points> {
-    let points = points(f, recs);
-    let flip = f.kind == "bar"
-        && points.series.len() > COLOURS.len()
-        && points.xs.len() <= COLOURS.len()
-        && !one_series_per_x(&points);
-    let (p, x_desc, legend_head) = if flip {
-        (transposed(&points), f.series.as_str(), f.x.label.as_str())
-    } else {
-        (points.clone(), f.x.label.as_str(), f.series.as_str())
-    };
-    let err = |e: &dyn std::fmt::Display| anyhow::anyhow!("drawing {}: {e}", path.display());
-    // The legend: one column of up to LEGEND_ROWS names, more columns beside it.
-    const LEGEND_ROWS: usize = 22;
-    let columns = p.series.len().div_ceil(LEGEND_ROWS).max(1) as u32;
-    let widest = p
-        .series
-        .iter()
-        .map(|s| s.chars().count())
-        .max()
-        .unwrap_or(0) as u32;
-    let legend_column = (30 + 7 * widest).max(120);
-    let n = p.xs.len().max(1);
-    let bars = if f.kind == "bar" && !one_series_per_x(&p) {
-        n * p.series.len().max(1)
-    } else {
-        n
-    };
-    let plot_width = (bars as u32 * 14).clamp(620, 1500);
-    // Many or long x labels are written upwards.
-    let upright = n > 12 || (n > 6 && p.xs.iter().any(|x| x.len() > 12));
-    let longest = p.xs.iter().map(|x| x.chars().count()).max().unwrap_or(0) as u32;
-    let root =
-        SVGBackend::new(path, (plot_width + columns * legend_column, 540)).into_drawing_area();
-    root.fill(&WHITE).map_err(|e| err(&e))?;
-    let (head, body) = root.split_vertically(56);
-    let (w, _) = head.dim_in_pixel();
-    let centre = |size: i32| {
-        TextStyle::from(("sans-serif", size).into_font()).pos(
-            plotters::style::text_anchor::Pos::new(
-                plotters::style::text_anchor::HPos::Center,
-                plotters::style::text_anchor::VPos::Top,
-            ),
-        )
-    };
-    head.draw_text(&f.title, &centre(17), (w as i32 / 2, 8))
-        .map_err(|e| err(&e))?;
-    head.draw_text(
-        &caption(recs, &p, quick),
-        &centre(11).color(&RGBColor(90, 90, 90)),
-        (w as i32 / 2, 34),
-    )
-    .map_err(|e| err(&e))?;
-    let (plot, legend) = body.split_horizontally(plot_width);
-    let ymax =
-        p.ys.iter()
-            .chain(&p.hi)
-            .flatten()
-            .flatten()
-            .fold(0.0f64, |m, &y| m.max(y))
-            .max(f64::MIN_POSITIVE)
-            * 1.1;
-    // The chart itself, on a linear or a logarithmic y axis (`y_log`: values that span
-    // orders of magnitude); bars start at `base`, the axis' bottom.
-    macro_rules! chart_body {
-        ($chart:expr, $base:expr) => {{
-            let mut chart = $chart.map_err(|e| err(&e))?;
-            let base: f64 = $base;
-            let xs = p.xs.clone();
-            let y_title = if f.y_log {
-                format!("{} (log scale)", y_name(f))
-            } else {
-                y_name(f).to_string()
-            };
-            chart
-                .configure_mesh()
-                .x_labels(n)
-                .x_label_formatter(&|v| {
-                    let i = v.round();
-                    // Upright labels are drawn below, anchored at their end.
-                    if !upright && (v - i).abs() < 1e-6 && i >= 0.0 {
-                        xs.get(i as usize).cloned().unwrap_or_default()
-                    } else {
-                        String::new()
-                    }
-                })
-                .y_labels(8)
-                .y_label_formatter(&|v| si(*v))
-                .x_label_style(("sans-serif", 12))
-                .x_desc(x_desc)
-                .y_desc(y_title.as_str())
-                .axis_desc_style(("sans-serif", 14))
-                .y_label_style(("sans-serif", 12))
-                .light_line_style(WHITE)
-                .bold_line_style(RGBColor(225, 225, 225))
-                .disable_x_mesh()
-                .draw()
-                .map_err(|e| err(&e))?;
-            if upright {
-                let style = TextStyle::from(("sans-serif", 12).into_font())
-                    .transform(FontTransform::Rotate270)
-                    .pos(plotters::style::text_anchor::Pos::new(
-                        plotters::style::text_anchor::HPos::Right,
-                        plotters::style::text_anchor::VPos::Center,
-                    ));
-                for (xi, x) in p.xs.iter().enumerate() {
-                    let (px, py) = chart.backend_coord(&(xi as f64, base));
-                    root.draw_text(x, &style, (px, py + 8))
-                        .map_err(|e| err(&e))?;
-                }
-            }
-            let ns = p.series.len().max(1) as f64;
-            let own_slot = one_series_per_x(&p);
-            for (si, _) in p.series.iter().enumerate() {
-                let colour = COLOURS[si % COLOURS.len()];
-                // Each point's x where it is drawn (a bar's centre), y, and its spread.
-                let (w, slot) = if f.kind != "bar" || own_slot {
-                    (0.8, 0.0)
-                } else {
-                    (0.8 / ns, si as f64)
-                };
-                let at = |xi: usize| {
-                    if f.kind == "bar" {
-                        xi as f64 - 0.4 + slot * w + w / 2.0
-                    } else {
-                        xi as f64
-                    }
-                };
-                let pts: Vec<(f64, f64)> = p.ys[si]
-                    .iter()
-                    .enumerate()
-                    .filter_map(|(xi, y)| y.filter(|&y| y > base).map(|y| (at(xi), y)))
-                    .collect();
-                if f.kind == "bar" {
-                    chart
-                        .draw_series(pts.iter().map(|&(x, y)| {
-                            Rectangle::new([(x - w / 2.0, base), (x + w / 2.0, y)], colour.filled())
-                        }))
-                        .map_err(|e| err(&e))?;
-                } else {
-                    chart
-                        .draw_series(pts.iter().map(|&pt| Circle::new(pt, 3, colour.filled())))
-                        .map_err(|e| err(&e))?;
-                    chart
-                        .draw_series(LineSeries::new(pts.clone(), colour.stroke_width(2)))
-                        .map_err(|e| err(&e))?;
-                }
-                // Whiskers: the slowest and the fastest run, with short caps.
-                let cap = (w / 4.0).min(0.08);
-                let whisker = if f.kind == "bar" { BLACK } else { colour };
-                for xi in 0..p.xs.len() {
-                    if let (Some(lo), Some(hi)) = (p.lo[si][xi], p.hi[si][xi]) {
-                        let lo = lo.max(base);
-                        // Lines' whiskers side by side, so that series at one x stay apart.
-                        let x = at(xi)
-                            + if f.kind == "bar" {
-                                0.0
-                            } else {
-                                (si as f64 - (ns - 1.0) / 2.0) * 0.04
-                            };
-                        let style = whisker.stroke_width(1);
-                        for line in [
-                            vec![(x, lo), (x, hi)],
-                            vec![(x - cap, lo), (x + cap, lo)],
-                            vec![(x - cap, hi), (x + cap, hi)],
-                        ] {
-                            chart
-                                .draw_series(std::iter::once(PathElement::new(line, style)))
-                                .map_err(|e| err(&e))?;
-                        }
-                    }
-                }
-            }
-        }};
-    }
-    let builder = || {
-        let mut b = ChartBuilder::on(&plot);
-        b.margin(12)
-            .x_label_area_size(if upright { 30 + 7 * longest } else { 44 })
-            .y_label_area_size(64);
-        b
-    };
-    let xrange = -0.5f64..(n as f64 - 0.5);
-    if f.y_log {
-        // From a power of ten at least half a decade below the least positive value, so
-        // that its bar shows.
-        let least =
-            p.ys.iter()
-                .chain(&p.lo)
-                .flatten()
-                .flatten()
-                .copied()
-                .filter(|&y| y > 0.0)
-                .fold(f64::INFINITY, f64::min);
-        let bottom = if least.is_finite() {
-            10f64.powf((least.log10() - 0.3).floor())
-        } else {
-            1.0
-        };
-        let top = (ymax / 1.1).max(bottom * 10.0) * 1.5;
-        chart_body!(
-            builder().build_cartesian_2d(xrange, (bottom..top).log_scale()),
-            bottom
-        );
-    } else {
-        chart_body!(builder().build_cartesian_2d(xrange, 0f64..ymax), 0.0);
-    }
-    if p.series.is_empty() {
-        // Say so rather than leave an empty frame (e.g. a replay too short for one round).
-        let (pw, ph) = plot.dim_in_pixel();
-        plot.draw_text(
-            "no record has a value for this figure (see the report and the records)",
-            &centre(13).color(&RGBColor(150, 0, 0)),
-            (pw as i32 / 2, ph as i32 / 2),
-        )
-        .map_err(|e| err(&e))?;
-    }
-    // The legend, beside the plot so that it hides nothing, under the name of what its
-    // entries are.
-    legend
-        .draw_text(
-            legend_head,
-            &("sans-serif", 13).into_text_style(&legend),
-            (4, 12),
-        )
-        .map_err(|e| err(&e))?;
-    for (si, name) in p.series.iter().enumerate() {
-        let colour = COLOURS[si % COLOURS.len()];
-        let col = (si / LEGEND_ROWS) as i32;
-        let row = (si % LEGEND_ROWS) as i32;
-        let (x, y) = (col * legend_column as i32 + 4, 36 + row * 20);
-        legend
-            .draw(&Rectangle::new([(x, y), (x + 14, y + 10)], colour.filled()))
-            .map_err(|e| err(&e))?;
-        legend
-            .draw_text(
-                name,
-                &("sans-serif", 12).into_text_style(&legend),
-                (x + 20, y - 1),
-            )
-            .map_err(|e| err(&e))?;
-    }
-    root.present().map_err(|e| err(&e))?;
-    Ok(points)
 }
 
 /// A number as a tick label or a table cell: SI prefixes (`16 M`, `250 k`, `1.5 G`) and at
@@ -681,7 +427,7 @@ mod tests {
             m.insert("mlps_runs".into(), runs.to_vec().into());
             m
         };
-        let f: super::super::Figure = toml::from_str(
+        let f: crate::experiment::spec::Figure = toml::from_str(
             "id = \"f\"\ntitle = \"t\"\npaper = \"p\"\nargs = [\"-t\", \"{x}\"]\n\
              x = { label = \"table\", values = [\"a.txt\", \"b.txt\"], names = [\"A\", \"B\"] }\n",
         )
