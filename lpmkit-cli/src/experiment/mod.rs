@@ -54,7 +54,7 @@ use spec::{load_all, Experiment, Figure};
 /// What the papers show that these experiments do not measure (the report says so).
 const NOT_YET: &str = "\n## Not measured by these experiments\n\n\
 * Spider Fig. 9's trace keys: a packet trace (CAIDA-like address list) is not in \
-`../shared/data`; the figure has uniform, Zipf and repeated keys.\n\
+the data set; the figure has uniform, Zipf and repeated keys.\n\
 * PNG copies of the plots: the SVGs are drawn without a font library; a PNG needs a \
 raster and font stack the project does not carry.\n";
 

@@ -15,7 +15,8 @@
 //! | update trace | [`read_updates`] | text `UNIXTIME A\|W PREFIX/LEN NEXTHOP\|- [PEER]`, `bgpdump -m` update text, MRT `BGP4MP` (RFC 6396 §4.4) |
 //! | address list | [`read_addresses`] | one address per line |
 //!
-//! The text formats are those of the project's data set (`shared/data/README.md`). A
+//! The text formats are those of the real tables the tests use (the repository's
+//! `docs/data.md`). A
 //! text line may be at most [`MAX_LINE_BYTES`] (64 KiB) long: a longer one is an error
 //! naming its line, found in bounded memory (a file of zeros fails at once, not after
 //! being read whole). [`LineReader`] reads text one line at a time with that bound, for

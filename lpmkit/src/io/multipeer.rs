@@ -30,7 +30,7 @@ pub struct PathAttrs {
 /// Orders two paths to the same prefix: `Less` means `a` is preferred.
 ///
 /// The rule is the simplified BGP decision process the data set's FIBs were derived
-/// with (`shared/data/README.md`, "How the files were derived"):
+/// with (best path per prefix, as `docs/data.md` describes them):
 ///
 /// 1. highest LOCAL_PREF;
 /// 2. shortest AS_PATH (an AS_SET counts as 1);

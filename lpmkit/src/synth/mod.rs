@@ -4,7 +4,7 @@
 //! seed: the same configuration gives the same table on every platform (only integer and
 //! exactly rounded IEEE arithmetic is involved, see `math.rs`). [`default_v4`] and
 //! [`default_v6`] are the embedded defaults of the `lpmkit` command, so a run needs no
-//! download; real tables (`shared/data`, or any `--table FILE`) remain the reference.
+//! download; real tables (`docs/data.md`, or any `--table FILE`) remain the reference.
 //!
 //! ```
 //! use lpmkit::synth::{self, SynthConfig};
@@ -22,7 +22,7 @@
 //! Prefixes are placed one length at a time, shortest first (details in `engine.rs`).
 //!
 //! * **Prefix lengths.** The routes of each length follow the histogram of the bart
-//!   tier-1 tables (`shared/data/README.md`), scaled to `routes` by largest remainders.
+//!   tier-1 tables (`docs/data.md`), scaled to `routes` by largest remainders.
 //!   Above the reference size (901,899 IPv4 routes) the IPv4 lengths /8–/16 keep the
 //!   reference counts: in real tables they have barely changed while the table doubled
 //!   (/16: 11,161 in 2010, 13,138 in 2015, 13,490 in 2023), and they alone cover over half
@@ -62,7 +62,7 @@
 //!
 //! Checked by `tests/synth.rs` (the tolerance in brackets) on [`default_v4`]
 //! (1,000,000 routes) and [`default_v6`] (200,000 routes); the targets are the bart tier-1
-//! tables' figures and, for next hops, the real FIBs of `shared/data`. "Measured" is seed
+//! tables' figures and, for next hops, the real FIBs of the data set. "Measured" is seed
 //! 1, as printed by `Shape`.
 //!
 //! | figure | IPv4 target | IPv4 measured | IPv6 target | IPv6 measured |

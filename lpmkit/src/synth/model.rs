@@ -1,7 +1,7 @@
 //! The calibration data of the generator: prefix-length histograms with their top-level
 //! (uncovered) counts, address regions, reserved blocks.
 //!
-//! The histograms are the `bart` tier-1 tables described in `shared/data/README.md`
+//! The histograms are the `bart` tier-1 tables of the real data set (`docs/data.md`)
 //! (901,899 IPv4 and 160,147 IPv6 prefixes, about 2023–24). Per length they give the number
 //! of prefixes and how many of them no other prefix of the table covers; only these
 //! aggregate counts are embedded, no routes.

@@ -1,9 +1,8 @@
 //! Bloom-filter longest-prefix matching: Naïve, Baseline and Bloomfwd, for IPv4 and IPv6.
 //!
 //! The scheme of A. Lucchesi, A. C. Drummond and G. Teodoro (University of Brasília;
-//! Springer open access, published 19 February 2018 — the paper of
-//! `../shared/papers/bloomfwd-bloom-filter-lpm-xeon-phi-2018.txt`, whose stored text has
-//! no title), built on Dharmapurikar, Krishnamurthy and Taylor's "Longest Prefix Matching
+//! "High-performance IP lookup using Intel Xeon Phi: a Bloom filters based approach",
+//! Journal of Internet Services and Applications 9, 2018), built on Dharmapurikar, Krishnamurthy and Taylor's "Longest Prefix Matching
 //! Using Bloom Filters" (IEEE/ACM ToN 14(2), 2006). Prefixes are grouped
 //! by length into *levels*; each level is a counting Bloom filter in front of a hash table
 //! of `[prefix, next hop]` pairs. A lookup probes the levels from the longest down: a

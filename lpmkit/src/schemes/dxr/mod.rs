@@ -2,8 +2,7 @@
 //! ranges — the `DkR` schemes, `k` = 16…24 (`d16r`, `d18r`, `d20r`, …).
 //!
 //! The scheme of M. Zec, L. Rizzo and M. Mikuc, "DXR: towards a billion routing lookups per
-//! second in software", ACM SIGCOMM CCR 42(5), 2012
-//! (`../shared/papers/dxr-direct-range-lookups-2012.txt`).
+//! second in software", ACM SIGCOMM CCR 42(5), 2012.
 //!
 //! * **Ranges (§3.1).** The table is projected onto disjoint address ranges (more specific
 //!   prefixes take precedence) and neighbouring ranges with the same next hop are merged

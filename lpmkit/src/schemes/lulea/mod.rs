@@ -1,10 +1,9 @@
 //! Lulea (IPv4): the three-level 16-8-8 compressed trie of M. Degermark, A. Brodnik,
 //! S. Carlsson and S. Pink, "Small Forwarding Tables for Fast Routing Lookups", ACM
-//! SIGCOMM 1997 — the "Lulea" baseline of the OBMA paper
-//! (`../shared/papers/obma-overlay-bitmap-updates.txt`, §II and §VII: Fig. 13, 14, 16, 19).
+//! SIGCOMM 1997 — the "Lulea" baseline of the OBMA paper (§II and §VII: Fig. 13, 14, 16,
+//! 19).
 //!
-//! The paper itself is not in the project's paper store; this module follows its §4 as it
-//! is reproduced in textbook and encyclopedia descriptions (level-1 search steps, the
+//! This module follows the paper's §4 as it is reproduced in textbook and encyclopedia descriptions (level-1 search steps, the
 //! 676-entry maptable, the direct next-hop codewords for masks with at most one head, the
 //! sparse/dense/very-dense chunks), the OBMA paper's account of how Lulea builds its
 //! bitmaps (its Fig. 3: leaf pushing, heads at the start of every leaf, no merging), and

@@ -2,10 +2,9 @@
 //!
 //! C.-H. Lin, C.-Y. Hsu and S.-Y. Hsieh, "A multi-index hybrid trie for lookup and
 //! updates", IEEE TPDS 25(10), 2014, as the Bloomfwd paper describes and evaluates it
-//! (`../shared/papers/bloomfwd-bloom-filter-lpm-xeon-phi-2018.txt`, §5.1): a B+ tree of
+//! (§5.1): a B+ tree of
 //! order `m` over `k`-bit prefix keys whose leaves point to priority tries
-//! (Lim, Yim, Swartzlander 2010). The MIHT paper itself is not in the paper store; this
-//! module follows §5.1 and the priority-trie definition, checked against the public C
+//! (Lim, Yim, Swartzlander 2010). This module follows §5.1 and the priority-trie definition, checked against the public C
 //! code of the Bloomfwd authors' MIHT.
 //!
 //! # What is implemented

@@ -1,7 +1,6 @@
 //! OBMA, the Overlay BitMap Algorithm family of C. Zhang, Y. Feng, H. Song, Y. Wan, W. Xu
-//! and B. Liu, "OBMA: Scalable Route Lookups with Fast and Zero-interrupt Updates"
-//! (`../shared/papers/obma-overlay-bitmap-updates.txt`): OBMA_B, OBMA_L and OBMA_S, for
-//! IPv4 and IPv6, with updates in place under concurrent readers.
+//! and B. Liu, "OBMA: Scalable Route Lookups with Fast and Zero-interrupt Updates":
+//! OBMA_B, OBMA_L and OBMA_S, for IPv4 and IPv6, with updates in place under concurrent readers.
 //!
 //! # Structure (§III)
 //!

@@ -1,10 +1,8 @@
 //! SAIL: the splitting approach to IP lookup of T. Yang, G. Xie, Y. Li, Q. Fu, A. X. Liu,
 //! Q. Li and L. Mathy, "Guarantee IP Lookup Performance with FIB Explosion", ACM SIGCOMM
-//! 2014 — the SAIL baseline of the OBMA paper (`../shared/papers/obma-overlay-bitmap-
-//! updates.txt`, §VII: Fig. 14, 16–20).
+//! 2014 — the SAIL baseline of the OBMA paper (§VII: Fig. 14, 16–20).
 //!
-//! The SAIL paper is not in the project's paper store and its text could not be retrieved
-//! here; this module follows its algorithms as the OBMA paper and public implementations
+//! This module follows its algorithms as the OBMA paper and public implementations
 //! describe them: the authors' release notes (SAIL_L "speed oriented" on CPU, Lulea and
 //! Tree Bitmap as comparisons), and M. I. Islam's GPL SAIL_L/SAIL_U ports for Linux and
 //! for IPv6 (`tamimcse/Linux` `mypatches/sail*.patch1`, `tamimcse/CP-Trie`

@@ -66,7 +66,7 @@
 //!   layouts. [`ElementLayout::Compact16`] has 16-bit elements whose value space is split
 //!   per table: `1..=H` are next hops (`H` the largest id), larger values name rows; it
 //!   holds any table whose next hops plus rows fit in 65,535 (all the real tables of
-//!   `../shared/data` but the origin-AS IPv4 one) in half the memory, so twice as much of
+//!   the data set but the origin-AS IPv4 one) in half the memory, so twice as much of
 //!   it stays in cache; it is gathered as 32-bit words at scale 2 and masked.
 //!   [`ElementLayout::Wide32`] has 32-bit elements with a tag bit: 31-bit next hops or up
 //!   to 2^23 rows (an 8 GiB table), for large IPv6 tables and tables with many next hops.
