@@ -7,6 +7,9 @@ use super::hash::{HashKind, Hashing};
 use crate::fib::{BuildError, Config, Settings};
 use crate::prefix::{Address, Family};
 
+/// The most threads the `threads` setting may ask for.
+pub(crate) const MAX_THREADS: usize = 1024;
+
 /// The paper's variants (the registry's presets).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum Variant {
@@ -134,7 +137,7 @@ pub struct BloomConfig {
     pub max_expanded: u64,
     /// Most expanded keys one update of one prefix may rewrite before it rebuilds instead.
     pub max_patch_keys: u64,
-    /// Threads of large `lookup_batch` calls (≥ 1; see [`Bloom::lookup_bulk`](super::Bloom::lookup_bulk)).
+    /// Threads of large `lookup_batch` calls (1 to 1024; see [`Bloom::lookup_bulk`](super::Bloom::lookup_bulk)).
     pub threads: usize,
     /// Hash on the scalar path even if the CPU has AVX2.
     pub force_scalar: bool,
@@ -333,8 +336,11 @@ impl BloomConfig {
         if !(self.ht_load > 0.0 && self.ht_load.is_finite()) {
             return Err(self.invalid(format!("ht_load = {} is not positive", self.ht_load)));
         }
-        if self.threads == 0 {
-            return Err(self.invalid("threads = 0".into()));
+        if !(1..=MAX_THREADS).contains(&self.threads) {
+            return Err(self.invalid(format!(
+                "threads = {} is not in 1..={MAX_THREADS}",
+                self.threads
+            )));
         }
         if self.summary_max == 0 {
             return Err(self.invalid("summary_max = 0".into()));
@@ -415,7 +421,7 @@ impl Config for BloomConfig {
         ),
         (
             "threads",
-            "threads for lookup_batch calls of 65,536 keys or more (default 1)",
+            "threads for lookup_batch calls of 65,536 keys or more, 1..=1024 (default 1)",
         ),
         (
             "hint",

@@ -415,6 +415,8 @@ impl<A: Address> BloomTable<A> {
                 None => break,
             }
         };
+        // No more threads than chunks of work.
+        let threads = threads.min(addrs.len().div_ceil(BULK_CHUNK));
         std::thread::scope(|s| {
             for _ in 1..threads {
                 s.spawn(run);
