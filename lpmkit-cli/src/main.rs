@@ -113,10 +113,31 @@ fn die_quietly_on_closed_pipe() {
     }
 }
 
+/// What `Cli::parse` does with a command line it does not run — prints `--help`,
+/// `--version` or the usage error — except that a failed write of the help or version is
+/// an error (exit status 2), as for every other output.
+fn parse_error(e: &clap::Error) -> ExitCode {
+    use clap::error::ErrorKind;
+    let shown = matches!(e.kind(), ErrorKind::DisplayHelp | ErrorKind::DisplayVersion);
+    if let Err(w) = e.print() {
+        if shown {
+            eprintln!("lpmkit: error: cannot write to standard output: {w}");
+            return ExitCode::from(2);
+        }
+    }
+    if shown {
+        output::flush_stdout();
+    }
+    ExitCode::from(e.exit_code() as u8)
+}
+
 fn main() -> ExitCode {
     #[cfg(unix)]
     die_quietly_on_closed_pipe();
-    let cli = Cli::parse();
+    let cli = match Cli::try_parse() {
+        Ok(cli) => cli,
+        Err(e) => return parse_error(&e),
+    };
     if let Some(e) = lpmkit::simd::env_error() {
         eprintln!("lpmkit: error: {e}");
         return ExitCode::from(2);
