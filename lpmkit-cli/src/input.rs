@@ -18,8 +18,13 @@ pub const EXIT_REFUSED: u8 = 3;
 
 static REFUSED: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
 
-/// Reports that `scheme` refused the table and goes on; the exit status will say so.
-pub fn refused(scheme: &str, error: &dyn std::fmt::Display) {
+/// Reports that `scheme` refused the table and goes on; the exit status will say so. A
+/// setting the scheme refuses (`--set KEY=VALUE` with a value out of its range) is not a
+/// refusal of the table but a usage error: returned, for exit status 2.
+pub fn refused(scheme: &str, error: &lpmkit::BuildError) -> anyhow::Result<()> {
+    if matches!(error, lpmkit::BuildError::InvalidConfig { .. }) {
+        anyhow::bail!("{error}");
+    }
     REFUSED.store(true, std::sync::atomic::Ordering::Relaxed);
     let text = error.to_string();
     if text.starts_with(scheme) {
@@ -27,6 +32,7 @@ pub fn refused(scheme: &str, error: &dyn std::fmt::Display) {
     } else {
         eprintln!("  refused: {scheme}: {text}");
     }
+    Ok(())
 }
 
 /// Whether some scheme refused the table during this run.

@@ -165,7 +165,7 @@ fn verify<A: Address>(table: &Table<A>, args: &VerifyArgs) -> anyhow::Result<Exi
             let fib = match fib {
                 Ok(fib) => fib,
                 Err(e) => {
-                    input::refused(info.name, &e);
+                    input::refused(info.name, &e)?;
                     break;
                 }
             };
@@ -182,6 +182,14 @@ fn verify<A: Address>(table: &Table<A>, args: &VerifyArgs) -> anyhow::Result<Exi
             total_mismatches += n;
             checked.push(name);
         }
+    }
+    if checked.is_empty() {
+        // Every scheme refused the table: nothing was verified (exit status 3, see main).
+        outln!(
+            "verified nothing: every selected scheme refused the table ({} keys not checked)",
+            keys.len()
+        );
+        return Ok(ExitCode::SUCCESS);
     }
     outln!(
         "verified {} keys against {}: {} mismatches",

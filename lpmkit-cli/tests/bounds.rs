@@ -313,7 +313,8 @@ fn every_numeric_option_refuses_values_outside_its_range() {
     // A list-valued option: each degree of parallelism is bounded too.
     for ways in [
         "0",
-        "65",
+        "17",
+        "1..17",
         "1..18446744073709551615",
         "1,18446744073709551615",
     ] {
@@ -522,6 +523,9 @@ fn a_full_stdout_ends_every_command_with_a_message() {
     cases.push(vec!["annotate", "-t", t, list]);
     cases.push(vec!["schemes"]);
     cases.push(vec!["experiment", "list"]);
+    cases.push(vec!["--help"]);
+    cases.push(vec!["--version"]);
+    cases.push(vec!["bench", "--help"]);
     for args in cases {
         let (o, _) = run_with(&args, None, Some("/dev/full"));
         let e = stderr(&o);
@@ -532,6 +536,48 @@ fn a_full_stdout_ends_every_command_with_a_message() {
         );
     }
     let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn settings_out_of_range_are_usage_errors() {
+    let small = ["--synthetic", "v4", "--routes", "1000"];
+    for (args, needle) in [
+        (
+            vec![
+                "bench",
+                "-s",
+                "bloomfwd",
+                "--set",
+                "threads=18446744073709551615",
+            ],
+            "threads = 18446744073709551615 is not in 1..=1024",
+        ),
+        (
+            vec!["bench", "-s", "bloomfwd", "--set", "threads=0"],
+            "threads = 0",
+        ),
+        (
+            vec!["bench", "-s", "d18r", "--set", "k=99"],
+            "k = 99 is outside",
+        ),
+        (
+            vec!["verify", "-s", "spider16w", "--set", "ways=17"],
+            "ways",
+        ),
+        (vec!["verify", "-s", "spider16w", "--set", "ways=x"], "ways"),
+    ] {
+        let mut args = args.clone();
+        args.extend(small);
+        args.extend(["--keys", "1000"]);
+        let (o, took) = run_with(&args, None, None);
+        let e = stderr(&o);
+        assert_eq!(o.status.code(), Some(2), "{args:?}: {e}");
+        assert!(
+            e.contains(needle) && !e.contains("panicked"),
+            "{args:?}: {e}"
+        );
+        assert!(took < Duration::from_secs(10), "{args:?} took {took:?}");
+    }
 }
 
 #[test]

@@ -616,6 +616,23 @@ fn a_refusing_scheme_does_not_stop_the_others() {
         "poptrie16 still verified: {}",
         stdout(&o)
     );
+    // Every scheme refuses: nothing was verified, and the summary says so.
+    let o = lpmkit(&[
+        "verify",
+        "-t",
+        t.to_str().unwrap(),
+        "-s",
+        "d16r",
+        "-k",
+        "100",
+    ]);
+    assert_eq!(o.status.code(), Some(3), "{}", stderr(&o));
+    assert!(
+        stdout(&o).contains("verified nothing: every selected scheme refused the table")
+            && !stdout(&o).contains("0 mismatches"),
+        "{}",
+        stdout(&o)
+    );
 }
 
 #[test]

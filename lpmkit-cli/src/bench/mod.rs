@@ -38,8 +38,9 @@ pub const MAX_KEYS: u64 = 1 << 32;
 pub const MAX_THREADS: u64 = 1024;
 /// The largest `--batch`.
 pub const MAX_BATCH: u64 = 1 << 16;
-/// The largest degree of SIMD parallelism `--ways` sweeps.
-const MAX_WAYS: usize = 64;
+/// The largest degree of SIMD parallelism `--ways` sweeps (Spider's lanes, the one scheme
+/// with a degree of parallelism: 1 to 16).
+const MAX_WAYS: usize = 16;
 /// Bytes a measuring thread takes besides its buffers (its stack).
 pub const THREAD_BYTES: u128 = 2 << 20;
 
@@ -96,7 +97,7 @@ pub struct BenchArgs {
     batch: usize,
 
     /// Degrees of SIMD parallelism to sweep for schemes that have one (Spider's Fig. 6):
-    /// a range `1..16` or a list `1,8,16`, each 1 to 64.
+    /// a range `1..16` or a list `1,8,16`, each 1 to 16.
     #[arg(long, value_name = "WAYS")]
     ways: Option<String>,
 
@@ -520,7 +521,7 @@ fn build_all<A: Address>(
             let fib = match fib {
                 Ok(fib) => fib,
                 Err(e) => {
-                    input::refused(info.name, &e);
+                    input::refused(info.name, &e)?;
                     break;
                 }
             };

@@ -238,7 +238,7 @@ fn replay<A: Address>(mut table: Table<A>, args: &UpdatesArgs) -> anyhow::Result
             }
             // A scheme that cannot hold the table (or a state of it) does not stop the rest.
             Err(e) => match e.downcast_ref::<lpmkit::BuildError>() {
-                Some(b) => input::refused(info.name, b),
+                Some(b) => input::refused(info.name, b)?,
                 None => return Err(e),
             },
         }
