@@ -103,6 +103,9 @@ pub struct FollowArgs {
 /// The most churn changes (sequence numbers are 32 bits).
 const MAX_CHURN: u64 = 100_000_000;
 
+/// The longest the churn thread sleeps before it looks whether the run has ended.
+const CHURN_WAKE: Duration = Duration::from_millis(20);
+
 /// Rounds of looking again at answers that differed before one counts.
 const CHECK_ROUNDS: u32 = 3;
 
@@ -156,20 +159,6 @@ fn follow<A: Address>(args: &FollowArgs) -> anyhow::Result<ExitCode> {
         table: args.table_id,
         ..Default::default()
     };
-    if args.churn.is_some() {
-        bounds::check_memory(&[bounds::Need::items(
-            "--changes",
-            if args.changes > 0 {
-                args.changes as u128
-            } else {
-                MAX_CHURN as u128
-            }
-            .min(MAX_CHURN as u128),
-            // The edit, its send time.
-            (core::mem::size_of::<RouteEdit<A>>() + 8) as u128,
-            "churn changes",
-        )])?;
-    }
     let t0 = Instant::now();
     let mut sync = KernelSync::<A>::open(&opts).context("cannot follow the kernel table")?;
     outln!(
@@ -555,6 +544,13 @@ fn start_churn<A: Address>(
     } else {
         updates.len()
     };
+    bounds::check_memory(&[bounds::Need::items(
+        "--changes",
+        n as u128,
+        // The edit, its send time.
+        (core::mem::size_of::<RouteEdit<A>>() + 8) as u128,
+        "churn changes",
+    )])?;
     let dev = ifindex(args.netns.as_deref(), &args.dev)
         .with_context(|| format!("churn routes go via interface {:?}", args.dev))?;
     let mut edits = Vec::with_capacity(n);
@@ -588,9 +584,17 @@ fn start_churn<A: Address>(
                 break;
             }
             let due = start + Duration::from_secs_f64(i as f64 / rate);
-            let now = Instant::now();
-            if due > now {
-                std::thread::sleep(due - now);
+            // Slow rates wait in short steps, so that the end of the run (Ctrl-C,
+            // --duration) stops the churn at once.
+            loop {
+                let now = Instant::now();
+                if due <= now || shared.done.load(Ordering::Relaxed) {
+                    break;
+                }
+                std::thread::sleep((due - now).min(CHURN_WAKE));
+            }
+            if shared.done.load(Ordering::Relaxed) {
+                break;
             }
             let seq = i as u32 + 1;
             let ns = t0.elapsed().as_nanos() as u64;
