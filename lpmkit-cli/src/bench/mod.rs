@@ -321,7 +321,7 @@ fn bench<A: Address>(table: &Table<A>, args: &BenchArgs) -> anyhow::Result<Vec<R
     let plan = Plan::new::<A>(args)?;
     let keys = Keys::make(table, &plan, args)?;
     print_header(table, &plan, args);
-    let built = build_all(table, &plan, args, &keys.keys);
+    let built = build_all(table, &plan, args, &keys.keys)?;
     let mut records = Vec::new();
     for &threads in &args.threads {
         let runs = measure_alternated(&built, &keys, threads, &plan, args);
@@ -485,13 +485,14 @@ struct Built<A: Address> {
 
 /// Builds every scheme under every degree of parallelism (`--ways`) and ISA ceiling
 /// (`--isa-sweep`) first, so they can then be measured in alternation. A scheme appears
-/// once per distinct code path; a refused build is reported and ends that scheme's sweep.
+/// once per distinct code path; a refused build is reported and ends that scheme's sweep
+/// (a setting out of its range is an error).
 fn build_all<A: Address>(
     table: &Table<A>,
     plan: &Plan,
     args: &BenchArgs,
     keys: &[A],
-) -> Vec<Built<A>> {
+) -> anyhow::Result<Vec<Built<A>>> {
     let sweep: Vec<Option<usize>> = match &plan.ways {
         Some(w) => w.iter().map(|&w| Some(w)).collect(),
         None => vec![None],
@@ -555,7 +556,7 @@ fn build_all<A: Address>(
             });
         }
     }
-    built
+    Ok(built)
 }
 
 /// The rates (Mlps) of `--runs` runs of every table on `threads` threads, measured in
