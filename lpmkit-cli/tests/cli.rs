@@ -200,10 +200,76 @@ fn bench_writes_checked_records_for_both_families() {
             assert_eq!(r["mlps_runs"].as_array().unwrap().len(), 2);
             assert!(r["mlps_median"].as_f64().unwrap() > 0.0);
             assert!(names.contains(&r["scheme"].as_str().unwrap()));
+            // The roofline beside every figure; no hot-keys figure unless asked for.
+            let roof = r["roof_read_mlps"].as_f64().unwrap();
+            let share = r["roof_share"].as_f64().unwrap();
+            assert!(
+                roof > 0.0 && r["roof_stream_mlps"].as_f64().unwrap() > 0.0,
+                "{r}"
+            );
+            let median = r["mlps_median"].as_f64().unwrap();
+            assert!((share - median / roof).abs() < 1e-9, "{r}");
+            assert!(r["hot_mlps_median"].is_null(), "{r}");
         }
         assert!(stdout(&o).contains("ok"), "{}", stdout(&o));
+        assert!(stdout(&o).contains("% roof"), "{}", stdout(&o));
+        assert!(stdout(&o).lines().any(|l| l.starts_with("stream ")));
         assert!(!stdout(&o).contains("WRONG"));
     }
+}
+
+#[test]
+fn bench_hot_keys_are_checked_and_the_roofline_can_be_left_out() {
+    let s = Scratch::new("bench-hot");
+    let json = s.0.join("hot.json");
+    let o = lpmkit(&[
+        "bench",
+        "--synthetic",
+        "v4",
+        "--routes",
+        "5000",
+        "--keys",
+        "30000",
+        "--runs",
+        "2",
+        "-s",
+        "d18r,spider16w",
+        "--hot-keys",
+        "--no-roofline",
+        "--json",
+        json.to_str().unwrap(),
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let out = stdout(&o);
+    assert!(out.contains("hot Mlps") && !out.contains("% roof"), "{out}");
+    assert!(!out.lines().any(|l| l.starts_with("stream ")), "{out}");
+    let records: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
+    for r in records.as_array().unwrap() {
+        assert_eq!(r["checksum_ok"], true, "{r}");
+        assert_eq!(r["hot_mlps_runs"].as_array().unwrap().len(), 2, "{r}");
+        assert!(r["hot_mlps_median"].as_f64().unwrap() > 0.0, "{r}");
+        assert!(r["roof_read_mlps"].is_null(), "{r}");
+    }
+    // Keys made in the timed loop are not looked up in batches of stored keys: no
+    // roofline, no hot-keys figure.
+    let o = lpmkit(&[
+        "bench",
+        "--synthetic",
+        "v4",
+        "--routes",
+        "5000",
+        "--keys",
+        "30000",
+        "--runs",
+        "1",
+        "-s",
+        "d18r",
+        "--jit",
+        "--hot-keys",
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(!stdout(&o).contains("hot Mlps") && !stdout(&o).contains("% roof"));
 }
 
 #[test]

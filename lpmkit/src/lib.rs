@@ -64,7 +64,9 @@ pub mod facade;
 pub mod fib;
 mod interop;
 pub mod io;
-pub(crate) mod mem;
+// Table memory (huge pages): the schemes' own, and the CLI's roofline stand-ins'.
+#[doc(hidden)]
+pub mod mem;
 #[cfg(all(feature = "netlink", target_os = "linux"))]
 pub mod netlink;
 pub mod nexthop;
