@@ -44,7 +44,9 @@ fn field<'a>(r: &'a Map<String, Value>, path: &str) -> Option<&'a Value> {
 
 /// The figure's points: x categories and series in order of first appearance, and
 /// `(series, x, y)`; a later record for the same point wins. `lo`/`hi` hold the spread of
-/// the runs behind a point (the least and the greatest), where the records carry it.
+/// the runs behind a point (the least and the greatest), where the records carry it;
+/// `roof` what the memory system allows at that point (`bench`'s `roof_read_mlps`), for
+/// figures of lookup rates.
 #[derive(Clone)]
 pub(super) struct Points {
     pub xs: Vec<String>,
@@ -52,6 +54,12 @@ pub(super) struct Points {
     pub ys: Vec<Vec<Option<f64>>>,
     pub lo: Vec<Vec<Option<f64>>>,
     pub hi: Vec<Vec<Option<f64>>>,
+    pub roof: Vec<Vec<Option<f64>>>,
+}
+
+/// The field a figure of this y field shows its roofline from, if any.
+fn roof_field(y: &str) -> Option<&'static str> {
+    (y == "mlps_median").then_some("roof_read_mlps")
 }
 
 /// The runs behind the figure at `path`, if the record carries them: `<stem>_runs` for a
@@ -100,8 +108,14 @@ pub(super) fn points(f: &Figure, recs: &[&Map<String, Value>]) -> Points {
         ys: Vec::new(),
         lo: Vec::new(),
         hi: Vec::new(),
+        roof: Vec::new(),
     };
     for r in recs {
+        let roof =
+            f.x.fields
+                .is_empty()
+                .then_some(())
+                .and_then(|()| field(r, roof_field(&f.y)?)?.as_f64());
         let s = series_name(f, label(field(r, &f.series)));
         // (x, y, spread) of this record: one point, or one per field of `x.fields`.
         type Point = (String, f64, Option<(f64, f64)>);
@@ -129,9 +143,10 @@ pub(super) fn points(f: &Figure, recs: &[&Map<String, Value>]) -> Points {
                 p.ys.push(Vec::new());
                 p.lo.push(Vec::new());
                 p.hi.push(Vec::new());
+                p.roof.push(Vec::new());
                 p.series.len() - 1
             });
-            for row in [&mut p.ys[si], &mut p.lo[si], &mut p.hi[si]] {
+            for row in [&mut p.ys[si], &mut p.lo[si], &mut p.hi[si], &mut p.roof[si]] {
                 if row.len() <= xi {
                     row.resize(xi + 1, None);
                 }
@@ -139,9 +154,10 @@ pub(super) fn points(f: &Figure, recs: &[&Map<String, Value>]) -> Points {
             p.ys[si][xi] = Some(y);
             p.lo[si][xi] = sp.map(|s| s.0);
             p.hi[si][xi] = sp.map(|s| s.1);
+            p.roof[si][xi] = roof;
         }
     }
-    for rows in [&mut p.ys, &mut p.lo, &mut p.hi] {
+    for rows in [&mut p.ys, &mut p.lo, &mut p.hi, &mut p.roof] {
         for row in rows.iter_mut() {
             row.resize(p.xs.len(), None);
         }
@@ -151,7 +167,7 @@ pub(super) fn points(f: &Figure, recs: &[&Map<String, Value>]) -> Points {
 
 /// The figure's caption line under its title: where and when its records were measured
 /// (every distinct CPU and date), and what the whiskers are.
-fn caption(recs: &[&Map<String, Value>], p: &Points, quick: bool) -> String {
+fn caption(recs: &[&Map<String, Value>], p: &Points, kind: &str, quick: bool) -> String {
     let distinct = |key: &str| -> Vec<String> {
         let mut v: Vec<String> = Vec::new();
         for r in recs {
@@ -179,6 +195,17 @@ fn caption(recs: &[&Map<String, Value>], p: &Points, quick: bool) -> String {
     if p.lo.iter().flatten().any(Option::is_some) {
         parts.push("medians; whiskers: the range of the runs".into());
     }
+    if p.roof.iter().flatten().any(Option::is_some) {
+        parts.push(
+            if kind == "bar" {
+                "grey ticks"
+            } else {
+                "dashed"
+            }
+            .to_string()
+                + ": one random read per key into an array of the scheme's size",
+        );
+    }
     if quick {
         parts.push("quick run (synthetic tables, one run): shapes only".into());
     }
@@ -199,6 +226,7 @@ fn transposed(p: &Points) -> Points {
         ys: flip(&p.ys),
         lo: flip(&p.lo),
         hi: flip(&p.hi),
+        roof: flip(&p.roof),
     }
 }
 
@@ -240,7 +268,8 @@ pub(super) fn table(f: &Figure, _recs: &[&Map<String, Value>], p: &Points) -> St
                 .next()
                 .copied()
                 .unwrap_or(f64::NAN);
-            t += &format!("| {s} | {} |\n", fmt_y(y));
+            let roof = p.roof[si].iter().flatten().next().copied();
+            t += &format!("| {s} | {}{} |\n", fmt_y(y), share(y, roof));
         }
         return t;
     }
@@ -253,16 +282,29 @@ pub(super) fn table(f: &Figure, _recs: &[&Map<String, Value>], p: &Points) -> St
     t += "\n";
     for (si, s) in p.series.iter().enumerate() {
         t += &format!("| {s} |");
-        for y in &p.ys[si] {
+        for (y, roof) in p.ys[si].iter().zip(&p.roof[si]) {
             match y {
-                Some(y) => t += &format!(" {} |", fmt_y(*y)),
+                Some(y) => t += &format!(" {}{} |", fmt_y(*y), share(*y, *roof)),
                 None => t += " |",
             }
         }
         t += "\n";
     }
-    t += &format!("\n(y: {})\n", y_name(f));
+    t += &format!("\n(y: {}", y_name(f));
+    if p.roof.iter().flatten().any(Option::is_some) {
+        t += "; in brackets, the share of one random read per key into an array of the \
+              scheme's size, measured beside it: what the memory system allows";
+    }
+    t += ")\n";
     t
+}
+
+/// ` (N %)`: `y` as a share of the roofline `roof`, where there is one.
+fn share(y: f64, roof: Option<f64>) -> String {
+    match roof {
+        Some(r) if r > 0.0 => format!(" ({:.0} %)", 100.0 * y / r),
+        _ => String::new(),
+    }
 }
 
 /// The figure's ratios as a Markdown table: the paper's beside this machine's (per x
@@ -393,6 +435,7 @@ mod tests {
             ],
             lo: vec![vec![None; 2]; 3],
             hi: vec![vec![None; 2]; 3],
+            roof: vec![vec![None; 2]; 3],
         }
     }
 
@@ -414,6 +457,51 @@ mod tests {
         ] {
             assert_eq!(si(v), s, "{v}");
         }
+    }
+
+    #[test]
+    fn rooflines_come_with_lookup_rates_and_long_captions_wrap() {
+        let rec = |x: &str, mlps: f64, roof: Option<f64>| -> Map<String, Value> {
+            let mut m = Map::new();
+            m.insert("scheme".into(), "s".into());
+            m.insert("x".into(), x.into());
+            m.insert("mlps_median".into(), mlps.into());
+            m.insert("memory_bytes".into(), 1000.into());
+            if let Some(r) = roof {
+                m.insert("roof_read_mlps".into(), r.into());
+            }
+            m
+        };
+        let figure = |y: &str| -> crate::experiment::spec::Figure {
+            toml::from_str(&format!(
+                "id = \"f\"\ntitle = \"t\"\npaper = \"p\"\nargs = [\"-t\", \"{{x}}\"]\n\
+                 x = {{ label = \"table\", values = [\"a\", \"b\"] }}\ny = \"{y}\"\n"
+            ))
+            .unwrap()
+        };
+        let (a, b) = (rec("a", 50.0, Some(200.0)), rec("b", 80.0, None));
+        let f = figure("mlps_median");
+        let p = points(&f, &[&a, &b]);
+        assert_eq!(p.roof[0], [Some(200.0), None]);
+        let t = table(&f, &[&a, &b], &p);
+        assert!(t.contains("| 50 (25 %) | 80 |"), "{t}");
+        assert!(t.contains("share of one random read"), "{t}");
+        // Another y field has no roofline.
+        let f = figure("memory_bytes");
+        let p = points(&f, &[&a, &b]);
+        assert_eq!(p.roof[0], [None, None]);
+        assert!(!table(&f, &[&a, &b], &p).contains('%'));
+        // Captions: one line when they fit, else two split at a separator.
+        assert_eq!(svg::caption_lines("a  ·  b", 600), ["a  ·  b"]);
+        let long = format!(
+            "{}  ·  {}  ·  {}",
+            "x".repeat(60),
+            "y".repeat(60),
+            "z".repeat(60)
+        );
+        let lines = svg::caption_lines(&long, 600);
+        assert_eq!(lines.len(), 2, "{lines:?}");
+        assert_eq!(lines.concat().len() + "  ·  ".len(), long.len());
     }
 
     #[test]
@@ -443,7 +531,7 @@ mod tests {
         // One run: no spread to draw.
         assert_eq!((p.lo[0][1], p.hi[0][1]), (None, None));
         assert_eq!(y_name(&f), "lookups per second (millions)");
-        assert!(caption(&[&r1], &p, false).contains("whiskers"));
+        assert!(caption(&[&r1], &p, "line", false).contains("whiskers"));
     }
 
     #[test]

@@ -36,16 +36,21 @@ pub(in crate::experiment) fn draw(
     );
     let root = SVGBackend::new(path, size).into_drawing_area();
     root.fill(&WHITE).map_err(|e| err(&e))?;
-    let (head, body) = root.split_vertically(56);
+    let (head, body) = root.split_vertically(64);
     let (w, _) = head.dim_in_pixel();
     head.draw_text(&f.title, &centred(17), (w as i32 / 2, 8))
         .map_err(|e| err(&e))?;
-    head.draw_text(
-        &caption(recs, p, quick),
-        &centred(11).color(&RGBColor(90, 90, 90)),
-        (w as i32 / 2, 34),
-    )
-    .map_err(|e| err(&e))?;
+    for (i, line) in caption_lines(&caption(recs, p, &f.kind, quick), w)
+        .iter()
+        .enumerate()
+    {
+        head.draw_text(
+            line,
+            &centred(11).color(&RGBColor(90, 90, 90)),
+            (w as i32 / 2, 32 + 14 * i as i32),
+        )
+        .map_err(|e| err(&e))?;
+    }
     let (plot, legend) = body.split_horizontally(layout.plot_width);
     let mut builder = ChartBuilder::on(&plot);
     builder
@@ -60,6 +65,7 @@ pub(in crate::experiment) fn draw(
     let ymax =
         p.ys.iter()
             .chain(&p.hi)
+            .chain(&p.roof)
             .flatten()
             .flatten()
             .fold(0.0f64, |m, &y| m.max(y))
@@ -148,6 +154,26 @@ impl<'f> Layout<'f> {
             upright,
             longest,
         }
+    }
+}
+
+/// The caption in one line, or in two (split at the ` · ` nearest its middle) when one
+/// would be wider than `width` pixels (about 6 pixels a character at its size).
+pub(super) fn caption_lines(caption: &str, width: u32) -> Vec<String> {
+    let chars = caption.chars().count();
+    if chars * 6 <= width as usize {
+        return vec![caption.to_string()];
+    }
+    let middle = caption.len() / 2;
+    match caption
+        .match_indices("  ·  ")
+        .min_by_key(|(i, _)| i.abs_diff(middle))
+    {
+        Some((i, sep)) => vec![
+            caption[..i].to_string(),
+            caption[i + sep.len()..].to_string(),
+        ],
+        None => vec![caption.to_string()],
     }
 }
 
@@ -275,6 +301,23 @@ where
     } else {
         chart.draw_series(pts.iter().map(|&pt| Circle::new(pt, 3, colour.filled())))?;
         chart.draw_series(LineSeries::new(pts.clone(), colour.stroke_width(2)))?;
+    }
+    // The roofline, what the memory system allows at each point: a line of the series'
+    // colour, dashed, for a line chart; a grey tick across each bar for a bar chart.
+    let roofs: Vec<(f64, f64)> = p.roof[si]
+        .iter()
+        .enumerate()
+        .filter_map(|(xi, r)| r.filter(|&r| r > base).map(|r| (at(xi), r)))
+        .collect();
+    if bar {
+        for &(x, r) in &roofs {
+            chart.draw_series(std::iter::once(PathElement::new(
+                vec![(x - w / 2.0, r), (x + w / 2.0, r)],
+                RGBColor(110, 110, 110).stroke_width(2),
+            )))?;
+        }
+    } else if !roofs.is_empty() {
+        chart.draw_series(DashedLineSeries::new(roofs, 6, 4, colour.stroke_width(1)))?;
     }
     let cap = (w / 4.0).min(0.08);
     let whisker = if bar { BLACK } else { colour };
