@@ -42,7 +42,7 @@ if ! cargo +nightly public-api -p lpmkit -ss > "$tmp"; then
 fi
 if [ "$check" = 1 ]; then
     if diff -u docs/public-api.txt "$tmp"; then
-        echo "docs/public-api.txt matches the library: $(python3 scripts/public-api-count.py "$tmp" | tail -n 1)" >&2
+        echo "docs/public-api.txt matches the library: $(python3 scripts/public-api-count.py "$tmp" 2>&1 | tail -n 1)" >&2
         exit 0
     fi
     echo "public-api: docs/public-api.txt is stale (the diff above: - listed, + in the library);" \
