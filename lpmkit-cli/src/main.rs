@@ -8,7 +8,7 @@ mod bench;
 mod bounds;
 mod experiment;
 mod export;
-#[cfg(feature = "netlink")]
+#[cfg(all(feature = "netlink", target_os = "linux"))]
 mod follow;
 mod forward;
 mod info;
@@ -57,8 +57,8 @@ enum Command {
     /// reader threads while the writer applies the updates.
     Updates(updates::UpdatesArgs),
     /// Keep schemes in sync with a Linux kernel routing table over rtnetlink: changes,
-    /// publication latency, checks against the kernel's own answers (feature `netlink`).
-    #[cfg(feature = "netlink")]
+    /// publication latency, checks against the kernel's own answers (Linux).
+    #[cfg(all(feature = "netlink", target_os = "linux"))]
     Follow(follow::FollowArgs),
     /// Forwarding benchmark in the spirit of Spider's `lptest`: Ethernet/IP frames in
     /// memory rings, run-to-completion workers, batch-size sweep.
@@ -149,7 +149,7 @@ fn main() -> ExitCode {
         Some(Command::Verify(a)) => verify::run(a),
         Some(Command::Bench(a)) => bench::run(a),
         Some(Command::Updates(a)) => updates::run(a),
-        #[cfg(feature = "netlink")]
+        #[cfg(all(feature = "netlink", target_os = "linux"))]
         Some(Command::Follow(a)) => follow::run(a),
         Some(Command::Forward(a)) => forward::run(a),
         Some(Command::Experiment(a)) => experiment::run(a),
