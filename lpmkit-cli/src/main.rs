@@ -3,9 +3,11 @@
 //! Run without arguments it benchmarks every registered scheme on the embedded synthetic
 //! IPv4 and IPv6 tables. See `lpmkit --help` and `lpmkit <command> --help`.
 
+mod about;
 mod annotate;
 mod bench;
 mod bounds;
+mod clidocs;
 mod experiment;
 mod export;
 #[cfg(all(feature = "netlink", target_os = "linux"))]
@@ -22,7 +24,7 @@ mod verify;
 
 use std::process::ExitCode;
 
-use clap::{Parser, Subcommand};
+use clap::{CommandFactory, Parser, Subcommand};
 
 /// Longest-prefix-match route lookup: compare the schemes of the LPM literature (DIR-24-8,
 /// DXR, Poptrie, Spider, …) on real BGP tables or synthetic ones.
@@ -34,7 +36,8 @@ use clap::{Parser, Subcommand};
 ///
 /// With no command, runs `bench` on the synthetic IPv4 and IPv6 tables for every scheme.
 #[derive(Parser, Debug)]
-#[command(name = "lpmkit", version, about, long_about, after_help = SCHEMES_HELP.as_str())]
+#[command(name = "lpmkit", version, long_version = about::LONG_VERSION.as_str(), about, long_about,
+          after_help = SCHEMES_HELP.as_str())]
 struct Cli {
     #[command(subcommand)]
     command: Option<Command>,
@@ -74,6 +77,12 @@ enum Command {
     Annotate(annotate::AnnotateArgs),
     /// List the registered schemes.
     Schemes,
+    /// Print a shell completion script (bash, zsh, fish, elvish, powershell) for this
+    /// binary's commands and options.
+    Completions(clidocs::CompletionsArgs),
+    /// Print a manual page (lpmkit(1), or a command's: `lpmkit man verify`), or write every
+    /// page into a directory (`--dir`).
+    Man(clidocs::ManArgs),
 }
 
 static SCHEMES_HELP: std::sync::LazyLock<String> = std::sync::LazyLock::new(|| {
@@ -155,6 +164,8 @@ fn main() -> ExitCode {
         Some(Command::Experiment(a)) => experiment::run(a),
         Some(Command::Annotate(a)) => annotate::run(a),
         Some(Command::Export(a)) => export::run(a),
+        Some(Command::Completions(a)) => clidocs::completions(a, Cli::command()),
+        Some(Command::Man(a)) => clidocs::man(a, Cli::command()),
         Some(Command::Schemes) => {
             output::out!("{}", SCHEMES_HELP.as_str());
             Ok(ExitCode::SUCCESS)

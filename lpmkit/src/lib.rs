@@ -116,6 +116,24 @@ pub use scheme::{Patchable, Scheme};
 #[doc(hidden)]
 pub use table::{AnyTable, Table};
 
+/// The cargo features this build of the library was compiled with, in the order of its
+/// `Cargo.toml` (what `lpmkit --version` reports).
+#[doc(hidden)]
+pub fn cargo_features() -> Vec<&'static str> {
+    [
+        ("mrt", cfg!(feature = "mrt")),
+        ("compression", cfg!(feature = "compression")),
+        ("dpdk", cfg!(feature = "dpdk")),
+        ("serde", cfg!(feature = "serde")),
+        ("ipnet", cfg!(feature = "ipnet")),
+        ("netlink", cfg!(feature = "netlink")),
+        ("test-hooks", cfg!(feature = "test-hooks")),
+    ]
+    .into_iter()
+    .filter_map(|(name, on)| on.then_some(name))
+    .collect()
+}
+
 /// The README's examples, compiled and run as doc tests.
 #[cfg(doctest)]
 #[doc = include_str!("../../README.md")]
