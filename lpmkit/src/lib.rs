@@ -134,9 +134,10 @@ pub fn cargo_features() -> Vec<&'static str> {
     .collect()
 }
 
-/// The README's examples, compiled and run as doc tests.
+/// The READMEs' examples (the repository's and the crate's), compiled and run as doc tests.
 #[cfg(doctest)]
 #[doc = include_str!("../../README.md")]
+#[doc = include_str!("../README.md")]
 pub struct ReadmeDoctests;
 
 /// The guide's examples (`docs/`), compiled and run as doc tests.

@@ -60,15 +60,12 @@ raster and font stack the project does not carry.\n";
 
 /// The experiments shipped with lpmkit, one per paper (file name, text).
 const BUILTIN: &[(&str, &str)] = &[
-    ("spider", include_str!("../../../experiments/spider.toml")),
-    ("dxr", include_str!("../../../experiments/dxr.toml")),
-    ("obma", include_str!("../../../experiments/obma.toml")),
-    (
-        "bloomfwd",
-        include_str!("../../../experiments/bloomfwd.toml"),
-    ),
-    ("lpmkit", include_str!("../../../experiments/lpmkit.toml")),
-    ("large", include_str!("../../../experiments/large.toml")),
+    ("spider", include_str!("../../experiments/spider.toml")),
+    ("dxr", include_str!("../../experiments/dxr.toml")),
+    ("obma", include_str!("../../experiments/obma.toml")),
+    ("bloomfwd", include_str!("../../experiments/bloomfwd.toml")),
+    ("lpmkit", include_str!("../../experiments/lpmkit.toml")),
+    ("large", include_str!("../../experiments/large.toml")),
 ];
 
 #[derive(Args, Debug)]
