@@ -12,13 +12,17 @@
 //!   Spider, DIR-24-8) or an [`InPlace`](crate::sync::InPlace) updater (DXR, Poptrie).
 //!   Lost notifications (`ENOBUFS`) trigger a full re-dump and a diff, never a silent
 //!   drift; [`KernelSync::reconcile`] re-dumps and diffs on demand (a daemon's periodic
-//!   safety net) and counts what it found.
+//!   safety net) and counts what it found; [`KernelSync::compare_with_dump`] compares
+//!   what was followed with a dump, prefix by prefix. Every dump is merged with the
+//!   notifications that race it so that the newest state wins (see [`KernelSync`]).
 //! * What the kernel changes without a route notification is followed as the kernel does
 //!   it (see [`KernelRoutes`]): an interface going down removes the routes through it
 //!   (multipath routes lose the path, marked dead) and its nexthop objects, coming back
 //!   up revives dead paths, a lost carrier flushes its nexthop objects, a deleted
-//!   interface takes its routes; a deleted nexthop object takes the routes through it
-//!   and leaves its groups.
+//!   interface takes its routes; an interface losing its last IPv4 address loses its
+//!   routes too (scope `host` ones included), an address gone takes the routes that name
+//!   it as their source; a deleted nexthop object takes the routes through it and leaves
+//!   its groups.
 //! * Next-hop values are [`RouteTarget`]s: gateway and output interface, a multipath
 //!   group as one value (dead paths marked), a route through a nexthop object as the
 //!   paths the object resolves to, `blackhole`/`unreachable`/`prohibit`/`throw` and the
@@ -39,7 +43,10 @@
 //! an interface without carrier; the followed table keeps using them, as the kernel does
 //! by default). A periodic [`KernelSync::reconcile`] repairs anything the model misses.
 
+mod address;
+mod dump;
 mod follow;
+mod mirror;
 mod nexthop;
 mod query;
 mod route;
@@ -51,8 +58,8 @@ mod writer;
 pub use follow::{BuildBox, Follower, Visible};
 pub use nexthop::{Nexthop, NexthopObject};
 pub use query::{compare, KernelAnswer, RouteQuery, Verdict};
-pub use route::{KernelRoute, Path, RouteTarget, Unrepresentable};
+pub use route::{KernelRoute, Path, RouteOp, RouteTarget, Unrepresentable, RT_TABLE_MAIN};
 pub use socket::in_netns;
-pub use state::{diff, KernelRoutes, RouteOp};
-pub use sync::{KernelSync, Origin, Received, SyncOptions, SyncStats, RT_TABLE_MAIN};
+pub use state::{diff, Differences, KernelRoutes};
+pub use sync::{Comparison, KernelSync, Origin, Received, SyncOptions, SyncStats};
 pub use writer::{ifindex, RouteEdit, RouteWriter};

@@ -39,7 +39,8 @@ pub enum Verdict {
     Agree,
     /// Different.
     Differ,
-    /// Not comparable: another table answered (the `local` table, say).
+    /// Not comparable: another table answered (the `local` table, say), or the kernel's
+    /// own output path could not use a route that forwards (see [`compare`]).
     Skip,
 }
 
@@ -47,6 +48,14 @@ pub enum Verdict {
 /// the followed `table` returned; `None` for no route). A route through a nexthop object
 /// is compared by the paths it resolves to; one lpmkit could not resolve
 /// ([`RouteTarget::NexthopObject`]) never agrees.
+///
+/// `RTM_GETROUTE` answers as for a packet this host sends, which needs a source address:
+/// for a route straight out of an interface (no gateway) of scope `host`, on an interface
+/// without an address, the kernel picks the loopback address and refuses (`EINVAL`),
+/// while a forwarded packet takes the route. Such an answer, against a unicast route
+/// without a gateway, is [`Verdict::Skip`]; that the route is the kernel's, the
+/// comparison of what was followed with a dump checks
+/// ([`KernelSync::compare_with_dump`](super::KernelSync::compare_with_dump)).
 pub fn compare(answer: &KernelAnswer, ours: Option<&RouteTarget>, table: u32) -> Verdict {
     let agree = |b: bool| if b { Verdict::Agree } else { Verdict::Differ };
     match answer {
@@ -72,6 +81,13 @@ pub fn compare(answer: &KernelAnswer, ours: Option<&RouteTarget>, table: u32) ->
             (t, Some(o)) => agree(t == o),
             (_, None) => Verdict::Differ,
         },
+        KernelAnswer::Error(e)
+            if *e == libc::EINVAL
+                && matches!(ours, Some(RouteTarget::Unicast(paths))
+                    if !paths.is_empty() && paths.iter().all(|p| p.gateway.is_none())) =>
+        {
+            Verdict::Skip
+        }
         KernelAnswer::Error(e) => agree(match ours {
             None => *e == libc::ENETUNREACH,
             Some(RouteTarget::Blackhole) => *e == libc::EINVAL,
@@ -193,5 +209,50 @@ fn answer_of(r: &RouteMessage) -> KernelAnswer {
     KernelAnswer::Route {
         target,
         table: table_of(r),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn dev(ifindex: u32) -> RouteTarget {
+        RouteTarget::Unicast(vec![Path {
+            gateway: None,
+            ifindex,
+            weight: 1,
+            dead: false,
+        }])
+    }
+
+    #[test]
+    fn verdicts() {
+        let route = |target: RouteTarget, table| KernelAnswer::Route { target, table };
+        let via = RouteTarget::via("192.0.2.1".parse().unwrap(), 2);
+        assert_eq!(
+            compare(&route(via.clone(), 254), Some(&via), 254),
+            Verdict::Agree
+        );
+        assert_eq!(
+            compare(&route(via.clone(), 100), Some(&via), 254),
+            Verdict::Skip
+        );
+        assert_eq!(
+            compare(&route(via.clone(), 254), None, 254),
+            Verdict::Differ
+        );
+        let unreach = KernelAnswer::Error(libc::ENETUNREACH);
+        assert_eq!(compare(&unreach, None, 254), Verdict::Agree);
+        assert_eq!(compare(&unreach, Some(&via), 254), Verdict::Differ);
+        // EINVAL: a blackhole, or a scope-host route out of an interface without an
+        // address (not comparable); never a gateway route.
+        let einval = KernelAnswer::Error(libc::EINVAL);
+        assert_eq!(
+            compare(&einval, Some(&RouteTarget::Blackhole), 254),
+            Verdict::Agree
+        );
+        assert_eq!(compare(&einval, Some(&dev(3)), 254), Verdict::Skip);
+        assert_eq!(compare(&einval, Some(&via), 254), Verdict::Differ);
+        assert_eq!(compare(&einval, None, 254), Verdict::Differ);
     }
 }

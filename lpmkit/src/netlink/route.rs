@@ -4,13 +4,31 @@
 use core::fmt;
 use std::net::IpAddr;
 
+use netlink_packet_core::{NLM_F_APPEND, NLM_F_REPLACE};
 use netlink_packet_route::route::{
     RouteAddress, RouteAttribute, RouteFlags, RouteMessage, RouteNextHop, RouteNextHopFlags,
     RouteProtocol, RouteScope, RouteType,
 };
-use netlink_packet_route::AddressFamily;
+use netlink_packet_route::{AddressFamily, RouteNetlinkMessage};
 
 use crate::prefix::{Address, Family, Prefix};
+
+/// The kernel's `main` routing table.
+pub const RT_TABLE_MAIN: u32 = 254;
+
+/// What a route message does to a route.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum RouteOp {
+    /// `RTM_NEWROUTE`, with its header's `NLM_F_REPLACE` / `NLM_F_APPEND` flags.
+    New {
+        /// Replaces the first route of the same prefix and metric.
+        replace: bool,
+        /// Goes after the routes of the same prefix and metric (IPv4 `ip route append`).
+        append: bool,
+    },
+    /// `RTM_DELROUTE`.
+    Del,
+}
 
 /// One path of a unicast route: a gateway (or none, for a directly connected prefix) on
 /// an output interface.
@@ -217,6 +235,11 @@ pub struct KernelRoute<A: Address> {
     /// same prefix and metric into one multipath route (`rt6_qualify_for_ecmp`: a
     /// gateway, no nexthop object, not learned from a router advertisement).
     pub siblings: bool,
+    /// The preferred source address of an IPv4 route (`src`, `RTA_PREFSRC`): a route of
+    /// table `main` goes when its source stops being an address of the host. `None` for
+    /// IPv6 routes (the kernel drops their source silently with the address, and they
+    /// keep forwarding).
+    pub src: Option<IpAddr>,
 }
 
 /// The routing table a message belongs to (`RTA_TABLE`, else the header's 8-bit field).
@@ -301,9 +324,11 @@ pub(crate) fn decode<A: Address>(msg: &RouteMessage) -> Option<KernelRoute<A>> {
     let mut oif = 0;
     let mut nhid = None;
     let mut multi = None;
+    let mut src = None;
     for a in &msg.attributes {
         match a {
             RouteAttribute::Destination(d) => dst = Some(ip_of(d)),
+            RouteAttribute::PrefSource(s) => src = ip_of(s),
             RouteAttribute::Priority(p) => metric = *p,
             RouteAttribute::Oif(i) => oif = *i,
             RouteAttribute::NhId(id) => nhid = Some(*id),
@@ -365,5 +390,30 @@ pub(crate) fn decode<A: Address>(msg: &RouteMessage) -> Option<KernelRoute<A>> {
         },
         host_scope: A::FAMILY == Family::V4 && msg.header.scope == RouteScope::Host,
         siblings,
+        // IPv6 routes keep forwarding without their source, which the kernel drops
+        // silently when the address goes (`rt6_remove_prefsrc`).
+        src: src.filter(|_| A::FAMILY == Family::V4),
     })
+}
+
+/// A route message of family `A` with what it does: `RTM_NEWROUTE` (its header's
+/// `NLM_F_REPLACE` and `NLM_F_APPEND` flags in `flags`) or `RTM_DELROUTE`; its table and
+/// its route. `None` for other messages, other families and cache entries. What a
+/// notification and an FPM frame carry alike.
+pub(crate) fn route_event<A: Address>(
+    flags: u16,
+    msg: &RouteNetlinkMessage,
+) -> Option<(RouteOp, u32, KernelRoute<A>)> {
+    let (op, r) = match msg {
+        RouteNetlinkMessage::NewRoute(r) => (
+            RouteOp::New {
+                replace: flags & NLM_F_REPLACE != 0,
+                append: flags & NLM_F_APPEND != 0,
+            },
+            r,
+        ),
+        RouteNetlinkMessage::DelRoute(r) => (RouteOp::Del, r),
+        _ => return None,
+    };
+    Some((op, table_of(r), decode::<A>(r)?))
 }

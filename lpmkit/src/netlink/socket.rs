@@ -5,8 +5,9 @@ use std::os::fd::AsRawFd;
 use std::time::Duration;
 
 use netlink_packet_core::{
-    NetlinkHeader, NetlinkMessage, NetlinkPayload, NLM_F_DUMP, NLM_F_DUMP_INTR, NLM_F_REQUEST,
+    NetlinkHeader, NetlinkMessage, NetlinkPayload, NLM_F_DUMP, NLM_F_REQUEST,
 };
+use netlink_packet_route::address::AddressMessage;
 use netlink_packet_route::link::LinkMessage;
 use netlink_packet_route::route::RouteMessage;
 use netlink_packet_route::{AddressFamily, RouteNetlinkMessage};
@@ -224,151 +225,87 @@ impl RtSocket {
             self.buf.resize(n.next_power_of_two(), 0);
             return Err(io::Error::from_raw_os_error(libc::ENOBUFS));
         }
-        let mut out = Vec::new();
-        let mut off = 0;
-        while off + 16 <= n {
-            let len = u32::from_ne_bytes(self.buf[off..off + 4].try_into().unwrap()) as usize;
-            if len < 16 || off + len > n {
-                *bad += 1;
-                break;
-            }
-            let raw = &self.buf[off..off + len];
-            let kind = u16::from_ne_bytes([raw[4], raw[5]]);
-            if kind == RTM_NEWNEXTHOP || kind == RTM_DELNEXTHOP {
-                let mut header = NetlinkHeader::default();
-                header.length = len as u32;
-                header.message_type = kind;
-                header.flags = u16::from_ne_bytes([raw[6], raw[7]]);
-                header.sequence_number = u32::from_ne_bytes(raw[8..12].try_into().unwrap());
-                header.port_number = u32::from_ne_bytes(raw[12..16].try_into().unwrap());
-                match nexthop::parse(&raw[16..]) {
-                    Some(object) => out.push(Message::Nexthop {
-                        header,
-                        deleted: kind == RTM_DELNEXTHOP,
-                        object,
-                    }),
-                    None => *bad += 1,
-                }
-            } else {
-                match NetlinkMessage::<RouteNetlinkMessage>::deserialize(raw) {
-                    Ok(m) => out.push(Message::Rt(m)),
-                    Err(_) => *bad += 1,
-                }
-            }
-            off += (len + 3) & !3;
-        }
-        Ok(Some(out))
+        Ok(Some(parse_messages(&self.buf[..n], bad)))
     }
 
-    /// Runs a dump: `send` sends the request (and returns its sequence number); returns
-    /// every message of the answer. Retries when the kernel says the dump was
-    /// interrupted by a change (`NLM_F_DUMP_INTR`).
-    fn dump(
-        &mut self,
-        mut send: impl FnMut(&mut RtSocket) -> io::Result<u32>,
-    ) -> io::Result<Vec<Message>> {
-        let mut bad = 0;
-        for _ in 0..16 {
-            let seq = send(self)?;
-            let mut msgs_out = Vec::new();
-            let mut interrupted = false;
-            'dump: loop {
-                let Some(msgs) = self.recv(false, &mut bad)? else {
-                    continue;
-                };
-                for m in msgs {
-                    let h = m.header();
-                    if h.sequence_number != seq {
-                        continue;
-                    }
-                    interrupted |= h.flags & NLM_F_DUMP_INTR != 0;
-                    if let Message::Rt(rt) = &m {
-                        match &rt.payload {
-                            NetlinkPayload::Done(_) => break 'dump,
-                            NetlinkPayload::Error(e) if e.code.is_some() => {
-                                return Err(e.clone().to_io())
-                            }
-                            _ => {}
-                        }
-                    }
-                    msgs_out.push(m);
-                }
+    /// Sends the request of one dump part (see [`DumpPart`]); returns its sequence
+    /// number.
+    pub(crate) fn request_dump(&mut self, part: DumpPart, family: Family) -> io::Result<u32> {
+        match part {
+            DumpPart::Links => self.send(
+                RouteNetlinkMessage::GetLink(LinkMessage::default()),
+                NLM_F_DUMP,
+            ),
+            DumpPart::Addresses => {
+                let mut req = AddressMessage::default();
+                req.header.family = address_family(family);
+                self.send(RouteNetlinkMessage::GetAddress(req), NLM_F_DUMP)
             }
-            if !interrupted {
-                return Ok(msgs_out);
+            DumpPart::Nexthops => {
+                self.send_raw(RTM_GETNEXTHOP, NLM_F_DUMP, &nexthop::dump_request())
+            }
+            DumpPart::Routes => {
+                let mut req = RouteMessage::default();
+                req.header.address_family = address_family(family);
+                self.send(RouteNetlinkMessage::GetRoute(req), NLM_F_DUMP)
             }
         }
-        Err(io::Error::other(
-            "a dump was interrupted by changes 16 times in a row",
-        ))
     }
+}
 
-    /// Runs the dump `request` asks for; returns the messages `pick` keeps.
-    fn dump_messages<T>(
-        &mut self,
-        request: RouteNetlinkMessage,
-        pick: impl Fn(RouteNetlinkMessage) -> Option<T>,
-    ) -> io::Result<Vec<T>> {
-        let msgs = self.dump(|s| s.send(request.clone(), NLM_F_DUMP))?;
-        Ok(msgs
-            .into_iter()
-            .filter_map(|m| match m {
-                Message::Rt(NetlinkMessage {
-                    payload: NetlinkPayload::InnerMessage(inner),
-                    ..
-                }) => pick(inner),
-                _ => None,
-            })
-            .collect())
-    }
+/// What a full dump of the state a table depends on asks for, in this order: what comes
+/// later depends on what came before (routes on interfaces and nexthop objects).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum DumpPart {
+    /// Every interface (`RTM_GETLINK`).
+    Links,
+    /// Every address of the family (`RTM_GETADDR`).
+    Addresses,
+    /// Every nexthop object (`RTM_GETNEXTHOP`; none before Linux 5.3).
+    Nexthops,
+    /// Every route of the family, all tables (`RTM_GETROUTE`).
+    Routes,
+}
 
-    /// Dumps every route of `family` (all tables).
-    pub(crate) fn dump_routes(&mut self, family: Family) -> io::Result<Vec<RouteMessage>> {
-        let mut req = RouteMessage::default();
-        req.header.address_family = address_family(family);
-        self.dump_messages(RouteNetlinkMessage::GetRoute(req), |m| match m {
-            RouteNetlinkMessage::NewRoute(r) => Some(r),
-            _ => None,
-        })
-    }
-
-    /// Dumps every interface.
-    pub(crate) fn dump_links(&mut self) -> io::Result<Vec<LinkMessage>> {
-        self.dump_messages(
-            RouteNetlinkMessage::GetLink(LinkMessage::default()),
-            |m| match m {
-                RouteNetlinkMessage::NewLink(l) => Some(l),
-                _ => None,
-            },
-        )
-    }
-
-    /// Dumps every nexthop object (none on kernels without them).
-    pub(crate) fn dump_nexthops(&mut self) -> io::Result<Vec<NexthopObject>> {
-        let body = nexthop::dump_request();
-        match self.dump(|s| s.send_raw(RTM_GETNEXTHOP, NLM_F_DUMP, &body)) {
-            Ok(msgs) => Ok(msgs
-                .into_iter()
-                .filter_map(|m| match m {
-                    Message::Nexthop {
-                        deleted: false,
-                        object,
-                        ..
-                    } => Some(object),
-                    _ => None,
-                })
-                .collect()),
-            Err(e)
-                if matches!(
-                    e.raw_os_error(),
-                    Some(libc::EOPNOTSUPP | libc::EINVAL | libc::EAFNOSUPPORT)
-                ) =>
-            {
-                Ok(Vec::new())
-            }
-            Err(e) => Err(e),
+/// Decodes the netlink messages of one buffer (a datagram, or an FPM frame's payload).
+/// Messages that do not decode are skipped and counted in `bad`; the rest of a buffer
+/// whose message lengths do not add up is skipped too.
+pub(crate) fn parse_messages(buf: &[u8], bad: &mut usize) -> Messages {
+    let n = buf.len();
+    let mut out = Vec::new();
+    let mut off = 0;
+    while off + 16 <= n {
+        let len = u32::from_ne_bytes(buf[off..off + 4].try_into().unwrap()) as usize;
+        if len < 16 || off + len > n {
+            *bad += 1;
+            break;
         }
+        let raw = &buf[off..off + len];
+        let kind = u16::from_ne_bytes([raw[4], raw[5]]);
+        if kind == RTM_NEWNEXTHOP || kind == RTM_DELNEXTHOP {
+            let mut header = NetlinkHeader::default();
+            header.length = len as u32;
+            header.message_type = kind;
+            header.flags = u16::from_ne_bytes([raw[6], raw[7]]);
+            header.sequence_number = u32::from_ne_bytes(raw[8..12].try_into().unwrap());
+            header.port_number = u32::from_ne_bytes(raw[12..16].try_into().unwrap());
+            match nexthop::parse(&raw[16..]) {
+                Some(object) => out.push(Message::Nexthop {
+                    header,
+                    deleted: kind == RTM_DELNEXTHOP,
+                    object,
+                }),
+                None => *bad += 1,
+            }
+        } else {
+            match NetlinkMessage::<RouteNetlinkMessage>::deserialize(raw) {
+                Ok(m) => out.push(Message::Rt(m)),
+                Err(_) => *bad += 1,
+            }
+        }
+        off += (len + 3) & !3;
     }
+    out
 }
 
 /// Sets the receive buffer: `SO_RCVBUFFORCE` (root may pass `rmem_max`), else `SO_RCVBUF`.

@@ -3,24 +3,18 @@
 use std::io;
 use std::time::{Duration, Instant};
 
-use std::collections::{HashMap, HashSet};
-
-use netlink_packet_core::{NetlinkPayload, NLM_F_APPEND, NLM_F_REPLACE};
-use netlink_packet_route::link::{LinkFlags, LinkMessage};
-use netlink_packet_route::RouteNetlinkMessage;
-
+use super::address::address_group;
+use super::dump::{self, MergeError};
+use super::mirror::{Kind, Mirror, Notice};
 use super::nexthop::RTNLGRP_NEXTHOP;
-use super::route::{decode, family_of, table_of, Unrepresentable};
+use super::route::{Unrepresentable, RT_TABLE_MAIN};
 use super::socket::{route_group, Message, RtSocket, RTNLGRP_LINK};
-use super::state::{KernelRoutes, RouteOp};
+use super::state::{diff, Differences, KernelRoutes};
 use super::RouteTarget;
 use crate::fib::Change;
 use crate::nexthop::{NextHop, NextHopTable};
-use crate::prefix::{Address, Prefix};
+use crate::prefix::Address;
 use crate::rib::Rib;
-
-/// The kernel's `main` routing table.
-pub const RT_TABLE_MAIN: u32 = 254;
 
 /// What to follow.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -67,6 +61,18 @@ pub struct Received<A: Address> {
     pub origin: Origin,
 }
 
+/// What [`KernelSync::compare_with_dump`] found.
+#[derive(Clone, Debug)]
+pub struct Comparison<A: Address> {
+    /// The changes that the notifications read meanwhile made, in order (for the
+    /// caller's schemes, as from [`KernelSync::poll`]).
+    pub changes: Vec<Received<A>>,
+    /// How what was followed differs from the dump; `None` if notifications were lost
+    /// meanwhile (what is followed was replaced by the dump then, and `changes` holds the
+    /// difference: the comparison would prove nothing).
+    pub differences: Option<Differences<A>>,
+}
+
 /// Counters since [`KernelSync::open`].
 #[derive(Clone, Copy, Debug, Default, PartialEq)]
 pub struct SyncStats {
@@ -81,6 +87,12 @@ pub struct SyncStats {
     pub link_events: u64,
     /// Nexthop object notifications (`RTM_NEWNEXTHOP`/`RTM_DELNEXTHOP`) read.
     pub nexthop_messages: u64,
+    /// Address notifications of the family (`RTM_NEWADDR`/`RTM_DELADDR`) read.
+    pub address_messages: u64,
+    /// Address changes that changed routes the way the kernel does without a route
+    /// notification (IPv4: an interface's last address gone, a source address gone, an
+    /// address added where paths were dead).
+    pub address_events: u64,
     /// Changes to best routes they all made.
     pub changes: u64,
     /// Full re-dumps after lost notifications (`ENOBUFS`).
@@ -88,8 +100,10 @@ pub struct SyncStats {
     /// Reconciliations ([`KernelSync::reconcile`]): re-dumps compared with what was
     /// followed.
     pub reconciliations: u64,
-    /// Prefixes whose best route a reconciliation found different from what was
-    /// followed (0 when following was exact; changes that raced the dump not counted).
+    /// Prefixes whose routes (any of them) a reconciliation found different from what
+    /// was followed: 0 when following was exact (changes that raced the dump are merged
+    /// into both, not counted). A reconciliation during which notifications were lost
+    /// counts nothing.
     pub reconcile_differences: u64,
     /// Messages that did not decode.
     pub undecodable: u64,
@@ -97,39 +111,26 @@ pub struct SyncStats {
     pub last_dump_ms: f64,
 }
 
-/// The state of an interface, as far as routes care.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-struct LinkState {
-    /// `IFF_UP`.
-    up: bool,
-    /// `IFF_LOWER_UP` or `IFF_RUNNING`: the carrier.
-    carrier: bool,
-}
-
-impl LinkState {
-    fn of(msg: &LinkMessage) -> Self {
-        let f = msg.header.flags;
-        LinkState {
-            up: f.contains(LinkFlags::Up),
-            carrier: f.intersects(LinkFlags::LowerUp | LinkFlags::Running),
-        }
-    }
-}
-
 /// One kernel routing table of family `A`, followed over rtnetlink.
 ///
-/// [`open`](Self::open) subscribes to route, link and nexthop-object notifications
-/// first, then dumps the interfaces, the nexthop objects and the table (so that no change
-/// falls between the two); [`poll`](Self::poll) reads what arrived and returns the
-/// changes to the table's best routes, in order. Besides route notifications it follows
-/// what the kernel does without one: routes removed or revived when an interface goes
-/// down, comes up, loses its carrier or is deleted, and routes through nexthop objects
-/// (resolved to the objects' paths, removed with them) — see [`KernelRoutes`].
+/// [`open`](Self::open) subscribes to route, link, address and nexthop-object
+/// notifications first, then dumps the interfaces, the family's addresses, the nexthop
+/// objects and the table on the same socket, so that the notifications that race the
+/// dump are merged with it in the order the kernel made them and the newest state wins
+/// (a route changed while the dump ran is neither lost nor left behind as a ghost);
+/// [`poll`](Self::poll) reads what arrived and returns the changes to the table's best
+/// routes, in order. Besides route notifications it follows what the kernel does without
+/// one: routes removed or revived when an interface goes down, comes up, loses its
+/// carrier or is deleted, when an interface loses its last IPv4 address or an address
+/// used as a route's source goes, and routes through nexthop objects (resolved to the
+/// objects' paths, removed with them) — see [`KernelRoutes`].
 ///
 /// When the kernel reports that notifications were lost (`ENOBUFS`: the socket's buffer
-/// overflowed), `poll` dumps the table again and returns the difference to what was
-/// followed — the table never drifts silently. [`reconcile`](Self::reconcile) does the
-/// same on demand (a daemon's periodic safety net) and counts the differences it found.
+/// overflowed), `poll` dumps the table again (merged the same way) and returns the
+/// difference to what was followed — the table never drifts silently.
+/// [`reconcile`](Self::reconcile) does the same on demand (a daemon's periodic safety
+/// net) and counts the differences it found; [`compare_with_dump`](Self::compare_with_dump)
+/// only counts them.
 ///
 /// ```no_run
 /// use lpmkit::netlink::{KernelSync, SyncOptions};
@@ -148,108 +149,164 @@ impl LinkState {
 /// ```
 pub struct KernelSync<A: Address> {
     options: SyncOptions,
-    events: RtSocket,
-    dumps: RtSocket,
-    routes: KernelRoutes<A>,
-    links: HashMap<u32, LinkState>,
+    /// Notifications and dumps, in the order the kernel makes them.
+    socket: RtSocket,
+    mirror: Mirror<A>,
     stats: SyncStats,
-    /// While a reconciliation reads what arrived during its dump: the prefixes named.
-    touched: Option<HashSet<Prefix<A>>>,
 }
 
 impl<A: Address> core::fmt::Debug for KernelSync<A> {
     fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
         f.debug_struct("KernelSync")
             .field("options", &self.options)
-            .field("routes", &self.routes.rib().len())
+            .field("routes", &self.mirror.routes.rib().len())
             .field("stats", &self.stats)
             .finish()
     }
 }
 
+/// Dumps made again, at most, when interface or address events race them.
+const DUMP_AGAIN: u32 = 3;
+
+/// How a dump merges with what was followed.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Mode {
+    /// Notifications that race the dump go into the dump only (what was followed is
+    /// replaced by the dump).
+    Replace,
+    /// They also go on being followed (the dump is compared with what was followed).
+    Follow,
+}
+
 impl<A: Address> KernelSync<A> {
-    /// Subscribes to the table's changes (and to link and nexthop-object events) and
-    /// dumps it.
+    /// Subscribes to the table's changes (and to link, address and nexthop-object
+    /// events) and dumps it.
     pub fn open(options: &SyncOptions) -> io::Result<Self> {
-        let netns = options.netns.as_deref();
-        let events = RtSocket::open(
-            netns,
-            &[route_group(A::FAMILY), RTNLGRP_LINK, RTNLGRP_NEXTHOP],
+        let socket = RtSocket::open(
+            options.netns.as_deref(),
+            &[
+                route_group(A::FAMILY),
+                RTNLGRP_LINK,
+                address_group(A::FAMILY),
+                RTNLGRP_NEXTHOP,
+            ],
             options.recv_buffer,
         )?;
-        let dumps = RtSocket::open(netns, &[], 0)?;
         let mut sync = KernelSync {
             options: options.clone(),
-            events,
-            dumps,
-            routes: KernelRoutes::new(),
-            links: HashMap::new(),
+            socket,
+            mirror: Mirror::new(options.table, NextHopTable::new()),
             stats: SyncStats::default(),
-            touched: None,
         };
-        let (routes, links) = sync.dump(NextHopTable::new())?;
-        sync.routes = routes;
-        sync.links = links;
+        let (fresh, _) = sync.dump(Mode::Replace, Vec::new(), &mut Vec::new())?;
+        sync.mirror = fresh;
         Ok(sync)
     }
 
-    /// A fresh copy of the interfaces' state, the nexthop objects and the table,
-    /// interning into `hops`.
+    /// A fresh copy of the interfaces, the addresses, the nexthop objects and the table,
+    /// next hops interned into the followed table's ids, merged with the notifications
+    /// that race it (see the `dump` module); `before`: the notifications read just before
+    /// it. With [`Mode::Follow`] those that race it are followed too, their changes added
+    /// to `out`. Starts again when notifications are lost, and (up to [`DUMP_AGAIN`]
+    /// times) when an interface or address event raced it; also returns whether
+    /// notifications were lost (then following them was not exact).
     fn dump(
         &mut self,
-        hops: NextHopTable<RouteTarget>,
-    ) -> io::Result<(KernelRoutes<A>, HashMap<u32, LinkState>)> {
-        let t0 = Instant::now();
-        let links = self
-            .dumps
-            .dump_links()?
-            .iter()
-            .map(|l| (l.header.index, LinkState::of(l)))
-            .collect();
-        let mut routes = KernelRoutes::with_next_hops(hops);
-        for object in self.dumps.dump_nexthops()? {
-            routes.nexthop_set(object);
-        }
-        let msgs = self.dumps.dump_routes(A::FAMILY)?;
-        let op = RouteOp::New {
-            replace: false,
-            append: true,
-        };
-        for m in &msgs {
-            if table_of(m) == self.options.table {
-                if let Some(r) = decode::<A>(m) {
-                    routes.apply(op, &r);
+        mut mode: Mode,
+        mut before: Vec<Notice<A>>,
+        out: &mut Vec<Received<A>>,
+    ) -> io::Result<(Mirror<A>, bool)> {
+        let mut lost = false;
+        let mut again = 0;
+        loop {
+            let t0 = Instant::now();
+            let mut fresh = Mirror::new(self.options.table, self.mirror.routes.take_next_hops());
+            let mut bad = 0;
+            let mut seen = Vec::new();
+            let (mirror, stats) = (&mut self.mirror, &mut self.stats);
+            let earlier = core::mem::take(&mut before);
+            let merged = dump::merged(
+                &mut self.socket,
+                &mut fresh,
+                earlier,
+                &mut bad,
+                |m, notice| {
+                    count(stats, notice);
+                    seen.push(notice.clone());
+                    if mode == Mode::Follow {
+                        let at = Instant::now();
+                        let origin = Origin::of(m);
+                        let (_, changes) = mirror.handle(m);
+                        stats.changes += changes.len() as u64;
+                        out.extend(changes.into_iter().map(|change| Received {
+                            change,
+                            at,
+                            origin,
+                        }));
+                    }
+                },
+            );
+            self.stats.undecodable += bad as u64;
+            match merged {
+                Ok(true) if again < DUMP_AGAIN => {
+                    // An event raced the dump: its routes may not all have changed yet
+                    // when the dump read them.
+                    again += 1;
+                    before = seen;
                 }
+                Ok(_) => {
+                    self.stats.last_dump_ms = t0.elapsed().as_secs_f64() * 1e3;
+                    return Ok((fresh, lost));
+                }
+                Err(MergeError::Lost) => {
+                    // Both copies missed changes: start again from a dump alone.
+                    self.stats.resyncs += 1;
+                    lost = true;
+                    mode = Mode::Replace;
+                    self.drain()?;
+                }
+                Err(MergeError::Io(e)) => return Err(e),
             }
         }
-        self.stats.last_dump_ms = t0.elapsed().as_secs_f64() * 1e3;
-        Ok((routes, links))
+    }
+
+    /// Discards what is queued (older than a dump about to be asked for).
+    fn drain(&mut self) -> io::Result<()> {
+        let mut bad = 0;
+        loop {
+            match self.socket.recv(true, &mut bad) {
+                Ok(Some(_)) => continue,
+                Ok(None) => return Ok(()),
+                Err(e) if e.raw_os_error() == Some(libc::ENOBUFS) => continue,
+                Err(e) => return Err(e),
+            }
+        }
     }
 
     /// The followed table's best routes.
     pub fn rib(&self) -> &Rib<A> {
-        self.routes.rib()
+        self.mirror.routes.rib()
     }
 
     /// Every route followed (all metrics), the nexthop objects and the unrepresentable
     /// routes.
     pub fn routes(&self) -> &KernelRoutes<A> {
-        &self.routes
+        &self.mirror.routes
     }
 
     /// The route targets behind the next-hop ids.
     pub fn next_hops(&self) -> &NextHopTable<RouteTarget> {
-        self.routes.next_hops()
+        self.mirror.routes.next_hops()
     }
 
     /// The target of a next-hop id.
     pub fn target(&self, nh: NextHop) -> Option<&RouteTarget> {
-        self.routes.target(nh)
+        self.mirror.routes.target(nh)
     }
 
     /// Routes lpmkit cannot represent, by reason.
     pub fn unrepresentable(&self) -> Vec<(Unrepresentable, usize)> {
-        self.routes.unrepresentable()
+        self.mirror.routes.unrepresentable()
     }
 
     /// Counters.
@@ -262,46 +319,55 @@ impl<A: Address> KernelSync<A> {
         &self.options
     }
 
+    /// Interfaces and addresses (of the family) followed.
+    pub fn interfaces_and_addresses(&self) -> (usize, usize) {
+        self.mirror.counts()
+    }
+
     /// Waits up to `timeout` (`None`: until something arrives; a signal delivered to the
     /// thread ends the wait early) for notifications, then reads all that are there;
     /// returns the changes they make, in order (empty if none came, or none changed a
     /// best route).
     pub fn poll(&mut self, timeout: Option<Duration>) -> io::Result<Vec<Received<A>>> {
         let mut out = Vec::new();
-        if !self.events.wait(timeout)? {
+        if !self.socket.wait(timeout)? {
             return Ok(out);
         }
-        self.read_queued(&mut out)?;
+        self.read_queued(&mut out, None)?;
         Ok(out)
     }
 
-    /// Reads and applies every notification queued now.
-    fn read_queued(&mut self, out: &mut Vec<Received<A>>) -> io::Result<()> {
+    /// Reads and applies every notification queued now; keeps them in `keep` if given
+    /// (emptied when some were lost).
+    fn read_queued(
+        &mut self,
+        out: &mut Vec<Received<A>>,
+        mut keep: Option<&mut Vec<Notice<A>>>,
+    ) -> io::Result<()> {
         let mut bad = 0usize;
         loop {
-            let msgs = match self.events.recv(true, &mut bad) {
+            let msgs = match self.socket.recv(true, &mut bad) {
                 Ok(Some(m)) => m,
                 Ok(None) => break,
                 Err(e) if e.raw_os_error() == Some(libc::ENOBUFS) => {
                     self.stats.resyncs += 1;
                     self.resync_into(out)?;
+                    if let Some(k) = keep.as_deref_mut() {
+                        k.clear();
+                    }
                     continue;
                 }
                 Err(e) => return Err(e),
             };
             let at = Instant::now();
-            for m in msgs {
-                let h = m.header();
-                let origin = Origin {
-                    port: h.port_number,
-                    seq: h.sequence_number,
-                };
-                let flags = h.flags;
-                let changes = self.handle(m, flags);
-                self.stats.changes += changes.len() as u64;
-                if let Some(t) = self.touched.as_mut() {
-                    t.extend(changes.iter().map(|c| c.prefix()));
+            for m in &msgs {
+                let origin = Origin::of(m);
+                let (notice, changes) = self.mirror.handle(m);
+                count(&mut self.stats, &notice);
+                if let Some(k) = keep.as_deref_mut() {
+                    k.push(notice);
                 }
+                self.stats.changes += changes.len() as u64;
                 out.extend(
                     changes
                         .into_iter()
@@ -313,98 +379,6 @@ impl<A: Address> KernelSync<A> {
         Ok(())
     }
 
-    /// Applies one notification; returns the changes to best routes it made.
-    fn handle(&mut self, m: Message, flags: u16) -> Vec<Change<A>> {
-        let msg = match m {
-            Message::Nexthop {
-                deleted, object, ..
-            } => {
-                self.stats.nexthop_messages += 1;
-                return if deleted {
-                    self.routes.nexthop_removed(object.id)
-                } else {
-                    self.routes.nexthop_set(object)
-                };
-            }
-            Message::Rt(m) => m,
-        };
-        let NetlinkPayload::InnerMessage(inner) = msg.payload else {
-            return Vec::new();
-        };
-        let (op, r) = match inner {
-            RouteNetlinkMessage::NewLink(l) => {
-                self.stats.link_messages += 1;
-                return self.link_changed(l.header.index, Some(LinkState::of(&l)));
-            }
-            RouteNetlinkMessage::DelLink(l) => {
-                self.stats.link_messages += 1;
-                return self.link_changed(l.header.index, None);
-            }
-            RouteNetlinkMessage::NewRoute(r) => (
-                RouteOp::New {
-                    replace: flags & NLM_F_REPLACE != 0,
-                    append: flags & NLM_F_APPEND != 0,
-                },
-                r,
-            ),
-            RouteNetlinkMessage::DelRoute(r) => (RouteOp::Del, r),
-            _ => return Vec::new(),
-        };
-        if family_of(&r) != Some(A::FAMILY) {
-            return Vec::new();
-        }
-        self.stats.messages += 1;
-        if table_of(&r) != self.options.table {
-            return Vec::new();
-        }
-        let Some(route) = decode::<A>(&r) else {
-            return Vec::new();
-        };
-        self.stats.table_messages += 1;
-        if let Some(t) = self.touched.as_mut() {
-            t.insert(route.prefix);
-        }
-        self.routes.apply(op, &route).into_iter().collect()
-    }
-
-    /// Interface `index` is now `now` (`None`: deleted): the routes and nexthop objects
-    /// that change with it.
-    fn link_changed(&mut self, index: u32, now: Option<LinkState>) -> Vec<Change<A>> {
-        let before = self.links.get(&index).copied();
-        let mut changes = Vec::new();
-        let mut event = false;
-        match (before, now) {
-            (_, None) => {
-                self.links.remove(&index);
-                if before.is_some_and(|b| b.up) {
-                    changes.extend(self.routes.link_down(index));
-                }
-                changes.extend(self.routes.link_removed(index));
-                event = true;
-            }
-            (Some(b), Some(n)) => {
-                self.links.insert(index, n);
-                if b.up && !n.up {
-                    changes.extend(self.routes.link_down(index));
-                    event = true;
-                } else if !b.up && n.up {
-                    changes.extend(self.routes.link_up(index));
-                    event = true;
-                }
-                if n.up && b.carrier && !n.carrier {
-                    changes.extend(self.routes.carrier_lost(index));
-                    event = true;
-                }
-            }
-            (None, Some(n)) => {
-                // A new interface (or one the dump missed): nothing of it to change.
-                self.links.insert(index, n);
-            }
-        }
-        self.stats.link_events += u64::from(event);
-        changes
-    }
-
     /// Dumps the table again now and returns the changes from what was followed.
     pub fn resync(&mut self) -> io::Result<Vec<Received<A>>> {
         let mut out = Vec::new();
@@ -413,54 +387,101 @@ impl<A: Address> KernelSync<A> {
         Ok(out)
     }
 
-    /// Reconciles: applies the notifications queued now, dumps the table again, applies
-    /// what arrived during the dump, and returns all the changes (the dump's difference
-    /// to what was followed among them). The prefixes that differed — following got them
-    /// wrong — are counted in [`SyncStats::reconcile_differences`], except those a
-    /// notification that arrived during the dump names (a change racing the dump, not a
-    /// drift). Costs a full dump (see [`SyncStats::last_dump_ms`]).
+    /// Reconciles: applies the notifications queued now, dumps the table again (merged
+    /// with the notifications that race the dump, which are followed meanwhile), and
+    /// returns all the changes, the dump's difference to what was followed last. The
+    /// prefixes that differed — following got them wrong — are counted in
+    /// [`SyncStats::reconcile_differences`]. Costs a full dump (see
+    /// [`SyncStats::last_dump_ms`]).
     pub fn reconcile(&mut self) -> io::Result<Vec<Received<A>>> {
         let mut out = Vec::new();
-        self.read_queued(&mut out)?;
-        let before = out.len();
+        let mut before = Vec::new();
+        self.read_queued(&mut out, Some(&mut before))?;
         self.stats.reconciliations += 1;
-        self.resync_into(&mut out)?;
-        let dumped = out.len();
-        self.touched = Some(HashSet::new());
-        let raced = self.read_queued(&mut out);
-        let touched = self.touched.take().unwrap_or_default();
-        raced?;
-        let drift = out[before..dumped]
-            .iter()
-            .filter(|r| !touched.contains(&r.change.prefix()))
-            .count();
-        self.stats.reconcile_differences += drift as u64;
+        let (fresh, lost) = self.dump(Mode::Follow, before, &mut out)?;
+        if !lost {
+            let d = self.mirror.routes.differences(&fresh.routes);
+            self.stats.reconcile_differences += d.differ.len() as u64;
+        }
+        self.replace(fresh, &mut out);
         Ok(out)
+    }
+
+    /// Compares what is followed with a fresh dump, prefix by prefix (every route, see
+    /// [`KernelRoutes::differences`]), without repairing anything: applies the
+    /// notifications queued now, dumps the table (merged with the notifications that race
+    /// the dump, which are followed meanwhile) and compares. Costs a full dump.
+    pub fn compare_with_dump(&mut self) -> io::Result<Comparison<A>> {
+        let mut changes = Vec::new();
+        let mut before = Vec::new();
+        let resyncs = self.stats.resyncs;
+        self.read_queued(&mut changes, Some(&mut before))?;
+        let (fresh, lost) = self.dump(Mode::Follow, before, &mut changes)?;
+        if lost || self.stats.resyncs != resyncs {
+            self.replace(fresh, &mut changes);
+            return Ok(Comparison {
+                changes,
+                differences: None,
+            });
+        }
+        let differences = Some(self.mirror.routes.differences(&fresh.routes));
+        Ok(Comparison {
+            changes,
+            differences,
+        })
     }
 
     fn resync_into(&mut self, out: &mut Vec<Received<A>>) -> io::Result<()> {
         // What is still queued is older than the dump about to be made, and some of what
         // followed it is lost: replayed after the dump it would undo newer changes.
-        let mut bad = 0;
-        loop {
-            match self.events.recv(true, &mut bad) {
-                Ok(Some(_)) => continue,
-                Ok(None) => break,
-                Err(e) if e.raw_os_error() == Some(libc::ENOBUFS) => continue,
-                Err(e) => return Err(e),
-            }
-        }
-        let (fresh, links) = self.dump(self.routes.take_next_hops())?;
-        self.links = links;
-        let at = Instant::now();
-        for change in self.routes.replace_with(fresh) {
-            self.stats.changes += 1;
-            out.push(Received {
-                change,
-                at,
-                origin: Origin::default(),
-            });
-        }
+        self.drain()?;
+        let (fresh, _) = self.dump(Mode::Replace, Vec::new(), out)?;
+        self.replace(fresh, out);
         Ok(())
+    }
+
+    /// Replaces what is followed by `fresh`; adds the changes from one to the other.
+    fn replace(&mut self, fresh: Mirror<A>, out: &mut Vec<Received<A>>) {
+        let at = Instant::now();
+        let changes: Vec<Change<A>> = diff(self.mirror.routes.rib(), fresh.routes.rib());
+        self.mirror = fresh;
+        self.stats.changes += changes.len() as u64;
+        out.extend(changes.into_iter().map(|change| Received {
+            change,
+            at,
+            origin: Origin::default(),
+        }));
+    }
+}
+
+impl Origin {
+    /// The request behind a notification.
+    fn of(m: &Message) -> Self {
+        let h = m.header();
+        Origin {
+            port: h.port_number,
+            seq: h.sequence_number,
+        }
+    }
+}
+
+/// Counts a notification by what it is.
+fn count<A: Address>(stats: &mut SyncStats, notice: &Notice<A>) {
+    let event = !notice.effects.is_empty();
+    match notice.kind {
+        Kind::Route { table } => {
+            stats.messages += 1;
+            stats.table_messages += u64::from(table);
+        }
+        Kind::Link => {
+            stats.link_messages += 1;
+            stats.link_events += u64::from(event);
+        }
+        Kind::Nexthop => stats.nexthop_messages += 1,
+        Kind::Address => {
+            stats.address_messages += 1;
+            stats.address_events += u64::from(event);
+        }
+        Kind::Other => {}
     }
 }

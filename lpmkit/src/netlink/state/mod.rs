@@ -1,13 +1,15 @@
 //! The kernel's routes of one table, mirrored: every route of every prefix (a prefix may
 //! have several, with different metrics, and IPv6 several with the same metric on
 //! different interfaces), the nexthop objects routes refer to, the best route per prefix
-//! in a [`Rib`], and the [`Change`]s that route, nexthop and link events make to it.
-//! Pure bookkeeping: no socket here.
+//! in a [`Rib`], and the [`Change`]s that route, nexthop, link and address events make to
+//! it. Pure bookkeeping: no socket here.
 //!
 //! The kernel removes and revives routes without a route notification when an interface
-//! goes down, comes up or disappears, and when a nexthop object goes; these are modelled
-//! here as the kernel does them (`fib_sync_down_dev`, `fib_sync_up`, `fib6_ifdown`,
-//! `fib6_ifup`, `nexthop_flush_dev`, `remove_nexthop`, Linux 6.x):
+//! goes down, comes up or disappears, when an interface loses its last IPv4 address or an
+//! address stops being the host's, and when a nexthop object goes; these are modelled
+//! here as the kernel does them (`fib_sync_down_dev`, `fib_sync_up`, `fib_disable_ip`,
+//! `fib_sync_down_addr`, `fib6_ifdown`, `fib6_ifup`, `nexthop_flush_dev`,
+//! `remove_nexthop`, Linux 6.x):
 //!
 //! | event | IPv4 routes | IPv6 routes | nexthop objects |
 //! |---|---|---|---|
@@ -15,31 +17,21 @@
 //! | interface up | its dead paths live again | the same | — |
 //! | carrier lost | unchanged (`linkdown`, still used) | unchanged | removed (not blackholes) |
 //! | interface deleted | every route with a path through it is removed | paths through it are removed, then routes left without one | removed |
+//! | its last IPv4 address removed (`ip addr del`, `flush`) | as interface down, scope `host` routes too | unchanged | unchanged |
+//! | an IPv4 address added, interface up | its dead paths live again | unchanged | — |
+//! | an address no interface has any more | table `main`: the routes with it as `src` are removed | unchanged (the kernel drops their `src`) | — |
 //! | object deleted | its routes are removed | the same | removed from groups; a group left empty is removed |
 
 use std::borrow::Cow;
 use std::collections::{HashMap, HashSet};
+use std::net::IpAddr;
 
 use super::nexthop::{Nexthop, NexthopObject};
-use super::route::{KernelRoute, Path, RouteTarget, Unrepresentable};
+use super::route::{KernelRoute, Path, RouteOp, RouteTarget, Unrepresentable};
 use crate::fib::Change;
 use crate::nexthop::{NextHop, NextHopTable};
 use crate::prefix::{Address, Family, Prefix};
 use crate::rib::Rib;
-
-/// What a route message does to a route.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum RouteOp {
-    /// `RTM_NEWROUTE`, with its header's `NLM_F_REPLACE` / `NLM_F_APPEND` flags.
-    New {
-        /// Replaces the first route of the same prefix and metric.
-        replace: bool,
-        /// Goes after the routes of the same prefix and metric (IPv4 `ip route append`).
-        append: bool,
-    },
-    /// `RTM_DELROUTE`.
-    Del,
-}
 
 /// One route of a prefix, in the kernel's order.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -54,6 +46,8 @@ struct Entry {
     host: bool,
     /// IPv6: joins the same-metric gateway routes as one multipath route.
     siblings: bool,
+    /// The preferred source address (IPv4 routes go with it).
+    src: Option<IpAddr>,
 }
 
 impl Entry {
@@ -64,6 +58,12 @@ impl Entry {
             RouteTarget::NexthopObject(_) => false,
             _ => self.oif == ifindex,
         }
+    }
+
+    /// The same route as the kernel tells routes of one metric apart (IPv4: its
+    /// `fib_info`, the source address included).
+    fn same(&self, other: &Entry) -> bool {
+        self.metric == other.metric && self.route.same_route(&other.route) && self.src == other.src
     }
 
     fn object(&self) -> Option<u32> {
@@ -228,6 +228,7 @@ impl<A: Address> KernelRoutes<A> {
             oif: route.oif,
             host: route.host_scope,
             siblings: route.siblings,
+            src: route.src,
         };
         let v6 = A::FAMILY == Family::V6;
         self.edit(route.prefix, |list| match op {
@@ -241,10 +242,7 @@ impl<A: Address> KernelRoutes<A> {
             RouteOp::Del => {
                 if v6 {
                     delete_v6(list, &entry)
-                } else if let Some(i) = list
-                    .iter()
-                    .position(|e| e.metric == entry.metric && e.route.same_route(&entry.route))
-                {
+                } else if let Some(i) = list.iter().position(|e| e.same(&entry)) {
                     list.remove(i);
                 }
             }
@@ -303,20 +301,6 @@ impl<A: Address> KernelRoutes<A> {
         })
     }
 
-    /// Edits every prefix with a route through interface `ifindex` by `f`.
-    fn edit_uses(&mut self, ifindex: u32, f: impl Fn(&mut Vec<Entry>)) -> Vec<Change<A>> {
-        let prefixes: Vec<Prefix<A>> = self
-            .routes
-            .iter()
-            .filter(|(_, l)| l.iter().any(|e| e.uses(ifindex)))
-            .map(|(p, _)| *p)
-            .collect();
-        prefixes
-            .into_iter()
-            .filter_map(|p| self.edit(p, &f))
-            .collect()
-    }
-
     /// Removes the nexthop objects `pick` selects (as the kernel flushes them from an
     /// interface).
     fn flush_nexthops(&mut self, pick: impl Fn(&Nexthop) -> bool) -> Vec<Change<A>> {
@@ -331,70 +315,10 @@ impl<A: Address> KernelRoutes<A> {
             .collect()
     }
 
-    /// Interface `ifindex` went down (`IFF_UP` cleared): its paths are dead, routes left
-    /// without a live path are removed, its nexthop objects too.
-    pub fn link_down(&mut self, ifindex: u32) -> Vec<Change<A>> {
-        let mut changes =
-            self.flush_nexthops(|n| matches!(n, Nexthop::Single(p) if p.ifindex == ifindex));
-        changes.extend(self.edit_uses(ifindex, |list| {
-            list.retain_mut(|e| {
-                if e.host || !e.uses(ifindex) {
-                    return true;
-                }
-                match &mut e.route {
-                    RouteTarget::Unicast(paths) => {
-                        for p in paths.iter_mut().filter(|p| p.ifindex == ifindex) {
-                            p.dead = true;
-                        }
-                        paths.iter().any(|p| !p.dead)
-                    }
-                    _ => false,
-                }
-            })
-        }));
-        changes
-    }
-
-    /// Interface `ifindex` came up: its dead paths live again.
-    pub fn link_up(&mut self, ifindex: u32) -> Vec<Change<A>> {
-        self.edit_uses(ifindex, |list| {
-            for e in list.iter_mut() {
-                if let RouteTarget::Unicast(paths) = &mut e.route {
-                    for p in paths.iter_mut().filter(|p| p.ifindex == ifindex) {
-                        p.dead = false;
-                    }
-                }
-            }
-        })
-    }
-
-    /// Interface `ifindex` lost its carrier: routes stay (`linkdown`, still used), its
-    /// nexthop objects are removed.
-    pub fn carrier_lost(&mut self, ifindex: u32) -> Vec<Change<A>> {
-        self.flush_nexthops(|n| matches!(n, Nexthop::Single(p) if p.ifindex == ifindex))
-    }
-
-    /// Interface `ifindex` was deleted: IPv4 routes with a path through it are removed,
-    /// IPv6 routes lose their paths through it; its nexthop objects are removed.
-    pub fn link_removed(&mut self, ifindex: u32) -> Vec<Change<A>> {
-        let mut changes =
-            self.flush_nexthops(|n| matches!(n, Nexthop::Single(p) if p.ifindex == ifindex));
-        let v6 = A::FAMILY == Family::V6;
-        changes.extend(self.edit_uses(ifindex, |list| {
-            list.retain_mut(|e| {
-                if !e.uses(ifindex) {
-                    return true;
-                }
-                match &mut e.route {
-                    RouteTarget::Unicast(paths) if v6 => {
-                        paths.retain(|p| p.ifindex != ifindex);
-                        !paths.is_empty()
-                    }
-                    _ => false,
-                }
-            })
-        }));
-        changes
+    /// Forgets every route of `prefix` (a dump is about to give them all).
+    pub(crate) fn clear_prefix(&mut self, prefix: Prefix<A>) {
+        self.other.retain(|k, _| k.0 != prefix);
+        self.edit(prefix, Vec::clear);
     }
 
     /// A nexthop object was announced (added, replaced, or a group's members changed):
@@ -480,16 +404,22 @@ impl<A: Address> KernelRoutes<A> {
 
 /// An IPv4 route message's route into the prefix's list (`fib_table_insert`): `replace`
 /// takes the place of the first route of the same metric; otherwise the route goes
-/// before the routes of its metric, or after them with `append`. A route the list
-/// already holds is a message seen twice (a dump and a notification that raced it): the
-/// kernel refuses duplicates.
+/// before the routes of its metric, or after them with `append`.
+///
+/// The kernel announces only a route it did not hold (it refuses an identical one,
+/// without a notification). A copy the list holds already comes from a dump that raced
+/// the notification, or the notification is taken again over such a dump: where the
+/// message would put the route, it is left as it is; elsewhere, it is moved there (and a
+/// `replace` then takes the place of the route the copy stood before).
 fn insert_v4(list: &mut Vec<Entry>, new: Entry, replace: bool, append: bool) {
     let same_metric = |e: &Entry| e.metric == new.metric;
-    if list
-        .iter()
-        .any(|e| same_metric(e) && e.route.same_route(&new.route))
-    {
-        return;
+    if let Some(i) = list.iter().position(|e| e.same(&new)) {
+        let first = list.iter().position(same_metric) == Some(i);
+        let last = list.iter().rposition(same_metric) == Some(i);
+        if (append && last) || (!append && first) {
+            return;
+        }
+        list.remove(i);
     }
     if replace {
         if let Some(e) = list.iter_mut().find(|e| same_metric(e)) {
@@ -590,6 +520,10 @@ pub fn diff<A: Address>(old: &Rib<A>, new: &Rib<A>) -> Vec<Change<A>> {
     );
     changes
 }
+
+mod differences;
+mod events;
+pub use differences::Differences;
 
 #[cfg(test)]
 mod tests;

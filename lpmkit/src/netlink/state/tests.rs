@@ -19,6 +19,7 @@ fn route<A: Address>(p: &str, metric: u32, t: RouteTarget) -> KernelRoute<A> {
         oif: 0,
         host_scope: false,
         siblings,
+        src: None,
     }
 }
 
@@ -229,6 +230,130 @@ fn ipv4_link_down_up_and_delete() {
     assert_eq!(k.route_count(), 2);
     // A delete notification the kernel sends afterwards is a no-op.
     assert_eq!(k.apply(RouteOp::Del, &route("10.9.0.0/16", 0, mp)), None);
+}
+
+#[test]
+fn notifications_taken_again_over_a_dump_that_holds_them() {
+    // The kernel's sequence: 10/8 via .1 added, then replaced by via .2.
+    let add = route("10.0.0.0/8", 0, via("192.0.2.1"));
+    let rep = route("10.0.0.0/8", 0, via("192.0.2.2"));
+    let replace = RouteOp::New {
+        replace: true,
+        append: false,
+    };
+    let append = RouteOp::New {
+        replace: false,
+        append: true,
+    };
+    // Taken again over a dump that holds both, one, or neither: the same end.
+    for dumped in [vec![&rep], vec![&add], vec![]] {
+        let mut k = KernelRoutes::<Ipv4>::new();
+        for r in dumped {
+            k.apply(append, r);
+        }
+        k.apply(ADD, &add);
+        k.apply(replace, &rep);
+        assert_eq!(k.route_count(), 1);
+        assert_eq!(best(&k, 0x0a00_0001), Some(via("192.0.2.2")));
+    }
+    // Two routes of one metric: one appended after the other, taken again.
+    let mut k = KernelRoutes::<Ipv4>::new();
+    k.apply(ADD, &add);
+    k.apply(append, &rep);
+    k.apply(append, &rep);
+    k.apply(ADD, &add);
+    assert_eq!(
+        k.describe("10.0.0.0/8".parse().unwrap()),
+        "metric 0: via 192.0.2.1 dev #2; metric 0: via 192.0.2.2 dev #2"
+    );
+}
+
+#[test]
+fn ipv4_last_address_and_source_gone() {
+    let mut k = KernelRoutes::<Ipv4>::new();
+    let mp = unicast(&[(Some("192.0.2.1"), 2), (Some("192.0.2.2"), 3)]);
+    k.apply(ADD, &route("10.9.0.0/16", 0, mp.clone()));
+    k.apply(
+        ADD,
+        &route("10.2.0.0/16", 0, unicast(&[(Some("192.0.2.2"), 3)])),
+    );
+    let mut host = route("10.5.0.0/16", 0, unicast(&[(None, 3)]));
+    host.host_scope = true;
+    k.apply(ADD, &host);
+    // Two routes of one prefix and metric that differ by their source only.
+    let src = |a: &str| Some(a.parse::<IpAddr>().unwrap());
+    let mut s1 = route("10.8.0.0/16", 0, unicast(&[(Some("192.0.2.1"), 2)]));
+    s1.src = src("192.0.2.10");
+    let mut s2 = s1.clone();
+    s2.src = src("192.0.2.11");
+    k.apply(ADD, &s1);
+    k.apply(ADD, &s2);
+    // A message seen twice is one route; the other source is another route.
+    k.apply(ADD, &s2);
+    assert_eq!(k.route_count(), 5);
+
+    // Dev 3 loses its last address: as down, but the host-scope route goes too.
+    let changes = k.addresses_gone(3);
+    assert_eq!(changes.len(), 3, "{changes:?}");
+    assert_eq!(best(&k, 0x0a05_0001), None);
+    assert_eq!(best(&k, 0x0a02_0001), None);
+    assert_eq!(
+        best(&k, 0x0a09_0001).unwrap().live_paths().count(),
+        1,
+        "the multipath route keeps its other path"
+    );
+    // An address comes back: the dead path lives again.
+    assert_eq!(k.link_up(3).len(), 1);
+    assert_eq!(best(&k, 0x0a09_0001), Some(mp));
+
+    // 192.0.2.11 is no longer the host's: the route naming it as source goes, the
+    // other stays (and is the best now).
+    let before = k.describe("10.8.0.0/16".parse().unwrap());
+    assert!(before.contains("src 192.0.2.11"), "{before}");
+    assert_eq!(k.source_gone("192.0.2.11".parse().unwrap()), Vec::new());
+    assert_eq!(k.route_count(), 2);
+    let after = k.describe("10.8.0.0/16".parse().unwrap());
+    assert!(
+        !after.contains("192.0.2.11") && after.contains("192.0.2.10"),
+        "{after}"
+    );
+    let gone = k.source_gone("192.0.2.10".parse().unwrap());
+    assert!(matches!(gone[..], [Change::Withdraw(_)]), "{gone:?}");
+}
+
+#[test]
+fn differences_count_every_route_of_a_prefix() {
+    let mut a = KernelRoutes::<Ipv4>::new();
+    a.apply(ADD, &route("10.0.0.0/8", 10, via("192.0.2.1")));
+    a.apply(ADD, &route("10.0.0.0/8", 20, via("192.0.2.2")));
+    a.apply(ADD, &route("11.0.0.0/8", 0, RouteTarget::Blackhole));
+    let mut b = KernelRoutes::<Ipv4>::with_next_hops(a.take_next_hops());
+    assert_eq!(
+        a.differences(&a.clone()),
+        Differences {
+            prefixes: 2,
+            ..Differences::default()
+        }
+    );
+    b.apply(ADD, &route("10.0.0.0/8", 10, via("192.0.2.1")));
+    b.apply(ADD, &route("12.0.0.0/8", 0, RouteTarget::Blackhole));
+    // 10/8 lacks its second route (best unchanged), 11/8 is missing, 12/8 extra.
+    let d = a.differences(&b);
+    assert_eq!(d.prefixes, 3);
+    assert_eq!(
+        d.differ,
+        ["10.0.0.0/8", "11.0.0.0/8", "12.0.0.0/8"].map(|p| p.parse().unwrap())
+    );
+    assert_eq!(d.best_differ, 2);
+    assert!(!d.is_empty());
+    assert_eq!(
+        d.examples[1],
+        "11.0.0.0/8: «metric 0: blackhole» here, no route there"
+    );
+    // A dump sets a prefix's routes from nothing.
+    b.clear_prefix("10.0.0.0/8".parse().unwrap());
+    assert_eq!(b.route_count(), 1);
+    assert_eq!(best(&b, 0x0a00_0001), None);
 }
 
 #[test]
