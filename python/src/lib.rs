@@ -4,7 +4,7 @@
 //! Numpy input is read in place (a contiguous `uint32` array is handed to the scheme's
 //! batch lookup as a slice), the output array is allocated once and written in place, and
 //! the GIL is released for the whole batch. Everything Python-facing is documented in
-//! `lpmkit/_lpmkit.pyi`.
+//! `python/lpmkit/_lpmkit.pyi`.
 
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
@@ -36,7 +36,7 @@ struct IntCache {
     numeric: bool,
 }
 
-/// A longest-prefix-match routing table (see `lpmkit/_lpmkit.pyi`).
+/// A longest-prefix-match routing table (see `python/lpmkit/_lpmkit.pyi`).
 #[pyclass(module = "lpmkit", name = "Table", frozen)]
 struct Table {
     inner: Inner,
