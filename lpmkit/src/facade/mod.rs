@@ -90,6 +90,7 @@
 use core::fmt;
 use std::collections::HashMap;
 use std::sync::{Mutex, MutexGuard, OnceLock, RwLock};
+use std::time::Duration;
 
 use crate::fib::{BuildError, Change};
 use crate::io::ReadError;
@@ -255,6 +256,48 @@ fn resolve<A: Address>(name: &str, routes: usize) -> Result<Vec<&'static SchemeI
     }
 }
 
+/// Builds `rib` into the scheme `scheme` names and the update model that scheme does best
+/// ([`SchemeInfo::best_model`]: in place where it can, else a rebuild once changes have
+/// waited `hold_time`). `auto` tries [`auto_candidates`] for the table's size in order and
+/// goes on to the next after a capacity error; a named scheme is tried alone. What
+/// [`RouteTable`] and the DPDK-compatible library (`lpmkit-dpdk`) stand on.
+#[doc(hidden)]
+pub fn build_updater<A: Address>(
+    rib: Rib<A>,
+    scheme: &str,
+    options: &BuildOptions,
+    hold_time: Duration,
+) -> Result<(&'static SchemeInfo, Box<dyn Updater<A>>), TableError> {
+    let candidates = resolve::<A>(scheme, rib.len())?;
+    let mut last = None;
+    let mut rib = Some(rib);
+    for (i, info) in candidates.iter().enumerate() {
+        let r = if i + 1 == candidates.len() {
+            rib.take()
+                .expect("the Rib is kept until the last candidate")
+        } else {
+            rib.as_ref().expect("kept").clone()
+        };
+        let model = info.best_model(A::FAMILY, hold_time);
+        match info.updater(r, options, model) {
+            Ok(updater) => return Ok((info, updater)),
+            // `auto` goes on after a capacity error; a named scheme does not.
+            Err(e @ (BuildError::NextHopOverflow { .. } | BuildError::CapacityExceeded { .. }))
+                if scheme == AUTO =>
+            {
+                last = Some(e)
+            }
+            Err(e) => return Err(e.into()),
+        }
+    }
+    Err(last.map(TableError::Build).unwrap_or_else(|| {
+        TableError::Build(BuildError::InvalidConfig {
+            scheme: scheme.to_string(),
+            reason: "no scheme to try".into(),
+        })
+    }))
+}
+
 /// Lookup ids are computed in chunks of this many keys (a buffer on the stack).
 const CHUNK: usize = 1024;
 
@@ -321,48 +364,22 @@ impl<A: Address, V: TableValue> RouteTable<A, V> {
         scheme: &str,
         options: &BuildOptions,
     ) -> Result<Self, TableError> {
-        let candidates = resolve::<A>(scheme, rib.len())?;
-        let mut last = None;
-        let mut rib = Some(rib);
-        for (i, info) in candidates.iter().enumerate() {
-            let r = if i + 1 == candidates.len() {
-                rib.take()
-                    .expect("the Rib is kept until the last candidate")
-            } else {
-                rib.as_ref().expect("kept").clone()
-            };
-            let model = info.best_model(A::FAMILY, std::time::Duration::ZERO);
-            match info.updater(r, options, model) {
-                Ok(updater) => {
-                    let store = AppendOnly::default();
-                    for v in values {
-                        store.push(v);
-                    }
-                    let template = updater.reader();
-                    return Ok(RouteTable {
-                        scheme: info,
-                        options: options.clone(),
-                        model: updater.model().as_str(),
-                        writer: Mutex::new(Writer { updater, ids }),
-                        values: store,
-                        pool: Mutex::new(Vec::new()),
-                        template: Mutex::new(template),
-                        prefixes: OnceLock::new(),
-                    });
-                }
-                // `auto` goes on after a capacity error; a named scheme does not.
-                Err(
-                    e @ (BuildError::NextHopOverflow { .. } | BuildError::CapacityExceeded { .. }),
-                ) if scheme == AUTO => last = Some(e),
-                Err(e) => return Err(e.into()),
-            }
+        let (info, updater) = build_updater(rib, scheme, options, Duration::ZERO)?;
+        let store = AppendOnly::default();
+        for v in values {
+            store.push(v);
         }
-        Err(last.map(TableError::Build).unwrap_or_else(|| {
-            TableError::Build(BuildError::InvalidConfig {
-                scheme: scheme.to_string(),
-                reason: "no scheme to try".into(),
-            })
-        }))
+        let template = updater.reader();
+        Ok(RouteTable {
+            scheme: info,
+            options: options.clone(),
+            model: updater.model().as_str(),
+            writer: Mutex::new(Writer { updater, ids }),
+            values: store,
+            pool: Mutex::new(Vec::new()),
+            template: Mutex::new(template),
+            prefixes: OnceLock::new(),
+        })
     }
 
     /// The scheme the table looks up with (its registry name; `auto` resolved).
