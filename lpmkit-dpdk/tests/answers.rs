@@ -13,8 +13,7 @@
 mod common;
 
 use common::api::{conf, Fib};
-use lpmkit::io::{read_table, TableOptions};
-use lpmkit::{AnyTable, NextHop, Prefix, Rib};
+use lpmkit::{NextHop, Prefix, Rib};
 
 const DEFAULT_NH: u64 = 999;
 
@@ -45,17 +44,9 @@ fn check<A: Fib>(fib: usize, rib: &Rib<A>, scheme: &str) {
 /// Loads `file`, looks it up (served by `want`), then — with `then` — changes a route
 /// and looks up again, served by `then`.
 fn run<A: Fib>(file: &str, scheme: Option<&str>, want: &str, then: Option<&str>) {
-    let Some(path) = common::data(file) else {
+    let Some(mut rib) = common::rib::<A>(file) else {
         return;
     };
-    let table = read_table(&path, &TableOptions::default()).unwrap();
-    let any: Box<dyn std::any::Any> = match table {
-        AnyTable::V4(t) => Box::new(t.rib),
-        AnyTable::V6(t) => Box::new(t.rib),
-    };
-    let mut rib = *any
-        .downcast::<Rib<A>>()
-        .expect("a table of the test's family");
     let f = A::create(&unique_name(), conf(DEFAULT_NH, 1 << 21, 2), scheme, 10);
     assert_ne!(f, 0);
     for (p, nh) in rib.iter() {

@@ -21,8 +21,8 @@ mod common;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 
 use common::api::{conf, Fib};
-use lpmkit::io::{read_table, read_updates, TableOptions};
-use lpmkit::{Address, AnyTable, Change, NextHopTable, Prefix, Rib};
+use lpmkit::io::read_updates;
+use lpmkit::{Address, Change, NextHopTable, Prefix, Rib};
 
 /// The answer where no route matches.
 const DEFAULT_NH: u64 = 0xdefa_u64;
@@ -98,12 +98,8 @@ fn allowed(h: &[(u64, u64)], first: u64, last: u64, answer: u64) -> bool {
 }
 
 fn replay<A: Fib>(table: &str, trace: &str, changes_max: usize, scheme: Option<&str>) {
-    let (Some(table), Some(trace)) = (common::data(table), common::data(trace)) else {
+    let (Some(base), Some(trace)) = (common::rib::<A>(table), common::data(trace)) else {
         return;
-    };
-    let base = match read_table(&table, &TableOptions::default()).unwrap() {
-        AnyTable::V4(t) => lpmkit_any::<A>(Box::new(t.rib)),
-        AnyTable::V6(t) => lpmkit_any::<A>(Box::new(t.rib)),
     };
     let mut hops = NextHopTable::new();
     let changes: Vec<(Change<A>, u64)> = read_updates::<A>(&trace, &mut hops)
@@ -214,12 +210,6 @@ fn replay<A: Fib>(table: &str, trace: &str, changes_max: usize, scheme: Option<&
         assert_ne!(now, name);
     }
     A::free(fib);
-}
-
-/// The base table as a `Rib` of the family asked for (the files are of one family each).
-fn lpmkit_any<A: Address>(rib: Box<dyn std::any::Any>) -> Rib<A> {
-    *rib.downcast::<Rib<A>>()
-        .expect("a table of the test's family")
 }
 
 const V4_TABLE: &str = "fib/ipv4-ris-rrc06-2010-07-01-fib.txt.xz";

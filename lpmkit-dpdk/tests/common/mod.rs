@@ -63,6 +63,21 @@ pub fn data(rel: &str) -> Option<PathBuf> {
     None
 }
 
+/// The routes of the data set's table `rel`, of the family `A` the test asks for (the
+/// files are of one family each), or `None` if it is missing (said).
+pub fn rib<A: lpmkit::Address>(rel: &str) -> Option<lpmkit::Rib<A>> {
+    let path = data(rel)?;
+    let rib: Box<dyn std::any::Any> = match lpmkit::io::read_table(&path, &Default::default()) {
+        Ok(lpmkit::AnyTable::V4(t)) => Box::new(t.rib),
+        Ok(lpmkit::AnyTable::V6(t)) => Box::new(t.rib),
+        Err(e) => panic!("{e}"),
+    };
+    Some(
+        *rib.downcast::<lpmkit::Rib<A>>()
+            .unwrap_or_else(|_| panic!("{rel} is not of the family asked for")),
+    )
+}
+
 /// `pkg-config ARGS libdpdk`, split; `None` without DPDK's development files.
 pub fn dpdk_flags(args: &[&str]) -> Option<Vec<String>> {
     let o = Command::new("pkg-config")

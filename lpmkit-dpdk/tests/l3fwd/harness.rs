@@ -9,8 +9,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
-use lpmkit::io::{read_table, TableOptions};
-use lpmkit::{Address, AnyTable, Rib};
+use lpmkit::{Address, Rib};
 
 /// Ports of every l3fwd run (`-p 0xf`).
 pub const PORTS: u16 = 4;
@@ -51,13 +50,8 @@ pub struct Routes<A: Address> {
 
 /// Reads the table `rel` of the data set (`None`: missing, said).
 pub fn routes<A: Address>(rel: &str) -> Option<Routes<A>> {
-    let path = crate::common::data(rel)?;
-    let rib = match read_table(&path, &TableOptions::default()).unwrap() {
-        AnyTable::V4(t) => (Box::new(t.rib) as Box<dyn std::any::Any>).downcast::<Rib<A>>(),
-        AnyTable::V6(t) => (Box::new(t.rib) as Box<dyn std::any::Any>).downcast::<Rib<A>>(),
-    };
     Some(Routes {
-        rib: *rib.unwrap_or_else(|_| panic!("{rel} is not of the family asked for")),
+        rib: crate::common::rib(rel)?,
         name: rel.to_string(),
     })
 }

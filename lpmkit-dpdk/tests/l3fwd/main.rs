@@ -6,7 +6,8 @@
 //!   destinations inside and outside the routes (IPv4 and IPv6) and write what l3fwd
 //!   forwards; the rule files are the bart tables (IPv4 and IPv6) and rrc06 with the LINX
 //!   IPv6 table, ports assigned by next hop. The output pcaps with DPDK's `librte_fib`,
-//!   with lpmkit preloaded and with lpmkit in place of `librte_fib.so.23` are compared
+//!   with lpmkit preloaded (its default, and the in-place schemes its default moves to
+//!   once a table changes) and with lpmkit in place of `librte_fib.so.23` are compared
 //!   with `cmp` (after zeroing the capture timestamps `net_pcap` takes from the clock),
 //!   and every frame must be on the port the reference trie names (its input port where
 //!   no route matches: l3fwd's default).
@@ -163,11 +164,19 @@ fn pcap_run(
     (out, log, ready)
 }
 
-fn lib_tag(lib: &Lib) -> &'static str {
+fn lib_tag(lib: &Lib) -> String {
     match lib {
-        Lib::Dpdk => "dpdk",
-        Lib::Preload { .. } => "lpmkit",
-        Lib::InPlace => "inplace",
+        Lib::Dpdk => "dpdk".into(),
+        Lib::Preload {
+            scheme4: None,
+            scheme6: None,
+        } => "lpmkit".into(),
+        Lib::Preload { scheme4, scheme6 } => format!(
+            "lpmkit-{}-{}",
+            scheme4.as_deref().unwrap_or("auto"),
+            scheme6.as_deref().unwrap_or("auto")
+        ),
+        Lib::InPlace => "inplace".into(),
     }
 }
 
@@ -255,6 +264,14 @@ fn pcap_set(l3fwd: &Path, v4: &str, v6: &str, libs: &[Lib], per_port: usize) {
     let _ = std::fs::remove_dir_all(&dir);
 }
 
+/// lpmkit with the schemes named (`auto`'s choices for these tables once they change).
+fn named(v4: &str, v6: &str) -> Lib {
+    Lib::Preload {
+        scheme4: Some(v4.into()),
+        scheme6: Some(v6.into()),
+    }
+}
+
 #[test]
 fn pcap_output_is_byte_identical_to_dpdks() {
     let Some(l3fwd) = harness::l3fwd() else {
@@ -268,14 +285,19 @@ fn pcap_output_is_byte_identical_to_dpdks() {
         &l3fwd,
         "fib/ipv4-bart-tier1-prefixes.txt.xz",
         "fib/ipv6-bart-tier1-prefixes.txt.xz",
-        &[Lib::Dpdk, auto.clone(), Lib::InPlace],
+        &[
+            Lib::Dpdk,
+            auto.clone(),
+            Lib::InPlace,
+            named("d18r", "poptrie16"),
+        ],
         5000,
     );
     pcap_set(
         &l3fwd,
         "fib/ipv4-ris-rrc06-2010-07-01-fib.txt.xz",
         "fib/ipv6-ris-rrc01-linx-2017-01-12-fib.txt.xz",
-        &[Lib::Dpdk, auto],
+        &[Lib::Dpdk, auto, named("d16r", "poptrie16")],
         5000,
     );
 }
