@@ -11,7 +11,7 @@
 //! is zeroed twice). It is advice: where the OS declines (or on another OS),
 //! nothing else changes.
 //!
-//! [`Reservation`] is the other kind of table memory: address space reserved once and
+//! `Reservation` is the other kind of table memory: address space reserved once and
 //! committed as a structure grows, for the arenas of in-place updates.
 
 use core::ops::{Deref, DerefMut};
