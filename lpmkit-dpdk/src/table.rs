@@ -30,7 +30,7 @@ use crate::values::{self, Interner, Values};
 /// Why a call failed, as DPDK reports it (the positive `errno` value).
 pub type Errno = core::ffi::c_int;
 
-/// Keys looked up per call of a scheme (a buffer of ids on the stack).
+/// Keys looked up per call of a scheme (the size of each thread's scratch space).
 pub const CHUNK: usize = 256;
 
 /// How long a change waits to be folded into a rebuild, unless `LPMKIT_FIB_HOLD_MS` says.

@@ -1,7 +1,7 @@
 //! Next-hop values by lpmkit id: what a lookup turns each answer into.
 //!
 //! lpmkit's schemes answer with small next-hop ids (1, 2, …; 0 = no route); DPDK's next
-//! hops are 64-bit values. The writer interns each distinct value once ([`Values::intern`])
+//! hops are 64-bit values. The writer interns each distinct value once ([`Interner::intern`])
 //! and readers map an id to its value with one load from a flat array whose slot 0 holds
 //! the table's default next hop, so a miss costs no branch. The array only grows: a
 //! larger copy is published with one pointer store, and the arrays it replaced stay
