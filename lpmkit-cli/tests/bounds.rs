@@ -8,7 +8,7 @@
 //! (`setrlimit(RLIMIT_AS)`, what `ulimit -v` sets) and a time limit.
 
 use std::io::Read;
-use std::os::unix::process::CommandExt;
+use std::os::unix::process::{CommandExt, ExitStatusExt};
 use std::process::{Command, Output, Stdio};
 use std::time::{Duration, Instant};
 
@@ -20,6 +20,16 @@ const TIME_LIMIT: Duration = Duration::from_secs(20);
 /// Runs `lpmkit args` with stdin from `stdin` (a path; none: empty), stdout to `stdout`
 /// (a path; none: captured), under [`AS_LIMIT`] and [`TIME_LIMIT`].
 fn run_with(args: &[&str], stdin: Option<&str>, stdout: Option<&str>) -> (Output, Duration) {
+    let (o, took, _) = run_measured(args, stdin, stdout);
+    (o, took)
+}
+
+/// [`run_with`], also returning the run's peak resident memory (bytes).
+fn run_measured(
+    args: &[&str],
+    stdin: Option<&str>,
+    stdout: Option<&str>,
+) -> (Output, Duration, u64) {
     let mut cmd = Command::new(env!("CARGO_BIN_EXE_lpmkit"));
     cmd.args(args)
         .stdin(match stdin {
@@ -46,6 +56,8 @@ fn run_with(args: &[&str], stdin: Option<&str>, stdout: Option<&str>) -> (Output
         });
     }
     let t0 = Instant::now();
+    // Reaped by wait4 below, which also gives the peak memory.
+    #[allow(clippy::zombie_processes)]
     let mut child = cmd.spawn().expect("the lpmkit binary runs");
     let (mut out, mut err) = (child.stdout.take(), child.stderr.take().unwrap());
     let reader = std::thread::spawn(move || {
@@ -60,10 +72,19 @@ fn run_with(args: &[&str], stdin: Option<&str>, stdout: Option<&str>) -> (Output
         err.read_to_end(&mut e).unwrap();
         e
     });
-    let status = loop {
-        if let Some(s) = child.try_wait().unwrap() {
-            break s;
+    let pid = child.id() as libc::pid_t;
+    let (status, rss) = loop {
+        let mut status = 0;
+        // SAFETY: zeroed rusage is valid; wait4 on the child this test started, which
+        // std does not wait for (the Child is dropped without waiting).
+        let mut usage: libc::rusage = unsafe { core::mem::zeroed() };
+        // SAFETY: valid pointers to the status and the usage.
+        let r = unsafe { libc::wait4(pid, &mut status, libc::WNOHANG, &mut usage) };
+        if r == pid {
+            let rss = u64::try_from(usage.ru_maxrss).unwrap_or(0) * 1024;
+            break (std::process::ExitStatus::from_raw(status), rss);
         }
+        assert_eq!(r, 0, "wait4: {}", std::io::Error::last_os_error());
         if t0.elapsed() > TIME_LIMIT {
             let _ = child.kill();
             let _ = child.wait();
@@ -76,7 +97,7 @@ fn run_with(args: &[&str], stdin: Option<&str>, stdout: Option<&str>) -> (Output
         stdout: reader.join().unwrap(),
         stderr: err_reader.join().unwrap(),
     };
-    (o, t0.elapsed())
+    (o, t0.elapsed(), rss)
 }
 
 fn run(args: &[&str]) -> Output {
@@ -468,6 +489,98 @@ fn endless_lines_fail_in_bounded_memory() {
         assert_eq!(o.status.code(), Some(2), "{args:?}: {e}");
         assert!(e.contains(needle), "{args:?}: {e}");
         assert!(took < Duration::from_secs(10), "{args:?} took {took:?}");
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// The most resident memory a run that refuses its input may take.
+const REFUSED_RSS: u64 = 20 << 20;
+
+#[test]
+fn binary_input_is_refused_at_once_in_bounded_memory() {
+    let small = ["--synthetic", "v4", "--routes", "100"];
+    let mut cases: Vec<(Vec<&str>, &str)> = vec![
+        (
+            vec!["lookup", "-t", "/dev/urandom", "10.0.0.1"],
+            "/dev/urandom:",
+        ),
+        (
+            [&["updates", "--trace", "/dev/urandom"][..], &small].concat(),
+            "/dev/urandom:",
+        ),
+        (
+            [&["bench", "--pattern", "trace:/dev/urandom"][..], &small].concat(),
+            "/dev/urandom:",
+        ),
+        (
+            vec!["experiment", "run", "all", "--file", "/dev/zero"],
+            "experiment file /dev/zero: byte offset 0: binary data",
+        ),
+        (
+            vec!["experiment", "run", "all", "--file", "/dev/urandom"],
+            "experiment file /dev/urandom: byte offset",
+        ),
+    ];
+    for (args, needle) in cases.drain(..) {
+        let (o, took, rss) = run_measured(&args, None, None);
+        let e = stderr(&o);
+        assert_eq!(o.status.code(), Some(2), "{args:?}: {e}");
+        assert!(
+            e.contains(needle) && !e.contains("panicked"),
+            "{args:?}: {e}"
+        );
+        assert!(rss < REFUSED_RSS, "{args:?}: {} MiB resident", rss >> 20);
+        assert!(took < Duration::from_secs(10), "{args:?} took {took:?}");
+        eprintln!(
+            "{args:?}: exit 2 in {:.0} ms, {:.1} MiB resident: {}",
+            took.as_secs_f64() * 1e3,
+            rss as f64 / 1048576.0,
+            e.lines().last().unwrap_or_default()
+        );
+    }
+}
+
+#[test]
+fn compressed_blank_lines_stream_in_bounded_memory() {
+    // 256 MiB of blank lines, gzipped (a few hundred KiB): read to the end, line by line.
+    let dir = scratch("gz");
+    let gz = dir.join("blank.txt.gz");
+    let made = Command::new("sh")
+        .arg("-c")
+        .arg(format!(
+            "head -c 268435456 /dev/zero | tr '\\0' '\\n' | gzip -1 > {}",
+            gz.display()
+        ))
+        .status();
+    if !made.is_ok_and(|s| s.success()) {
+        panic!("cannot make {} with head, tr and gzip", gz.display());
+    }
+    let gz = gz.to_str().unwrap();
+    for args in [
+        vec!["lookup", "-t", gz, "10.0.0.1"],
+        vec![
+            "bench",
+            "--pattern",
+            &format!("trace:{gz}"),
+            "--synthetic",
+            "v4",
+            "--routes",
+            "100",
+        ],
+    ] {
+        let (o, took, rss) = run_measured(&args, None, None);
+        let e = stderr(&o);
+        assert_eq!(o.status.code(), Some(2), "{args:?}: {e}");
+        assert!(
+            e.contains("no routes") || e.contains("no addresses"),
+            "{args:?}: {e}"
+        );
+        assert!(rss < REFUSED_RSS, "{args:?}: {} MiB resident", rss >> 20);
+        eprintln!(
+            "{args:?}: 268435456 blank lines in {:.1} s, {:.1} MiB resident",
+            took.as_secs_f64(),
+            rss as f64 / 1048576.0
+        );
     }
     let _ = std::fs::remove_dir_all(&dir);
 }

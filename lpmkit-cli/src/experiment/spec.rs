@@ -1,7 +1,8 @@
 //! An experiment file: its figures, each a command's words swept over `{x}` (and `{each}`),
 //! with the axes and series of the plot it draws; parsed and checked.
 
-use std::path::PathBuf;
+use std::io::Read;
+use std::path::{Path, PathBuf};
 
 use anyhow::Context;
 use serde::Deserialize;
@@ -118,11 +119,40 @@ pub(super) fn load_all(files: &[PathBuf]) -> anyhow::Result<Vec<Experiment>> {
         out.push(parse(text).with_context(|| format!("built-in experiment {name}"))?);
     }
     for f in files {
-        let text =
-            std::fs::read_to_string(f).with_context(|| format!("cannot read {}", f.display()))?;
+        let text = read_file(f)?;
         out.push(parse(&text).with_context(|| format!("experiment file {}", f.display()))?);
     }
     Ok(out)
+}
+
+/// The most an experiment file may hold (the built-in ones are a few kilobytes).
+const MAX_FILE_BYTES: u64 = 1 << 20;
+
+/// An experiment file's text, read in bounded memory: a file over [`MAX_FILE_BYTES`] or
+/// one that is not text (a NUL byte, bytes that are not UTF-8) is refused, naming the
+/// file and the offset.
+fn read_file(f: &Path) -> anyhow::Result<String> {
+    let file = std::fs::File::open(f).with_context(|| format!("cannot read {}", f.display()))?;
+    let mut bytes = Vec::new();
+    file.take(MAX_FILE_BYTES + 1)
+        .read_to_end(&mut bytes)
+        .with_context(|| format!("cannot read {}", f.display()))?;
+    let not_text = |at: usize| {
+        anyhow::anyhow!(
+            "experiment file {}: byte offset {at}: binary data, not TOML text",
+            f.display()
+        )
+    };
+    if let Some(at) = bytes.iter().position(|&b| b == 0) {
+        return Err(not_text(at));
+    }
+    if bytes.len() as u64 > MAX_FILE_BYTES {
+        anyhow::bail!(
+            "experiment file {}: longer than {MAX_FILE_BYTES} bytes (an experiment is a short TOML text)",
+            f.display()
+        );
+    }
+    String::from_utf8(bytes).map_err(|e| not_text(e.utf8_error().valid_up_to()))
 }
 
 pub(super) fn parse(text: &str) -> anyhow::Result<Experiment> {

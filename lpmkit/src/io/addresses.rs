@@ -4,7 +4,9 @@ use crate::shown::Shown;
 use std::path::Path;
 
 use super::text::{address_family, parse_address, strip_comment};
-use super::{open_input, read_text, source_name, ReadError};
+use std::io::BufRead;
+
+use super::{open_input, source_name, LineReader, ReadError};
 use crate::prefix::Address;
 
 /// Reads a list of addresses of family `A`, one per line, in file order.
@@ -20,8 +22,7 @@ use crate::prefix::Address;
 /// ```
 pub fn read_addresses<A: Address>(path: &Path) -> Result<Vec<A>, ReadError> {
     let source = source_name(path);
-    let text = read_text(&source, open_input(path)?)?;
-    parse_addresses(&text, &source)
+    addresses_of(&mut LineReader::new(open_input(path)?, &source))
 }
 
 /// Parses an address list held in memory (see [`read_addresses`]); `source` names it in
@@ -33,11 +34,17 @@ pub fn read_addresses<A: Address>(path: &Path) -> Result<Vec<A>, ReadError> {
 /// # Ok::<(), lpmkit::io::ReadError>(())
 /// ```
 pub fn parse_addresses<A: Address>(text: &str, source: &str) -> Result<Vec<A>, ReadError> {
-    let mut out = Vec::with_capacity(text.len() / 12);
-    for (i, line) in text.split('\n').enumerate() {
+    addresses_of(&mut LineReader::new(text.as_bytes(), source))
+}
+
+/// The addresses of `lines`, read one line at a time (memory for the addresses only).
+fn addresses_of<A: Address, R: BufRead>(lines: &mut LineReader<R>) -> Result<Vec<A>, ReadError> {
+    let source = lines.source().to_string();
+    let source = source.as_str();
+    let mut out = Vec::new();
+    while let Some((lineno, line)) = lines.next_numbered()? {
         let mut toks = strip_comment(line).split_ascii_whitespace();
         let Some(tok) = toks.next() else { continue };
-        let lineno = i + 1;
         if let Some(extra) = toks.next() {
             return Err(ReadError::at_line(
                 source,

@@ -6,24 +6,35 @@ use std::net::IpAddr;
 
 use super::multipeer::{MultiPeer, PathAttrs};
 use super::text::{guess_family, parse_prefix, prefix_message, FamilyOrigin};
-use super::{ReadError, ReadStats, TableOptions};
+use super::{LineReader, ReadError, ReadStats, TableOptions};
 use crate::prefix::{Family, Ipv4, Ipv6};
 use crate::table::AnyTable;
+use std::io::BufRead;
 
-/// Whether a text input is a `bgpdump -m` dump: its first non-blank line starts with
-/// `TABLE_DUMP` or `BGP4MP` followed by `|`.
-pub(crate) fn is_bgpdump(text: &str) -> bool {
-    text.lines()
-        .map(str::trim)
-        .find(|l| !l.is_empty())
-        .is_some_and(|l| {
-            l.split('|').next().is_some_and(|t| {
-                matches!(
-                    t,
-                    "TABLE_DUMP" | "TABLE_DUMP2" | "TABLE_DUMP_V2" | "BGP4MP" | "BGP4MP_ET"
-                )
-            }) && l.contains('|')
-        })
+/// Whether a text input whose first line that is not blank is `line` is a `bgpdump -m`
+/// dump: the line starts with `TABLE_DUMP` or `BGP4MP` followed by `|`.
+pub(crate) fn is_bgpdump_line(line: &str) -> bool {
+    let l = line.trim();
+    l.split('|').next().is_some_and(|t| {
+        matches!(
+            t,
+            "TABLE_DUMP" | "TABLE_DUMP2" | "TABLE_DUMP_V2" | "BGP4MP" | "BGP4MP_ET"
+        )
+    }) && l.contains('|')
+}
+
+/// True if the text is a `bgpdump -m` dump (its first line that is not blank says so);
+/// that line is read again next.
+pub(crate) fn starts_bgpdump<R: BufRead>(lines: &mut LineReader<R>) -> Result<bool, ReadError> {
+    while let Some(line) = lines.next_filled_line()? {
+        if line.trim().is_empty() {
+            continue;
+        }
+        let yes = is_bgpdump_line(line);
+        lines.unread();
+        return Ok(yes);
+    }
+    Ok(false)
 }
 
 /// The length of a `bgpdump` AS path as BGP counts it: each AS of a sequence counts 1, an
@@ -58,22 +69,20 @@ pub(crate) fn as_path_len(path: &str) -> u32 {
     n
 }
 
-/// Reads a `bgpdump -m` RIB dump into a FIB (see [`super::best_path`]).
-pub(crate) fn read_bgpdump_rib(
-    text: &str,
-    source: &str,
+/// Reads the rest of `lines`, a `bgpdump -m` RIB dump, into a FIB (see
+/// [`super::best_path`]).
+pub(crate) fn read_bgpdump_rib<R: BufRead>(
+    lines: &mut LineReader<R>,
     opts: &TableOptions,
     want: Option<Family>,
 ) -> Result<(AnyTable, ReadStats), ReadError> {
+    let source = lines.source().to_string();
+    let source = source.as_str();
     let mut rib = MultiPeer::new(opts, want);
-    let mut lines = 0;
-    for (i, line) in text.split('\n').enumerate() {
-        lines += 1;
-        let line = line.trim_end_matches('\r');
+    while let Some((lineno, line)) = lines.next_numbered()? {
         if line.trim().is_empty() {
             continue;
         }
-        let lineno = i + 1;
         let err = |m: String| ReadError::at_line(source, lineno, m);
         let f: Vec<&str> = line.split('|').collect();
         if f.len() < 10 {
@@ -137,7 +146,7 @@ pub(crate) fn read_bgpdump_rib(
             }
         }
     }
-    rib.stats.lines = lines - text.ends_with('\n') as usize;
+    rib.stats.lines = lines.line();
     rib.finish(source)
 }
 
@@ -157,10 +166,14 @@ mod tests {
 
     #[test]
     fn detection() {
-        assert!(is_bgpdump(
-            "\nTABLE_DUMP2|1|B|1.2.3.4|1|10.0.0.0/8|1|IGP|1.2.3.4|0|0||NAG||\n"
+        assert!(is_bgpdump_line(
+            " TABLE_DUMP2|1|B|1.2.3.4|1|10.0.0.0/8|1|IGP|1.2.3.4|0|0||NAG||"
         ));
-        assert!(!is_bgpdump("10.0.0.0/8 a\n"));
+        assert!(!is_bgpdump_line("10.0.0.0/8 a"));
+    }
+
+    fn read(text: &str, opts: &TableOptions) -> Result<(AnyTable, ReadStats), ReadError> {
+        read_bgpdump_rib(&mut LineReader::new(text.as_bytes(), "r"), opts, None)
     }
 
     #[test]
@@ -170,7 +183,7 @@ mod tests {
                     TABLE_DUMP2|1|B|192.0.2.1|1|11.0.0.0/8|1 3|INCOMPLETE|192.0.2.9|0|0||NAG||\n\
                     TABLE_DUMP2|1|B|192.0.2.2|2|11.0.0.0/8|2 3|IGP|192.0.2.2|0|0||NAG||\n\
                     TABLE_DUMP2|1|B|192.0.2.2|2|2001:db8::/32|2 3|IGP|2001:db8::1|0|0||NAG||\n";
-        let (t, s) = read_bgpdump_rib(text, "r", &TableOptions::default(), None).unwrap();
+        let (t, s) = read(text, &TableOptions::default()).unwrap();
         let AnyTable::V4(t) = t else { panic!() };
         let name = |a: u32| t.next_hops.value(t.rib.lookup(a).unwrap()).unwrap().clone();
         assert_eq!(name(0x0a00_0000), "192.0.2.2");
@@ -180,7 +193,7 @@ mod tests {
             peer: Some("192.0.2.1".parse().unwrap()),
             ..TableOptions::default()
         };
-        let (t, s) = read_bgpdump_rib(text, "r", &opts, None).unwrap();
+        let (t, s) = read(text, &opts).unwrap();
         let AnyTable::V4(t) = t else { panic!() };
         assert_eq!(
             t.next_hops
@@ -193,16 +206,14 @@ mod tests {
             peer: Some("192.0.2.7".parse().unwrap()),
             ..TableOptions::default()
         };
-        let e = read_bgpdump_rib(text, "r", &opts, None).unwrap_err();
+        let e = read(text, &opts).unwrap_err();
         assert_eq!(
             e.to_string(),
             "r: no routes from peer 192.0.2.7 (the 2 peers are: 192.0.2.1, 192.0.2.2)"
         );
-        let e = read_bgpdump_rib(
+        let e = read(
             "TABLE_DUMP2|1|B|x|1|10.0.0.0/8|1|IGP|1.2.3.4|0|0||NAG||\n",
-            "r",
             &TableOptions::default(),
-            None,
         )
         .unwrap_err();
         assert_eq!(e.to_string(), "r:1: bad peer address \"x\"");

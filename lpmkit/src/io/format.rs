@@ -1,7 +1,7 @@
 //! What the readers share: the two kinds of input (text and MRT), telling them apart,
 //! and the update record every trace reader produces.
 
-use std::io::{Cursor, Read};
+use std::io::{BufRead, Cursor, Read};
 
 use crate::fib::Change;
 use crate::prefix::Address;
@@ -27,7 +27,7 @@ const MRT_TYPES: &[u8] = &[5, 11, 12, 13, 16, 17, 32, 33, 48, 49];
 pub(crate) fn sniff(
     source: &str,
     mut r: Box<dyn std::io::BufRead + Send>,
-) -> Result<(Format, impl Read + Send), ReadError> {
+) -> Result<(Format, impl BufRead + Send), ReadError> {
     let mut head = Vec::with_capacity(12);
     (&mut r)
         .take(12)

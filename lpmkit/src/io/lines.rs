@@ -1,8 +1,9 @@
-//! Text lines with a bound on their length: a reader never holds more than
-//! [`MAX_LINE_BYTES`] of a line, whatever the input (a file of zeros, a binary file, a
-//! stream without line ends).
+//! Text read one line at a time, with a bound on the length of a line: a reader holds
+//! one line of the input, never the input, whatever it is (a file of zeros, a binary
+//! file, a stream without line ends, gigabytes of blank lines); binary input is refused at
+//! its first byte that is not UTF-8 text, with its offset.
 
-use std::io::{BufRead, Read};
+use std::io::BufRead;
 
 use super::ReadError;
 
@@ -19,40 +20,10 @@ fn too_long(source: &str, line: usize, max: usize) -> ReadError {
     )
 }
 
-/// Reads a whole text input (lines of at most [`MAX_LINE_BYTES`]); non-UTF-8 text is an
-/// error naming the line.
-pub(crate) fn read_text(source: &str, mut r: impl Read) -> Result<String, ReadError> {
-    let mut bytes = Vec::new();
-    let mut chunk = vec![0u8; 1 << 16];
-    let (mut line, mut line_len) = (1usize, 0usize);
-    loop {
-        let n = match r.read(&mut chunk) {
-            Ok(0) => break,
-            Ok(n) => n,
-            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
-            Err(e) => return Err(ReadError::io(source, e)),
-        };
-        let mut rest = &chunk[..n];
-        while let Some(i) = rest.iter().position(|&b| b == b'\n') {
-            if line_len + i > MAX_LINE_BYTES {
-                return Err(too_long(source, line, MAX_LINE_BYTES));
-            }
-            line += 1;
-            line_len = 0;
-            rest = &rest[i + 1..];
-        }
-        line_len += rest.len();
-        if line_len > MAX_LINE_BYTES {
-            return Err(too_long(source, line, MAX_LINE_BYTES));
-        }
-        bytes.extend_from_slice(&chunk[..n]);
-    }
-    super::text_from_bytes(source, bytes)
-}
-
 /// Reads text one line at a time in constant memory: each line at most a maximum length
 /// ([`MAX_LINE_BYTES`] unless set), UTF-8, its line end (`\n` or `\r\n`) removed. Errors
-/// name the input and the line.
+/// name the input and the line; input that is not UTF-8 text also the byte offset of the
+/// first byte that is not.
 ///
 /// ```
 /// use lpmkit::io::LineReader;
@@ -76,6 +47,14 @@ pub struct LineReader<R> {
     line: usize,
     max: usize,
     buf: Vec<u8>,
+    /// Where the current line's text starts in `buf` (after a byte-order mark).
+    start: usize,
+    /// Bytes of the input before the current line.
+    offset: u64,
+    /// Bytes the current line took, its end included.
+    taken: u64,
+    /// [`unread`](Self::unread): the next call returns the current line again.
+    again: bool,
 }
 
 impl<R: BufRead> LineReader<R> {
@@ -87,6 +66,10 @@ impl<R: BufRead> LineReader<R> {
             line: 0,
             max: MAX_LINE_BYTES,
             buf: Vec::new(),
+            start: 0,
+            offset: 0,
+            taken: 0,
+            again: false,
         }
     }
 
@@ -102,9 +85,26 @@ impl<R: BufRead> LineReader<R> {
         self.line
     }
 
+    /// The input's name in errors.
+    pub(crate) fn source(&self) -> &str {
+        &self.source
+    }
+
+    /// Makes the next [`next_line`](Self::next_line) return the line it returned last
+    /// again (a reader that looked at a line to decide how to read the input).
+    pub(crate) fn unread(&mut self) {
+        self.again = self.line > 0;
+    }
+
     /// The next line, without its line end; `None` at the end of the input. A UTF-8
     /// byte-order mark before the first line is skipped.
     pub fn next_line(&mut self) -> Result<Option<&str>, ReadError> {
+        if self.again {
+            self.again = false;
+            return Ok(Some(self.current()));
+        }
+        self.offset += self.taken;
+        self.taken = 0;
         self.buf.clear();
         self.line += 1;
         let mut any = false;
@@ -129,11 +129,13 @@ impl<R: BufRead> LineReader<R> {
             }
             self.buf.extend_from_slice(&avail[..take]);
             self.inner.consume(take + usize::from(done));
+            self.taken += (take + usize::from(done)) as u64;
             if done {
                 break;
             }
         }
         if !any {
+            self.line -= 1;
             return Ok(None);
         }
         if self.buf.last() == Some(&b'\r') {
@@ -142,52 +144,81 @@ impl<R: BufRead> LineReader<R> {
         if self.buf.len() > self.max {
             return Err(too_long(&self.source, self.line, self.max));
         }
-        let start = if self.line == 1 && self.buf.starts_with(b"\xef\xbb\xbf") {
+        self.start = if self.line == 1 && self.buf.starts_with(b"\xef\xbb\xbf") {
             3
         } else {
             0
         };
-        match std::str::from_utf8(&self.buf[start..]) {
-            Ok(s) => Ok(Some(s)),
-            Err(e) => Err(ReadError::at_line(
+        if let Err(e) = std::str::from_utf8(&self.buf[self.start..]) {
+            let at = self.offset + (self.start + e.valid_up_to()) as u64;
+            return Err(ReadError::at_line(
                 &self.source,
                 self.line,
-                format!("not UTF-8 text (byte {} of the line)", e.valid_up_to() + 1),
-            )),
+                format!(
+                    "not UTF-8 text (byte offset {at}); binary input other than MRT is not supported"
+                ),
+            ));
         }
+        Ok(Some(self.current()))
+    }
+
+    /// The next line that is not empty (empty lines are skipped many at a time).
+    pub(crate) fn next_filled_line(&mut self) -> Result<Option<&str>, ReadError> {
+        Ok(self.next_numbered()?.map(|(_, line)| line))
+    }
+
+    /// The next line that is not empty, with its number.
+    pub(crate) fn next_numbered(&mut self) -> Result<Option<(usize, &str)>, ReadError> {
+        if !self.again {
+            self.skip_empty_lines()?;
+        }
+        let line = self.line + usize::from(!self.again);
+        Ok(self.next_line()?.map(|l| (line, l)))
+    }
+
+    /// Consumes the empty lines (`\n` alone) that come next, counting them.
+    fn skip_empty_lines(&mut self) -> Result<(), ReadError> {
+        self.offset += self.taken;
+        self.taken = 0;
+        loop {
+            let avail = match self.inner.fill_buf() {
+                Ok(a) => a,
+                Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
+                Err(e) => return Err(ReadError::io(&self.source, e)),
+            };
+            let n = avail.iter().take_while(|&&b| b == b'\n').count();
+            let whole = n == avail.len();
+            self.inner.consume(n);
+            self.line += n;
+            self.offset += n as u64;
+            if n == 0 || !whole {
+                return Ok(());
+            }
+        }
+    }
+
+    /// The current line's text (checked UTF-8 when it was read).
+    fn current(&self) -> &str {
+        std::str::from_utf8(&self.buf[self.start..]).unwrap_or_default()
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn read_text_bounds_lines_and_names_them() {
-        let ok = format!("a\n{}\nb", "x".repeat(MAX_LINE_BYTES));
-        assert_eq!(read_text("t", ok.as_bytes()).unwrap(), ok);
-        let long = format!("a\nb\n{}\n", "x".repeat(MAX_LINE_BYTES + 1));
-        assert_eq!(
-            read_text("t", long.as_bytes()).unwrap_err().to_string(),
-            format!(
-                "t:3: the line is longer than {MAX_LINE_BYTES} bytes (the longest a text line may be)"
-            )
-        );
-        // An endless line is refused after a bounded read.
-        let mut zeros = std::io::repeat(0).take(1 << 40);
-        let e = read_text("zeros", &mut zeros).unwrap_err();
-        assert_eq!(e.line(), Some(1));
-        assert!(zeros.limit() > (1 << 40) - 4 * MAX_LINE_BYTES as u64);
-    }
+    use std::io::Read;
 
     #[test]
     fn line_reader_lines_bounds_and_errors() {
         let mut r = LineReader::new(&b"\xef\xbb\xbfone\r\n\ntwo"[..], "s");
         assert_eq!(r.next_line().unwrap(), Some("one"));
+        r.unread();
+        assert_eq!(r.next_line().unwrap(), Some("one"));
         assert_eq!(r.next_line().unwrap(), Some(""));
         assert_eq!(r.next_line().unwrap(), Some("two"));
         assert_eq!(r.line(), 3);
         assert_eq!(r.next_line().unwrap(), None);
+        assert_eq!(r.line(), 3);
         // Exactly the maximum is fine (with or without `\r`); one more is not.
         for text in ["abcd\nabcd\r\nab", "abcd"] {
             let mut r = LineReader::new(text.as_bytes(), "s").with_max_len(4);
@@ -200,17 +231,39 @@ mod tests {
         let mut r = LineReader::new(&b"abcd\nabcde\n"[..], "s").with_max_len(4);
         r.next_line().unwrap();
         assert_eq!(r.next_line().unwrap_err().line(), Some(2));
-        // Not UTF-8.
-        let mut r = LineReader::new(&b"ok\n\xff\n"[..], "s");
+        // Not UTF-8: the line and the byte offset in the input.
+        let mut r = LineReader::new(&b"ok\n\nab\xff\n"[..], "s");
+        r.next_line().unwrap();
         r.next_line().unwrap();
         assert_eq!(
             r.next_line().unwrap_err().to_string(),
-            "s:2: not UTF-8 text (byte 1 of the line)"
+            "s:3: not UTF-8 text (byte offset 6); binary input other than MRT is not supported"
         );
         // An endless line, read through a small buffer: refused in bounded memory.
         let zeros = std::io::BufReader::with_capacity(16, std::io::repeat(0).take(1 << 40));
         let mut r = LineReader::new(zeros, "zeros").with_max_len(1000);
         assert_eq!(r.next_line().unwrap_err().line(), Some(1));
         assert!(r.buf.capacity() < 4096);
+    }
+
+    #[test]
+    fn empty_lines_are_skipped_in_bulk_and_counted() {
+        let text = format!("a\n{}b\r\n\n\nc", "\n".repeat(100_000));
+        let small = std::io::BufReader::with_capacity(64, text.as_bytes());
+        let mut r = LineReader::new(small, "s");
+        assert_eq!(r.next_filled_line().unwrap(), Some("a"));
+        assert_eq!(r.next_filled_line().unwrap(), Some("b"));
+        assert_eq!(r.line(), 100_002);
+        r.unread();
+        assert_eq!(r.next_filled_line().unwrap(), Some("b"));
+        assert_eq!(r.next_filled_line().unwrap(), Some("c"));
+        assert_eq!(r.line(), 100_005);
+        assert_eq!(r.next_filled_line().unwrap(), None);
+        // Offsets count the skipped lines.
+        let mut r = LineReader::new(&b"\n\n\n\xff"[..], "s");
+        assert_eq!(
+            r.next_filled_line().unwrap_err().to_string(),
+            "s:4: not UTF-8 text (byte offset 3); binary input other than MRT is not supported"
+        );
     }
 }

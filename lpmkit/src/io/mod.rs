@@ -60,7 +60,6 @@ use std::path::Path;
 use crate::prefix::Family;
 
 mod lines;
-pub(crate) use lines::read_text;
 pub use lines::{LineReader, MAX_LINE_BYTES};
 mod text;
 pub use text::{assigned_next_hop, parse_text_table};
@@ -484,24 +483,4 @@ impl std::error::Error for DecodeError {}
 #[allow(dead_code)]
 pub(crate) fn is_decode_error(e: &std::io::Error) -> bool {
     e.get_ref().is_some_and(|inner| inner.is::<DecodeError>())
-}
-
-/// Converts bytes to a string; non-UTF-8 text is an error naming the line.
-pub(crate) fn text_from_bytes(source: &str, mut bytes: Vec<u8>) -> Result<String, ReadError> {
-    // A UTF-8 byte-order mark (editors on Windows write one) is not part of the text.
-    if bytes.starts_with(b"\xef\xbb\xbf") {
-        bytes.drain(..3);
-    }
-    String::from_utf8(bytes).map_err(|e| {
-        let at = e.utf8_error().valid_up_to();
-        let bytes = e.as_bytes();
-        let line = 1 + bytes[..at].iter().filter(|&&b| b == b'\n').count();
-        ReadError::at_line(
-            source,
-            line,
-            format!(
-                "not UTF-8 text (byte offset {at}); binary input other than MRT is not supported"
-            ),
-        )
-    })
 }

@@ -1,12 +1,12 @@
 //! `read_table`: format and family detection, then the text, `bgpdump -m` or MRT reader.
 
-use std::io::Read;
+use std::io::{BufRead, Read};
 use std::path::Path;
 
-use super::bgpdump::{is_bgpdump, read_bgpdump_rib};
+use super::bgpdump::{read_bgpdump_rib, starts_bgpdump};
 use super::format::{sniff, Format};
-use super::text::{first_route, guess_family, parse_text_inner, FamilyOrigin};
-use super::{open_input, read_text, source_name, ReadError, ReadStats, TableOptions};
+use super::text::{guess_family, parse_text_lines, route_token, Again, FamilyOrigin};
+use super::{open_input, source_name, LineReader, ReadError, ReadStats, TableOptions};
 use crate::prefix::{Address, Family, Ipv4, Ipv6};
 use crate::table::{AnyTable, Table};
 
@@ -41,7 +41,8 @@ pub fn read_table_with_stats(
     opts: &TableOptions,
 ) -> Result<(AnyTable, ReadStats), ReadError> {
     let source = source_name(path);
-    let (mut table, stats) = read_table_from_reader(open_input(path)?, &source, opts)?;
+    let again = || open_input(path).map(|r| r as Box<dyn BufRead>);
+    let (mut table, stats) = read_table_any(open_input(path)?, &source, opts, Some(&again))?;
     let label = file_label(path);
     match &mut table {
         AnyTable::V4(t) => t.name = label,
@@ -67,40 +68,58 @@ pub fn read_table_from_reader(
     source: &str,
     opts: &TableOptions,
 ) -> Result<(AnyTable, ReadStats), ReadError> {
-    let source = source.to_string();
-    let (format, r) = sniff(&source, reader)?;
-    let (table, stats) = match format {
-        Format::Mrt => mrt_table(&source, r, opts, None)?,
-        Format::Text => {
-            let text = read_text(&source, r)?;
-            if is_bgpdump(&text) {
-                read_bgpdump_rib(&text, &source, opts, None)?
-            } else {
-                let stats = ReadStats {
-                    lines: count_lines(&text),
-                    ..ReadStats::default()
-                };
-                no_peers(&source, opts)?;
-                let Some((line, tok)) = first_route(&text) else {
-                    return Err(ReadError::whole(&source, "no routes"));
-                };
-                let (family, origin) = match opts.family {
-                    Some(f) => (f, FamilyOrigin::Forced),
-                    None => (guess_family(tok), FamilyOrigin::Detected(line)),
-                };
-                let t = match family {
-                    Family::V4 => {
-                        AnyTable::V4(parse_text_inner::<Ipv4>(&text, &source, opts, origin)?)
-                    }
-                    Family::V6 => {
-                        AnyTable::V6(parse_text_inner::<Ipv6>(&text, &source, opts, origin)?)
-                    }
-                };
-                (t, stats)
-            }
-        }
+    read_table_any(reader, source, opts, None)
+}
+
+/// [`read_table_from_reader`]; `again` reads the input again (for the line a duplicate
+/// prefix was first on), if it can be.
+fn read_table_any(
+    reader: Box<dyn std::io::BufRead + Send>,
+    source: &str,
+    opts: &TableOptions,
+    again: Again<'_>,
+) -> Result<(AnyTable, ReadStats), ReadError> {
+    let (format, r) = sniff(source, reader)?;
+    let mut lines = match format {
+        Format::Mrt => return mrt_table(source, r, opts, None),
+        Format::Text => LineReader::new(r, source),
     };
-    Ok((table, stats))
+    if starts_bgpdump(&mut lines)? {
+        return read_bgpdump_rib(&mut lines, opts, None);
+    }
+    no_peers(source, opts)?;
+    let Some(token) = first_route(&mut lines)? else {
+        return Err(ReadError::whole(source, "no routes"));
+    };
+    let (family, origin) = match opts.family {
+        Some(f) => (f, FamilyOrigin::Forced),
+        None => (guess_family(&token), FamilyOrigin::Detected(lines.line())),
+    };
+    let t = match family {
+        Family::V4 => AnyTable::V4(parse_text_lines::<Ipv4, _>(
+            &mut lines, opts, origin, again,
+        )?),
+        Family::V6 => AnyTable::V6(parse_text_lines::<Ipv6, _>(
+            &mut lines, opts, origin, again,
+        )?),
+    };
+    let stats = ReadStats {
+        lines: lines.line(),
+        ..ReadStats::default()
+    };
+    Ok((t, stats))
+}
+
+/// The first token of the first route line (read again next), if there is one.
+fn first_route<R: BufRead>(lines: &mut LineReader<R>) -> Result<Option<String>, ReadError> {
+    while let Some(line) = lines.next_filled_line()? {
+        if let Some(tok) = route_token(line) {
+            let tok = tok.to_string();
+            lines.unread();
+            return Ok(Some(tok));
+        }
+    }
+    Ok(None)
 }
 
 /// Reads a routing table of family `A` (any format [`read_table`] reads).
@@ -124,30 +143,32 @@ pub fn read_table_as<A: Address>(path: &Path, opts: &TableOptions) -> Result<Tab
     let any = match format {
         Format::Mrt => mrt_table(&source, r, opts, Some(A::FAMILY))?.0,
         Format::Text => {
-            let text = read_text(&source, r)?;
-            if is_bgpdump(&text) {
-                read_bgpdump_rib(&text, &source, opts, Some(A::FAMILY))?.0
+            let mut lines = LineReader::new(r, &source);
+            if starts_bgpdump(&mut lines)? {
+                read_bgpdump_rib(&mut lines, opts, Some(A::FAMILY))?.0
             } else {
                 no_peers(&source, opts)?;
-                let Some((line, tok)) = first_route(&text) else {
+                let Some(token) = first_route(&mut lines)? else {
                     return Err(ReadError::whole(&source, "no routes"));
                 };
                 let origin = if opts.family.is_some() {
                     FamilyOrigin::Forced
                 } else {
-                    let f = guess_family(tok);
+                    let f = guess_family(&token);
                     if f != A::FAMILY {
                         return Err(ReadError::whole(
                             &source,
                             format!(
-                                "no {} routes (the first route, on line {line}, is {f})",
-                                A::FAMILY
+                                "no {} routes (the first route, on line {}, is {f})",
+                                A::FAMILY,
+                                lines.line()
                             ),
                         ));
                     }
-                    FamilyOrigin::Detected(line)
+                    FamilyOrigin::Detected(lines.line())
                 };
-                let mut t = parse_text_inner::<A>(&text, &source, opts, origin)?;
+                let again = || open_input(path).map(|r| r as Box<dyn BufRead>);
+                let mut t = parse_text_lines::<A, _>(&mut lines, opts, origin, Some(&again))?;
                 t.name = file_label(path);
                 return Ok(t);
             }
@@ -181,11 +202,6 @@ fn no_peers(source: &str, opts: &TableOptions) -> Result<(), ReadError> {
         )),
         None => Ok(()),
     }
-}
-
-fn count_lines(text: &str) -> usize {
-    let n = text.as_bytes().iter().filter(|&&b| b == b'\n').count();
-    n + (!text.is_empty() && !text.ends_with('\n')) as usize
 }
 
 #[cfg(not(feature = "mrt"))]

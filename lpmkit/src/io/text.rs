@@ -3,8 +3,9 @@
 use crate::shown::Shown;
 use std::collections::HashMap;
 
-use super::ReadError;
-use super::TableOptions;
+use std::io::BufRead;
+
+use super::{LineReader, ReadError, TableOptions};
 use crate::nexthop::NextHop;
 use crate::prefix::{Address, Family, Prefix};
 use crate::rng::mix64;
@@ -243,25 +244,25 @@ fn memchr_hash(line: &str) -> Option<usize> {
     line.as_bytes().iter().position(|&b| b == b'#')
 }
 
-/// The first route line of a text table: its line number and first token.
-pub(crate) fn first_route(text: &str) -> Option<(usize, &str)> {
-    text.split('\n').enumerate().find_map(|(i, line)| {
-        strip_comment(line)
-            .split_ascii_whitespace()
-            .next()
-            .map(|t| (i + 1, t))
-    })
+/// The first token of a route line (comment stripped), if the line holds one.
+pub(crate) fn route_token(line: &str) -> Option<&str> {
+    strip_comment(line).split_ascii_whitespace().next()
 }
+
+/// The input again from its start, for an error message that names an earlier line
+/// (`None`: the input cannot be read again, a stream).
+pub(crate) type Again<'a> = Option<&'a dyn Fn() -> Result<Box<dyn BufRead + 'a>, ReadError>>;
 
 /// Parses a text table of family `A`: one route per line, `PREFIX/LEN NEXTHOP` or (in the
 /// whole file) `PREFIX/LEN` alone.
 ///
 /// `source` names the input in errors and becomes the table's name. Lines hold
 /// whitespace-separated tokens; `#` starts a comment; blank lines and CRLF line ends are
-/// accepted. NEXTHOP is any token and is interned as is. If the first route has no next
-/// hop, every route must have none, and next hops come from [`assigned_next_hop`] with
-/// `opts.assign_next_hops` values, named `nh1` … `nhN` (interned lazily, so the table's
-/// ids follow first use). A file mixing the two forms is an error naming the line.
+/// accepted; a line is at most [`MAX_LINE_BYTES`](super::MAX_LINE_BYTES) long. NEXTHOP is
+/// any token and is interned as is. If the first route has no next hop, every route must
+/// have none, and next hops come from [`assigned_next_hop`] with `opts.assign_next_hops`
+/// values, named `nh1` … `nhN` (interned lazily, so the table's ids follow first use). A
+/// file mixing the two forms is an error naming the line.
 ///
 /// Errors (each naming `source` and the line): a bad prefix (quoted), a length beyond the
 /// family's width, host bits set (with the canonical form; unless `opts.normalize`), a
@@ -287,16 +288,21 @@ pub fn parse_text_table<A: Address>(
             ))
         }
     };
-    parse_text_inner(text, source, opts, origin)
+    let again = || Ok(Box::new(text.as_bytes()) as Box<dyn BufRead>);
+    let mut lines = LineReader::new(text.as_bytes(), source);
+    parse_text_lines(&mut lines, opts, origin, Some(&again))
 }
 
-/// [`parse_text_table`] with the origin of the family given.
-pub(crate) fn parse_text_inner<A: Address>(
-    text: &str,
-    source: &str,
+/// Parses the rest of `lines` as a text table of family `A` (see [`parse_text_table`]);
+/// `again` reads the input again for the line a duplicate prefix was first on.
+pub(crate) fn parse_text_lines<A: Address, R: BufRead>(
+    lines: &mut LineReader<R>,
     opts: &TableOptions,
     origin: FamilyOrigin,
+    again: Again<'_>,
 ) -> Result<Table<A>, ReadError> {
+    let source = lines.source().to_string();
+    let source = source.as_str();
     if opts.assign_next_hops == 0 {
         return Err(ReadError::whole(
             source,
@@ -306,16 +312,15 @@ pub(crate) fn parse_text_inner<A: Address>(
     let mut table = Table::<A>::new(source);
     // The form of the first route: Some(true) = with next hops, Some(false) = prefix only.
     let mut form: Option<(bool, usize)> = None;
-    let mut names: HashMap<&str, NextHop> = HashMap::new();
+    let mut names: HashMap<String, NextHop> = HashMap::new();
     // Assigned next hops by number: a map, so memory follows the routes, not N.
     let mut assigned: HashMap<u32, NextHop> = HashMap::new();
     // The last line's next hop (neighbouring routes mostly share one): no map probe then.
-    let mut last: Option<(&str, NextHop)> = None;
+    let mut last: Option<NextHop> = None;
     let mut last_assigned: Option<(u32, NextHop)> = None;
-    for (i, line) in text.split('\n').enumerate() {
+    while let Some((lineno, line)) = lines.next_numbered()? {
         let mut toks = strip_comment(line).split_ascii_whitespace();
         let Some(ptok) = toks.next() else { continue };
-        let lineno = i + 1;
         let nhtok = toks.next();
         if let Some(extra) = toks.next() {
             return Err(ReadError::at_line(
@@ -333,17 +338,17 @@ pub(crate) fn parse_text_inner<A: Address>(
         let (with_nh, first_line) = *form.get_or_insert((nhtok.is_some(), lineno));
         let nh = match (with_nh, nhtok) {
             (true, Some(t)) => match last {
-                Some((l, id)) if l == t => id,
+                Some(id) if table.next_hops.value(id).is_some_and(|v| v == t) => id,
                 _ => {
                     let id = match names.get(t) {
                         Some(&id) => id,
                         None => {
                             let id = table.next_hops.intern(t.to_string());
-                            names.insert(t, id);
+                            names.insert(t.to_string(), id);
                             id
                         }
                     };
-                    last = Some((t, id));
+                    last = Some(id);
                     id
                 }
             },
@@ -383,7 +388,7 @@ pub(crate) fn parse_text_inner<A: Address>(
             }
         };
         if table.rib.insert(prefix, nh).is_some() {
-            return Err(duplicate::<A>(text, source, opts, prefix, lineno));
+            return Err(duplicate::<A>(again, source, opts, prefix, lineno));
         }
     }
     if table.rib.is_empty() {
@@ -393,27 +398,35 @@ pub(crate) fn parse_text_inner<A: Address>(
     Ok(table)
 }
 
-/// The duplicate-prefix error: rescans the text for the first occurrence (error path only).
+/// The duplicate-prefix error: reads the input again (if it can be) for the first
+/// occurrence (error path only).
 #[cold]
 #[inline(never)]
 fn duplicate<A: Address>(
-    text: &str,
+    again: Again<'_>,
     source: &str,
     opts: &TableOptions,
     prefix: Prefix<A>,
     lineno: usize,
 ) -> ReadError {
-    let first = text
-        .split('\n')
-        .enumerate()
-        .take(lineno - 1)
-        .find_map(|(i, line)| {
-            let tok = strip_comment(line).split_ascii_whitespace().next()?;
-            (parse_prefix::<A>(tok, opts.normalize).ok()? == prefix).then_some(i + 1)
-        });
+    let first = again.and_then(|again| {
+        let mut lines = LineReader::new(again().ok()?, source);
+        while let Ok(Some((at, line))) = lines.next_numbered() {
+            if at >= lineno {
+                break;
+            }
+            let Some(tok) = route_token(line) else {
+                continue;
+            };
+            if parse_prefix::<A>(tok, opts.normalize).ok() == Some(prefix) {
+                return Some(at);
+            }
+        }
+        None
+    });
     let msg = match first {
         Some(f) => format!("duplicate prefix {prefix} (first on line {f})"),
-        None => format!("duplicate prefix {prefix}"),
+        None => format!("duplicate prefix {prefix} (on an earlier line too)"),
     };
     ReadError::at_line(source, lineno, msg)
 }

@@ -5,10 +5,12 @@ use crate::shown::Shown;
 use std::collections::HashMap;
 use std::path::Path;
 
-use super::bgpdump::is_bgpdump;
+use std::io::BufRead;
+
+use super::bgpdump::starts_bgpdump;
 use super::format::{sniff, Format, Update};
 use super::text::{parse_prefix, prefix_message, strip_comment, FamilyOrigin, PrefixProblem};
-use super::{open_input, read_text, source_name, ReadError, ReadStats};
+use super::{open_input, source_name, LineReader, ReadError, ReadStats};
 use crate::fib::Change;
 use crate::nexthop::{NextHop, NextHopTable};
 use crate::prefix::Address;
@@ -62,11 +64,11 @@ pub fn read_updates_from_reader<A: Address>(
     let (updates, stats) = match format {
         Format::Mrt => mrt_updates::<A>(&source, r, hops)?,
         Format::Text => {
-            let text = read_text(&source, r)?;
-            if is_bgpdump(&text) {
-                parse_bgpdump_updates::<A>(&text, &source, hops)?
+            let mut lines = LineReader::new(r, &source);
+            if starts_bgpdump(&mut lines)? {
+                bgpdump_updates::<A, _>(&mut lines, hops)?
             } else {
-                parse_text_updates::<A>(&text, &source, hops)?
+                text_updates::<A, _>(&mut lines, hops)?
             }
         }
     };
@@ -115,19 +117,19 @@ fn mrt_updates<A: Address>(
     ))
 }
 
-/// Interns next-hop names borrowed from the input, allocating once per distinct name.
-struct Names<'t, 'h> {
+/// Interns next-hop names, allocating once per distinct name.
+struct Names<'h> {
     hops: &'h mut NextHopTable<String>,
-    ids: HashMap<&'t str, NextHop>,
+    ids: HashMap<String, NextHop>,
 }
 
-impl<'t> Names<'t, '_> {
-    fn id(&mut self, s: &'t str) -> NextHop {
+impl Names<'_> {
+    fn id(&mut self, s: &str) -> NextHop {
         if let Some(&id) = self.ids.get(s) {
             return id;
         }
         let id = self.hops.intern(s.to_string());
-        self.ids.insert(s, id);
+        self.ids.insert(s.to_string(), id);
         id
     }
 }
@@ -141,17 +143,25 @@ pub fn parse_text_updates<A: Address>(
     source: &str,
     hops: &mut NextHopTable<String>,
 ) -> Result<(Vec<Update<A>>, ReadStats), ReadError> {
+    text_updates(&mut LineReader::new(text.as_bytes(), source), hops)
+}
+
+/// The rest of `lines`, a text update trace.
+fn text_updates<A: Address, R: BufRead>(
+    lines: &mut LineReader<R>,
+    hops: &mut NextHopTable<String>,
+) -> Result<(Vec<Update<A>>, ReadStats), ReadError> {
+    let source = lines.source().to_string();
+    let source = source.as_str();
     let mut stats = ReadStats::default();
     let mut out = Vec::new();
     let mut names = Names {
         hops,
         ids: HashMap::new(),
     };
-    for (i, line) in text.split('\n').enumerate() {
-        stats.lines += 1;
+    while let Some((lineno, line)) = lines.next_numbered()? {
         let mut toks = strip_comment(line).split_ascii_whitespace();
         let Some(ttok) = toks.next() else { continue };
-        let lineno = i + 1;
         let err = |m: String| ReadError::at_line(source, lineno, m);
         let (Some(kind), Some(ptok), Some(nhtok)) = (toks.next(), toks.next(), toks.next()) else {
             return Err(err(
@@ -205,7 +215,7 @@ pub fn parse_text_updates<A: Address>(
             peer: peer.map(str::to_string),
         });
     }
-    stats.lines -= text.ends_with('\n') as usize;
+    stats.lines = lines.line();
     Ok((out, stats))
 }
 
@@ -223,26 +233,24 @@ fn parse_time(t: &str) -> Option<u64> {
     int.parse().ok()
 }
 
-/// Parses `bgpdump -m` update lines (`BGP4MP|TIME|A|…`, `…|W|…`; `STATE` lines are
-/// skipped and counted).
-fn parse_bgpdump_updates<A: Address>(
-    text: &str,
-    source: &str,
+/// Parses the rest of `lines`, `bgpdump -m` update lines (`BGP4MP|TIME|A|…`, `…|W|…`;
+/// `STATE` lines are skipped and counted).
+fn bgpdump_updates<A: Address, R: BufRead>(
+    lines: &mut LineReader<R>,
     hops: &mut NextHopTable<String>,
 ) -> Result<(Vec<Update<A>>, ReadStats), ReadError> {
+    let source = lines.source().to_string();
+    let source = source.as_str();
     let mut stats = ReadStats::default();
     let mut out = Vec::new();
     let mut names = Names {
         hops,
         ids: HashMap::new(),
     };
-    for (i, line) in text.split('\n').enumerate() {
-        stats.lines += 1;
-        let line = line.trim_end_matches('\r');
+    while let Some((lineno, line)) = lines.next_numbered()? {
         if line.trim().is_empty() {
             continue;
         }
-        let lineno = i + 1;
         let err = |m: String| ReadError::at_line(source, lineno, m);
         let f: Vec<&str> = line.split('|').collect();
         if f.len() < 3 {
@@ -298,7 +306,7 @@ fn parse_bgpdump_updates<A: Address>(
             peer: Some(f[3].to_string()),
         });
     }
-    stats.lines -= text.ends_with('\n') as usize;
+    stats.lines = lines.line();
     Ok((out, stats))
 }
 
@@ -366,8 +374,9 @@ mod tests {
         let text = "BGP4MP|1|A|192.0.2.1|1|10.0.0.0/8|1 2|IGP|192.0.2.9|0|0||NAG||\n\
                     BGP4MP|2|STATE|192.0.2.1|1|3|6\n\
                     BGP4MP|3|W|192.0.2.1|1|10.0.0.0/8\n";
-        assert!(is_bgpdump(text));
-        let (u, s) = parse_bgpdump_updates::<Ipv4>(text, "t", &mut hops).unwrap();
+        let mut lines = LineReader::new(text.as_bytes(), "t");
+        assert!(starts_bgpdump(&mut lines).unwrap());
+        let (u, s) = bgpdump_updates::<Ipv4, _>(&mut lines, &mut hops).unwrap();
         assert_eq!(u.len(), 2);
         assert_eq!(s.skipped_total(), 1);
         assert_eq!(hops.value(NextHop::new(1).unwrap()).unwrap(), "192.0.2.9");
