@@ -143,7 +143,16 @@ fn read_file(f: &Path) -> anyhow::Result<String> {
             f.display()
         )
     };
-    if let Some(at) = bytes.iter().position(|&b| b == 0) {
+    // The first byte that is not text: a NUL, or one that is not UTF-8 (a character cut
+    // by the limit is not one: the file is too long then).
+    let utf8 = match std::str::from_utf8(&bytes) {
+        Err(e) if e.error_len().is_some() || bytes.len() as u64 <= MAX_FILE_BYTES => {
+            e.valid_up_to()
+        }
+        _ => bytes.len(),
+    };
+    let nul = bytes[..utf8].iter().position(|&b| b == 0);
+    if let Some(at) = nul.or((utf8 < bytes.len()).then_some(utf8)) {
         return Err(not_text(at));
     }
     if bytes.len() as u64 > MAX_FILE_BYTES {
@@ -203,4 +212,39 @@ pub(super) fn parse(text: &str) -> anyhow::Result<Experiment> {
         );
     }
     Ok(e)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn files_that_are_not_short_text_are_refused_with_the_offset() {
+        let dir = std::env::temp_dir().join(format!("lpmkit-spec-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let f = dir.join("e.toml");
+        let mut long = "#".repeat(MAX_FILE_BYTES as usize - 1);
+        long.push('é');
+        for (bytes, want) in [
+            (
+                &b"[[figure]]\n\xffx\0"[..],
+                Err("byte offset 11: binary data"),
+            ),
+            (
+                &b"[[figure]]\nx\0\xff"[..],
+                Err("byte offset 12: binary data"),
+            ),
+            (&b"a = 1\n\xc3"[..], Err("byte offset 6: binary data")),
+            (long.as_bytes(), Err("longer than 1048576 bytes")),
+            ("# é\n".as_bytes(), Ok("# é\n")),
+        ] {
+            std::fs::write(&f, bytes).unwrap();
+            match (read_file(&f), want) {
+                (Ok(text), Ok(w)) => assert_eq!(text, w),
+                (Err(e), Err(w)) => assert!(e.to_string().contains(w), "{e}"),
+                (got, _) => panic!("{bytes:?}: {got:?}"),
+            }
+        }
+        let _ = std::fs::remove_dir_all(&dir);
+    }
 }
