@@ -57,11 +57,15 @@
 //!   [`NextHopTable`], [`Rib`] and [`Table`] (checked when read back).
 //! * `ipnet`: `From` conversions between [`Prefix`] and `ipnet::Ipv4Net`/`Ipv6Net`.
 //! * `netlink` (Linux): follow a kernel routing table over rtnetlink (`netlink`).
+//! * `fpm` (Linux; turns on `netlink`): follow FRR's zebra over its Forwarding Plane
+//!   Manager interface (`fpm`).
 
 #![warn(missing_docs)]
 
 pub mod facade;
 pub mod fib;
+#[cfg(all(feature = "fpm", target_os = "linux"))]
+pub mod fpm;
 mod interop;
 pub mod io;
 // Table memory (huge pages): the schemes' own, and the CLI's roofline stand-ins'.

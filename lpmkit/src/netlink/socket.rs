@@ -267,18 +267,19 @@ pub(crate) enum DumpPart {
     Routes,
 }
 
-/// Decodes the netlink messages of one buffer (a datagram, or an FPM frame's payload).
-/// Messages that do not decode are skipped and counted in `bad`; the rest of a buffer
-/// whose message lengths do not add up is skipped too.
+/// Decodes the netlink messages of one buffer (a datagram, or an FPM frame's payload):
+/// nexthop objects by [`nexthop::parse`], the rest by the route crate. Messages that do
+/// not decode are skipped and counted in `bad`; a length that runs past the end ends the
+/// buffer, and so do bytes too few for a header (each counted once).
 pub(crate) fn parse_messages(buf: &[u8], bad: &mut usize) -> Messages {
     let n = buf.len();
     let mut out = Vec::new();
     let mut off = 0;
     while off + 16 <= n {
         let len = u32::from_ne_bytes(buf[off..off + 4].try_into().unwrap()) as usize;
-        if len < 16 || off + len > n {
+        if len < 16 || len > n - off {
             *bad += 1;
-            break;
+            return out;
         }
         let raw = &buf[off..off + len];
         let kind = u16::from_ne_bytes([raw[4], raw[5]]);
@@ -304,6 +305,10 @@ pub(crate) fn parse_messages(buf: &[u8], bad: &mut usize) -> Messages {
             }
         }
         off += (len + 3) & !3;
+    }
+    if off < n && buf[off..].iter().any(|&b| b != 0) {
+        // Bytes too few for a message header (padding aside).
+        *bad += 1;
     }
     out
 }

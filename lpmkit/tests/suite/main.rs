@@ -22,6 +22,7 @@ mod dir24_8_v6;
 mod dxr;
 mod every_state;
 mod facade;
+mod fpm;
 mod io;
 mod io_dumps;
 mod lulea;

@@ -106,7 +106,10 @@ impl<A: Address> Default for KernelRoutes<A> {
 
 /// What a route through `route` does now: the route itself, or for a nexthop object the
 /// paths it resolves to (a group's members, each with its weight in the group).
-fn resolve<'a>(nexthops: &HashMap<u32, Nexthop>, route: &'a RouteTarget) -> Cow<'a, RouteTarget> {
+pub(crate) fn resolve<'a>(
+    nexthops: &HashMap<u32, Nexthop>,
+    route: &'a RouteTarget,
+) -> Cow<'a, RouteTarget> {
     let RouteTarget::NexthopObject(id) = route else {
         return Cow::Borrowed(route);
     };
