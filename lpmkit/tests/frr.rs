@@ -61,7 +61,12 @@ const V4_OTHERS: &[&str] = &[
     "100.64.0.0/10",
     "10.0.0.0/16",
 ];
-const V6_OTHERS: &[&str] = &["2001:db8:1::/48", "2001:db8:2::/48", "fd00::/64", "fe80::/64"];
+const V6_OTHERS: &[&str] = &[
+    "2001:db8:1::/48",
+    "2001:db8:2::/48",
+    "fd00::/64",
+    "fe80::/64",
+];
 
 /// Addresses checked per family at each checkpoint.
 const CHECK_KEYS: usize = 10_000;
@@ -162,7 +167,9 @@ impl Rig {
         }
         self.events.extend(self.server.events());
         if let Some(k) = self.kernel.as_mut() {
-            let got = k.poll(Some(Duration::ZERO)).expect("the kernel's notifications");
+            let got = k
+                .poll(Some(Duration::ZERO))
+                .expect("the kernel's notifications");
             if let Some(last) = got.last() {
                 self.kernel_timeline.push((last.at, k.rib().len()));
             }
@@ -361,16 +368,20 @@ fn zebra_over_fpm_full_table_and_trace() {
         events: Vec::new(),
         low_v4: usize::MAX,
     };
+    // gobgpd takes the full table (the session is down) while FRR starts.
+    rig.lab.start_gobgpd().unwrap();
+    let mut feeder = rig.lab.feeder().unwrap();
+    let mut lines = String::new();
+    announce_all(&t4.rib, &mut lines);
+    announce_all(&t6.rib, &mut lines);
+    let t0 = Instant::now();
+    let sent = feeder.send(lines);
     for d in ["zebra", "staticd", "bgpd"] {
         rig.lab.start(d).unwrap();
     }
-    rig.lab.start_gobgpd().unwrap();
-    let (n4, n6) = (
-        expected(&t4.rib, V4_OTHERS),
-        expected(&t6.rib, V6_OTHERS),
-    );
+    let (n4, n6) = (expected(&t4.rib, V4_OTHERS), expected(&t6.rib, V6_OTHERS));
     let statics = (V4_OTHERS.len(), V6_OTHERS.len());
-    rig.drive("zebra's first walk", Duration::from_secs(30), |r| {
+    rig.drive("zebra's first walk", Duration::from_secs(60), |r| {
         (r.count::<Ipv4>(), r.count::<Ipv6>()) == statics
     });
     eprintln!(
@@ -379,14 +390,6 @@ fn zebra_over_fpm_full_table_and_trace() {
         statics.1,
         t_test.elapsed().as_secs_f64()
     );
-
-    // The full table into gobgpd while the session is down, then the session up.
-    let mut feeder = rig.lab.feeder().unwrap();
-    let mut lines = String::new();
-    announce_all(&t4.rib, &mut lines);
-    announce_all(&t6.rib, &mut lines);
-    let t0 = Instant::now();
-    let sent = feeder.send(lines);
     let (taken, _) = feeder.wait(sent).unwrap();
     assert_eq!(taken as usize, t4.rib.len() + t6.rib.len());
     eprintln!(
@@ -459,7 +462,8 @@ fn zebra_over_fpm_full_table_and_trace() {
             n4 as f64 / secs(at)
         );
     }
-    let ahead = ms(kern4.saturating_duration_since(fpm4)) - ms(fpm4.saturating_duration_since(kern4));
+    let ahead =
+        ms(kern4.saturating_duration_since(fpm4)) - ms(fpm4.saturating_duration_since(kern4));
     eprintln!(
         "  the kernel holds it {:.2} s after ({:.0} routes/s): lpmkit's FPM session {} by {:.0} ms",
         secs(kern4),
@@ -516,12 +520,19 @@ fn zebra_over_fpm_full_table_and_trace() {
 
     // The speaker's session down (every BGP route withdrawn), then up again.
     rig.low_v4 = usize::MAX;
-    rig.lab.gobgp(&["neighbor", lab::ROUTER_V4, "disable"]).unwrap();
+    rig.lab
+        .gobgp(&["neighbor", lab::ROUTER_V4, "disable"])
+        .unwrap();
     rig.drive("the session's withdrawal", Duration::from_secs(300), |r| {
         (r.count::<Ipv4>(), r.count::<Ipv6>()) == statics
     });
-    eprintln!("session reset: every BGP route withdrawn ({} IPv4, {} IPv6 static and connected left)", statics.0, statics.1);
-    rig.lab.gobgp(&["neighbor", lab::ROUTER_V4, "enable"]).unwrap();
+    eprintln!(
+        "session reset: every BGP route withdrawn ({} IPv4, {} IPv6 static and connected left)",
+        statics.0, statics.1
+    );
+    rig.lab
+        .gobgp(&["neighbor", lab::ROUTER_V4, "enable"])
+        .unwrap();
     rig.drive("the session's return", Duration::from_secs(600), |r| {
         r.count::<Ipv4>() == n4_after && r.count::<Ipv6>() == n6
     });
@@ -539,11 +550,16 @@ fn zebra_over_fpm_full_table_and_trace() {
         .take(1000)
         .collect();
     let swept_before = rig.server.session().stats().swept_routes;
+    let nexthops_before = rig.server.session().stats().swept_nexthops;
     rig.events.clear();
-    rig.lab.vtysh(&["configure terminal", "no fpm address"]).unwrap();
-    rig.drive("zebra's FPM connection closing", Duration::from_secs(30), |r| {
-        r.events.iter().any(|e| matches!(e, FpmEvent::Closed(..)))
-    });
+    rig.lab
+        .vtysh(&["configure terminal", "no fpm address"])
+        .unwrap();
+    rig.drive(
+        "zebra's FPM connection closing",
+        Duration::from_secs(30),
+        |r| r.events.iter().any(|e| matches!(e, FpmEvent::Closed(..))),
+    );
     let mut lines = String::new();
     for p in &gone {
         bgp4.remove(p);
@@ -560,7 +576,11 @@ fn zebra_over_fpm_full_table_and_trace() {
         asked = Instant::now();
         r.lab.fib_count("ip").unwrap() == n4_final
     });
-    assert_eq!(rig.count::<Ipv4>(), n4_after, "lpmkit keeps its routes while disconnected");
+    assert_eq!(
+        rig.count::<Ipv4>(),
+        n4_after,
+        "lpmkit keeps its routes while disconnected"
+    );
     let t0 = Instant::now();
     rig.lab
         .vtysh(&[
@@ -572,13 +592,18 @@ fn zebra_over_fpm_full_table_and_trace() {
     rig.drive("the reconnection's sweep", Duration::from_secs(120), |r| {
         r.events.iter().any(|e| matches!(e, FpmEvent::Swept(..)))
     });
-    let swept = rig.server.session().stats().swept_routes - swept_before;
+    let stats = rig.server.session().stats();
+    let swept = stats.swept_routes - swept_before;
     eprintln!(
         "FPM reconnection without nexthop objects: table sent again and swept in {:.1} s: {swept} routes and {} nexthop objects removed",
         t0.elapsed().as_secs_f64(),
-        rig.server.session().routes::<Ipv4>().nexthop_count()
+        stats.swept_nexthops - nexthops_before
     );
-    assert_eq!(swept, gone.len() as u64, "exactly the prefixes zebra deleted meanwhile");
+    assert_eq!(
+        swept,
+        gone.len() as u64,
+        "exactly the prefixes zebra deleted meanwhile"
+    );
     assert_eq!(rig.count::<Ipv4>(), n4_final);
     assert_eq!(rig.server.session().routes::<Ipv4>().nexthop_count(), 0);
     rig.checkpoint("after the FPM reconnection", &v4_keys, &v6_keys);
@@ -594,7 +619,11 @@ fn zebra_over_fpm_full_table_and_trace() {
     rig.drive("zebra's connection closing", Duration::from_secs(30), |r| {
         r.events.iter().any(|e| matches!(e, FpmEvent::Closed(..)))
     });
-    assert_eq!(rig.count::<Ipv4>(), n4_final, "lpmkit keeps its routes while zebra is down");
+    assert_eq!(
+        rig.count::<Ipv4>(),
+        n4_final,
+        "lpmkit keeps its routes while zebra is down"
+    );
     rig.lab.flush_zebra_routes().unwrap();
     let t0 = Instant::now();
     let swept_before = rig.server.session().stats().sweeps;
@@ -612,8 +641,5 @@ fn zebra_over_fpm_full_table_and_trace() {
         t0.elapsed().as_secs_f64()
     );
     rig.checkpoint("after the zebra restart", &v4_keys, &v6_keys);
-    eprintln!(
-        "FRR test done in {:.0} s",
-        t_test.elapsed().as_secs_f64()
-    );
+    eprintln!("FRR test done in {:.0} s", t_test.elapsed().as_secs_f64());
 }

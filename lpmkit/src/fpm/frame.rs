@@ -51,14 +51,20 @@ impl fmt::Display for FrameError {
         write!(f, "offset {}: ", self.offset)?;
         match self.kind {
             FrameErrorKind::Version(v) => {
-                write!(f, "FPM frame of version {v} (lpmkit reads version {VERSION})")
+                write!(
+                    f,
+                    "FPM frame of version {v} (lpmkit reads version {VERSION})"
+                )
             }
             FrameErrorKind::Type(TYPE_PROTOBUF) => f.write_str(
                 "FPM frame of type 2 (protobuf): lpmkit reads netlink frames (type 1), \
                  which zebra sends with the dplane_fpm_nl module",
             ),
             FrameErrorKind::Type(t) => {
-                write!(f, "FPM frame of type {t} (lpmkit reads netlink frames, type 1)")
+                write!(
+                    f,
+                    "FPM frame of type {t} (lpmkit reads netlink frames, type 1)"
+                )
             }
             FrameErrorKind::Length(l) => write!(
                 f,

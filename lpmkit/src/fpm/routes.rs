@@ -119,7 +119,9 @@ impl<A: Address> ZebraRoutes<A> {
     pub fn iter(
         &self,
     ) -> impl Iterator<Item = (Prefix<A>, Result<&RouteTarget, Unrepresentable>)> + '_ {
-        self.routes.iter().map(|(p, r)| (*p, r.target.as_ref().map_err(|e| *e)))
+        self.routes
+            .iter()
+            .map(|(p, r)| (*p, r.target.as_ref().map_err(|e| *e)))
     }
 
     /// The nexthop object `id`, if zebra announced it.

@@ -318,7 +318,10 @@ fn recv_stamped(stream: &TcpStream, buf: &mut [u8]) -> io::Result<(usize, Option
                 if ts.tv_sec > 0 {
                     stamp = Some(
                         SystemTime::UNIX_EPOCH
-                            + Duration::new(ts.tv_sec as u64, ts.tv_nsec.clamp(0, 999_999_999) as u32),
+                            + Duration::new(
+                                ts.tv_sec as u64,
+                                ts.tv_nsec.clamp(0, 999_999_999) as u32,
+                            ),
                     );
                 }
             }

@@ -55,10 +55,7 @@ fn expect(pairs: &[(&str, RouteTarget)]) -> BTreeMap<String, RouteTarget> {
 }
 
 /// The table after the captured walk and updates.
-fn final_tables() -> (
-    BTreeMap<String, RouteTarget>,
-    BTreeMap<String, RouteTarget>,
-) {
+fn final_tables() -> (BTreeMap<String, RouteTarget>, BTreeMap<String, RouteTarget>) {
     (
         expect(&[
             ("0.0.0.0/0", via(&["10.0.0.9"])),
@@ -100,13 +97,17 @@ fn zebra_capture_in_pieces_of_any_size() {
 fn the_walk_then_the_updates_as_changes() {
     let mut s = FpmSession::new(SessionOptions::default());
     s.connect(Instant::now());
-    s.feed(&WALK_AND_UPDATES[..WALK_LEN], Instant::now()).unwrap();
+    s.feed(&WALK_AND_UPDATES[..WALK_LEN], Instant::now())
+        .unwrap();
     let walk = s.take::<Ipv4>();
     assert_eq!(walk.len(), 6);
-    assert!(walk.iter().all(|r| matches!(r.change, Change::Announce(..))));
+    assert!(walk
+        .iter()
+        .all(|r| matches!(r.change, Change::Announce(..))));
     assert_eq!(s.take::<Ipv6>().len(), 5);
     // zebra sends each update as a delete and an add in one frame: one change each.
-    s.feed(&WALK_AND_UPDATES[WALK_LEN..], Instant::now()).unwrap();
+    s.feed(&WALK_AND_UPDATES[WALK_LEN..], Instant::now())
+        .unwrap();
     let v4: Vec<String> = s
         .take::<Ipv4>()
         .iter()
@@ -173,7 +174,10 @@ fn a_reconnection_sweeps_what_zebra_did_not_send_again() {
     let later = t1 + Duration::from_millis(400);
     s.feed(&[], later).unwrap();
     assert_eq!(s.sweep_due(), Some(later + Duration::from_millis(500)));
-    assert_eq!(s.sweep_if_due(later + Duration::from_millis(500)), Some((1, 0)));
+    assert_eq!(
+        s.sweep_if_due(later + Duration::from_millis(500)),
+        Some((1, 0))
+    );
     let w = s.take::<Ipv4>();
     assert_eq!(w.len(), 1);
     assert_eq!(w[0].change, Change::Withdraw(gone));
@@ -283,12 +287,15 @@ fn every_kind_of_route_and_the_followed_table_only() {
         let changes = s.take::<A>();
         assert_eq!(changes.len(), 1, "{changes:?}");
         assert!(matches!(changes[0].change, Change::Announce(q, _) if q == p));
-        s.feed(&frame(&wire::del_route(p, 254)).unwrap(), at).unwrap();
+        s.feed(&frame(&wire::del_route(p, 254)).unwrap(), at)
+            .unwrap();
         assert_eq!(s.routes::<A>().rib().len(), 1);
-        s.feed(&frame(&wire::del_route(p, 1000)).unwrap(), at).unwrap();
+        s.feed(&frame(&wire::del_route(p, 1000)).unwrap(), at)
+            .unwrap();
         assert!(s.routes::<A>().rib().is_empty());
         // Deleting what is not there changes nothing.
-        s.feed(&frame(&wire::del_route(p, 1000)).unwrap(), at).unwrap();
+        s.feed(&frame(&wire::del_route(p, 1000)).unwrap(), at)
+            .unwrap();
         let changes = s.take::<A>();
         assert_eq!(changes.len(), 1, "{changes:?}");
         assert!(matches!(changes[0].change, Change::Withdraw(q) if q == p));
@@ -319,7 +326,7 @@ fn bad_input_is_skipped_or_ends_the_stream_with_the_table_unchanged() {
     overlong[0] = 200; // a netlink length past the frame's end
     let mut short_attr = route.clone();
     short_attr[28] = 2; // an attribute shorter than its header
-    // A nexthop message without an id.
+                        // A nexthop message without an id.
     let mut no_id = wire::del_nexthop(7);
     no_id.truncate(24);
     no_id[0] = 24;

@@ -102,7 +102,11 @@ fn route_head<A: Address>(prefix: Prefix<A>, table: u32, protocol: u8, kind: u8)
 /// object (`RouteTarget::NexthopObject`), or a blackhole/unreachable/prohibit route.
 /// IPv4 routes carry `NLM_F_REPLACE`, IPv6 ones do not (zebra without
 /// `--v6-rr-semantics`). `None` for targets zebra does not send.
-pub fn new_route<A: Address>(prefix: Prefix<A>, table: u32, target: &RouteTarget) -> Option<Vec<u8>> {
+pub fn new_route<A: Address>(
+    prefix: Prefix<A>,
+    table: u32,
+    target: &RouteTarget,
+) -> Option<Vec<u8>> {
     let kind = match target {
         RouteTarget::Unicast(_) | RouteTarget::NexthopObject(_) => RTN_UNICAST,
         RouteTarget::Blackhole => RTN_BLACKHOLE,

@@ -245,7 +245,11 @@ mod tests {
         assert_eq!(
             got,
             vec![
-                route("35.0.0.0/8", "bgp", RouteTarget::via("10.0.1.1".parse().unwrap(), 2)),
+                route(
+                    "35.0.0.0/8",
+                    "bgp",
+                    RouteTarget::via("10.0.1.1".parse().unwrap(), 2)
+                ),
                 route("100.64.0.0/10", "static", RouteTarget::Unreachable),
                 route("198.51.100.0/24", "static", RouteTarget::Blackhole),
                 route(
@@ -270,19 +274,31 @@ mod tests {
         // Comparisons: paths as sets, weights aside; a wrong or missing route differs;
         // a connected route lpmkit lacks is not counted.
         let ecmp = RouteTarget::Unicast(vec![
-            Path { weight: 3, ..via("10.0.0.4") },
+            Path {
+                weight: 3,
+                ..via("10.0.0.4")
+            },
             via("10.0.0.3"),
         ]);
         assert_eq!(compare(&got[4], Some(&ecmp)), Verdict::Agree);
         assert_eq!(
-            compare(&got[4], Some(&RouteTarget::via("10.0.0.3".parse().unwrap(), 2))),
+            compare(
+                &got[4],
+                Some(&RouteTarget::via("10.0.0.3".parse().unwrap(), 2))
+            ),
             Verdict::Differ
         );
-        assert_eq!(compare(&got[1], Some(&RouteTarget::Blackhole)), Verdict::Differ);
+        assert_eq!(
+            compare(&got[1], Some(&RouteTarget::Blackhole)),
+            Verdict::Differ
+        );
         assert_eq!(compare(&got[0], None), Verdict::Differ);
         assert_eq!(compare(&got[3], None), Verdict::Skip);
         assert_eq!(compare(&got[5], None), Verdict::Agree);
-        assert_eq!(compare(&got[5], Some(&RouteTarget::Blackhole)), Verdict::Differ);
+        assert_eq!(
+            compare(&got[5], Some(&RouteTarget::Blackhole)),
+            Verdict::Differ
+        );
         // Not an object: an error, not a panic.
         assert!(answer::<Ipv4>(&serde_json::json!([1])).is_err());
         assert!(answer::<Ipv4>(&serde_json::json!({"nonsense": [{"selected": true}]})).is_err());

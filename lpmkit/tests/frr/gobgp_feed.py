@@ -95,7 +95,7 @@ def main():
                 counted.append(line)
                 yield line
 
-        call(batches(counting()), timeout=3600)
+        call(batches(counting()), timeout=3600, wait_for_ready=True)
         taken += sum(1 for line in counted if line.split()[:1] in (["A"], ["W"]))
         if not counted:
             return

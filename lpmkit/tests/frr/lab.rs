@@ -95,15 +95,35 @@ impl Lab {
             run(&["ip", "-n", ns, "link", "set", "lo", "up"])?;
         }
         run(&[
-            "ip", "link", "add", "r0", "netns", &lab.router, "type", "veth", "peer", "name",
-            "s0", "netns", &lab.speaker,
+            "ip",
+            "link",
+            "add",
+            "r0",
+            "netns",
+            &lab.router,
+            "type",
+            "veth",
+            "peer",
+            "name",
+            "s0",
+            "netns",
+            &lab.speaker,
         ])?;
         for (ns, dev, v4, v6) in [
             (&lab.router, "r0", ROUTER_V4, "fd00::1"),
             (&lab.speaker, "s0", SPEAKER_V4, "fd00::2"),
         ] {
             run(&["ip", "-n", ns, "link", "set", dev, "up"])?;
-            run(&["ip", "-n", ns, "addr", "add", &format!("{v4}/16"), "dev", dev])?;
+            run(&[
+                "ip",
+                "-n",
+                ns,
+                "addr",
+                "add",
+                &format!("{v4}/16"),
+                "dev",
+                dev,
+            ])?;
             run(&[
                 "ip",
                 "-n",
@@ -126,10 +146,7 @@ impl Lab {
         let files = [
             (
                 "zebra.conf",
-                format!(
-                    "{}fpm address 127.0.0.1 port {FPM_PORT}\n",
-                    log("zebra")
-                ),
+                format!("{}fpm address 127.0.0.1 port {FPM_PORT}\n", log("zebra")),
             ),
             ("staticd.conf", staticd),
             (
@@ -226,13 +243,6 @@ impl Lab {
         }
     }
 
-    /// True while `daemon` runs.
-    pub fn running(&mut self, daemon: &str) -> bool {
-        self.daemons
-            .iter_mut()
-            .any(|(d, c)| *d == daemon && c.try_wait().is_ok_and(|s| s.is_none()))
-    }
-
     /// Runs vtysh commands against this lab's daemons; their output.
     pub fn vtysh(&self, commands: &[&str]) -> Result<String, String> {
         let mut args = vec!["vtysh", "-N", &self.name];
@@ -245,12 +255,37 @@ impl Lab {
     /// Removes from the router's kernel tables what a dead zebra left there (its routes
     /// and nexthop objects), so that a new zebra starts from the connected routes alone.
     pub fn flush_zebra_routes(&self) -> Result<(), String> {
+        // The nexthop objects first: deleting one deletes the routes through it. Then the
+        // routes without one (blackholes); `ip route flush` fails when nothing is left.
+        run(&["ip", "-n", &self.router, "nexthop", "flush"])?;
         for family in ["-4", "-6"] {
             for proto in ["bgp", "static"] {
-                run(&["ip", family, "-n", &self.router, "route", "flush", "proto", proto])?;
+                let _ = run(&[
+                    "ip",
+                    family,
+                    "-n",
+                    &self.router,
+                    "route",
+                    "flush",
+                    "proto",
+                    proto,
+                ]);
+                let left = run(&[
+                    "ip",
+                    family,
+                    "-n",
+                    &self.router,
+                    "route",
+                    "show",
+                    "proto",
+                    proto,
+                ])?;
+                if !left.trim().is_empty() {
+                    return Err(format!("routes of proto {proto} left: {left}"));
+                }
             }
         }
-        run(&["ip", "-n", &self.router, "nexthop", "flush"]).map(|_| ())
+        Ok(())
     }
 
     /// vtysh's command line for [`lpmkit::fpm::ZebraQuery`].

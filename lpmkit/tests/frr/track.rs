@@ -65,7 +65,8 @@ impl<A: Address> Track<A> {
 
     pub fn apply(&self, r: &Arc<[Received<A>]>) {
         if let Some(tx) = &self.tx {
-            tx.send(Job::Apply(Arc::clone(r))).expect("the scheme's thread runs");
+            tx.send(Job::Apply(Arc::clone(r)))
+                .expect("the scheme's thread runs");
         }
     }
 
@@ -73,7 +74,8 @@ impl<A: Address> Track<A> {
     pub fn flush(&self) {
         let (reply, done) = mpsc::channel();
         if let Some(tx) = &self.tx {
-            tx.send(Job::Flush(reply)).expect("the scheme's thread runs");
+            tx.send(Job::Flush(reply))
+                .expect("the scheme's thread runs");
             done.recv().expect("the scheme's thread answers");
         }
     }
@@ -94,9 +96,11 @@ impl<A: Address> Track<A> {
         *self.shared.reached.lock().unwrap()
     }
 
-    /// Records latencies (or stops), dropping those recorded so far.
+    /// Records latencies from now on (dropping those recorded so far), or stops.
     pub fn record(&self, on: bool) {
-        self.shared.latencies.lock().unwrap().clear();
+        if on {
+            self.shared.latencies.lock().unwrap().clear();
+        }
         self.shared.recording.store(on, Ordering::Relaxed);
     }
 

@@ -103,7 +103,10 @@ fn zebra_stream_and_hostile_input_over_tcp() {
     let mut zebra = rig.connect();
     zebra.write_all(WALK_AND_UPDATES).unwrap();
     let events = rig.run(Duration::from_millis(400));
-    assert!(matches!(events.as_slice(), [FpmEvent::Connected(_), ..]), "{events:?}");
+    assert!(
+        matches!(events.as_slice(), [FpmEvent::Connected(_), ..]),
+        "{events:?}"
+    );
     let good = rig.answers();
     assert_eq!(rig.server.session().routes::<Ipv4>().rib().len(), 6);
     assert!(good.iter().all(|(_, a)| a.is_some()), "{good:?}");
@@ -112,7 +115,12 @@ fn zebra_stream_and_hostile_input_over_tcp() {
 
     // Garbage inside well-formed frames: skipped and counted; the connection stays.
     let mut garbage = Vec::new();
-    for payload in [vec![0xffu8; 64], vec![0; 65531], vec![7; 5], b"not netlink".to_vec()] {
+    for payload in [
+        vec![0xffu8; 64],
+        vec![0; 65531],
+        vec![7; 5],
+        b"not netlink".to_vec(),
+    ] {
         garbage.extend(frame(&payload).unwrap());
     }
     zebra.write_all(&garbage).unwrap();
