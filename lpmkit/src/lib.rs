@@ -152,7 +152,7 @@ pub struct ReadmeDoctests;
 pub struct GuideDoctests;
 
 /// The router guide's examples (`docs/router.md`), compiled as doc tests (not run: they
-/// follow the machine's kernel routing table).
-#[cfg(all(doctest, feature = "netlink"))]
+/// follow the machine's kernel routing table, or wait for zebra).
+#[cfg(all(doctest, feature = "netlink", feature = "fpm"))]
 #[doc = include_str!("../../docs/router.md")]
 pub struct RouterGuideDoctests;

@@ -291,8 +291,8 @@ impl<A: Address> ZebraRoutes<A> {
         if before == nh {
             return;
         }
-        if !self.touched.contains_key(&prefix) {
-            self.touched.insert(prefix, (before, at));
+        if let std::collections::hash_map::Entry::Vacant(e) = self.touched.entry(prefix) {
+            e.insert((before, at));
             self.order.push(prefix);
         }
         match nh {
