@@ -209,6 +209,8 @@ const NOT_NUMERIC: &[&str] = &[
     "tables",
     "sizes",
     "netns",
+    "fpm",
+    "vtysh",
     "churn",
     "dev",
     "column",

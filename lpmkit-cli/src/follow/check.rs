@@ -1,16 +1,20 @@
-//! `--check`: every scheme's answers compared with the kernel's own (`RTM_GETROUTE`) on
-//! addresses drawn inside the followed routes (prefix boundaries and their neighbours
-//! included) and uniformly over the address space; answers that differ looked at again
-//! once the table is quiet. A check where no answer was comparable fails, saying so. And
-//! the end of every run: the followed table compared with a fresh dump, prefix by prefix.
+//! `--check`: every scheme's answers compared with the source's own — the kernel's
+//! (`RTM_GETROUTE`), or zebra's (`show ip route A json`) with `--fpm` — on addresses drawn
+//! inside the followed routes (prefix boundaries and their neighbours included) and
+//! uniformly over the address space; answers that differ looked at again once the table is
+//! quiet. A check where no answer was comparable fails, saying so. And the end of every
+//! run: the followed table compared with a fresh dump, prefix by prefix (the kernel), or
+//! its prefix count with zebra's FIB.
 
 use std::time::{Duration, Instant};
 
-use lpmkit::netlink::{compare, KernelSync, RouteQuery, Verdict};
+use lpmkit::fpm::{FpmFamily, ZebraQuery};
+use lpmkit::netlink::{KernelSync, Verdict};
 use lpmkit::traffic::{self, Lcg};
 use lpmkit::{Address, NextHop, Prefix};
 
 use super::followed::Followed;
+use super::source::{Oracle, Source};
 use crate::output::outln;
 
 /// Rounds of looking again at answers that differed before one counts.
@@ -31,7 +35,7 @@ enum State<A> {
 }
 
 /// The checks of one run (see the module docs) and what they found.
-pub(super) struct Checks<A: Address> {
+pub(super) struct Checks<A: FpmFamily> {
     /// Addresses drawn inside the followed routes per check (0: no checks).
     n: usize,
     table: u32,
@@ -53,7 +57,7 @@ struct Look<A> {
     differing: usize,
 }
 
-impl<A: Address> Checks<A> {
+impl<A: FpmFamily> Checks<A> {
     /// Checks of `n` addresses inside the routes (and `n / 4` uniform ones) against
     /// table `table`; none if `n` is 0.
     pub(super) fn new(n: usize, table: u32) -> Self {
@@ -89,9 +93,9 @@ impl<A: Address> Checks<A> {
     /// that differed again.
     pub(super) fn step(
         &mut self,
-        sync: &KernelSync<A>,
+        sync: &Source<A>,
         followed: &mut [Followed<A>],
-        query: &mut RouteQuery,
+        query: &mut Oracle,
         now: Instant,
         quiet: Duration,
     ) -> anyhow::Result<()> {
@@ -144,10 +148,10 @@ impl<A: Address> Checks<A> {
     /// differs until it agrees or [`CHECK_ROUNDS`] looks have been made.
     pub(super) fn settled(
         &mut self,
-        sync: &mut KernelSync<A>,
+        sync: &mut Source<A>,
         followed: &mut [Followed<A>],
-        query: &mut RouteQuery,
-        mut settle: impl FnMut(&mut KernelSync<A>, &mut [Followed<A>]) -> anyhow::Result<()>,
+        query: &mut Oracle,
+        mut settle: impl FnMut(&mut Source<A>, &mut [Followed<A>]) -> anyhow::Result<()>,
     ) -> anyhow::Result<()> {
         settle(sync, followed)?;
         let (keys, inside) = self.keys(sync);
@@ -184,7 +188,7 @@ impl<A: Address> Checks<A> {
     /// The addresses of a check: `n` inside the followed routes — a quarter of them the
     /// first and last addresses of routes and their neighbours, the rest anywhere inside —
     /// then `n / 4` uniform over the address space; and how many are inside.
-    fn keys(&mut self, sync: &KernelSync<A>) -> (Vec<A>, usize) {
+    fn keys(&mut self, sync: &Source<A>) -> (Vec<A>, usize) {
         let seed = self.seed;
         self.seed += 1;
         let rib = sync.rib();
@@ -211,14 +215,14 @@ impl<A: Address> Checks<A> {
         (keys, inside)
     }
 
-    /// Compares every scheme with the kernel on `keys`. `inside`: a check's addresses
+    /// Compares every scheme with the oracle on `keys`. `inside`: a check's addresses
     /// (how many are inside the routes), whose counts are printed, and where no
     /// comparable answer fails the check; `None`: a look again at answers that differed.
     fn look(
         &mut self,
-        sync: &KernelSync<A>,
+        sync: &Source<A>,
         followed: &mut [Followed<A>],
-        query: &mut RouteQuery,
+        query: &mut Oracle,
         keys: &[A],
         inside: Option<usize>,
     ) -> anyhow::Result<Look<A>> {
@@ -235,7 +239,7 @@ impl<A: Address> Checks<A> {
             let (mut agree, mut skip, mut differ) = (0, 0, 0);
             for (i, ((&k, &o), a)) in keys.iter().zip(&out).zip(&answers).enumerate() {
                 let ours = NextHop::new(o).and_then(|nh| sync.target(nh));
-                match compare(a, ours, self.table) {
+                match a.compare(ours, self.table) {
                     Verdict::Agree => agree += 1,
                     Verdict::Skip => skip += 1,
                     Verdict::Differ => {
@@ -243,9 +247,10 @@ impl<A: Address> Checks<A> {
                         differs[i] = true;
                         if inside.is_some() && differ <= 3 {
                             outln!(
-                                "  MISMATCH {} {}: kernel {a:?}, lpmkit {}",
+                                "  MISMATCH {} {}: {} {a}, lpmkit {}",
                                 x.name(),
                                 lpmkit::prefix::format_addr(k),
+                                query.name(),
                                 ours.map_or("no route".to_string(), |t| t.to_string())
                             );
                         }
@@ -254,17 +259,24 @@ impl<A: Address> Checks<A> {
             }
             if let Some(inside) = inside {
                 outln!(
-                    "check {}: {agree} of {} addresses ({inside} inside the followed routes, {} uniform) equal the kernel's answer, {skip} not comparable, {differ} differ",
+                    "check {}: {agree} of {} addresses ({inside} inside the followed routes, {} uniform) equal {}'s answer, {skip} not comparable, {differ} differ",
                     x.name(),
                     keys.len(),
-                    keys.len() - inside
+                    keys.len() - inside,
+                    query.name()
                 );
                 if agree + differ == 0 && !keys.is_empty() {
-                    outln!(
-                        "check {}: no answer was comparable: the kernel answered every address from another table (or could not use the route for its own packets), so table {} was not checked (do policy rules send addresses to it?)",
-                        x.name(),
-                        self.table
-                    );
+                    match query {
+                        Oracle::Kernel(_) => outln!(
+                            "check {}: no answer was comparable: the kernel answered every address from another table (or could not use the route for its own packets), so table {} was not checked (do policy rules send addresses to it?)",
+                            x.name(),
+                            self.table
+                        ),
+                        Oracle::Zebra(_) => outln!(
+                            "check {}: no answer was comparable: zebra answered every address from a connected or kernel route lpmkit does not hold",
+                            x.name()
+                        ),
+                    }
                     vacuous = true;
                 }
             }
@@ -314,4 +326,18 @@ pub(super) fn compare_with_dump<A: Address>(
     }
     outln!("compared with a fresh dump: not done (notifications lost while it ran)");
     Ok(None)
+}
+
+/// The end of a run following zebra: the followed prefixes counted against zebra's FIB
+/// (`show ip route summary json`: every protocol, so connected and kernel routes zebra
+/// learned after it connected, which it does not stream, count there and not here).
+/// Returns the difference (here minus there).
+pub(super) fn compare_with_zebra<A: FpmFamily>(
+    source: &Source<A>,
+    query: &ZebraQuery,
+) -> anyhow::Result<i64> {
+    let theirs = query.fib_count(A::FAMILY)?;
+    let ours = source.rib().len();
+    outln!("compared with zebra's FIB (vtysh): {ours} prefixes followed, {theirs} in zebra's FIB");
+    Ok(ours as i64 - theirs as i64)
 }

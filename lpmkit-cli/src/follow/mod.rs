@@ -1,14 +1,17 @@
-//! `lpmkit follow`: keep schemes in sync with a kernel routing table over rtnetlink and
-//! report what changed, the publication latency and the table size; `--check N` compares
-//! addresses with the kernel's own answer after each burst (`check`); `--churn TRACE
-//! --rate R` drives the kernel table with a replayed update trace at R changes/s (`churn`:
-//! the latency measurement). Every run ends by comparing the followed table with a fresh
-//! dump, prefix by prefix.
+//! `lpmkit follow`: keep schemes in sync with a kernel routing table over rtnetlink — or,
+//! with `--fpm`, with the routes FRR's zebra streams over its Forwarding Plane Manager
+//! interface (`source`) — and report what changed, the publication latency and the table
+//! size; `--check N` compares addresses with the kernel's (or zebra's) own answer after
+//! each burst (`check`); `--churn TRACE --rate R` drives the kernel table with a replayed
+//! update trace at R changes/s (`churn`: the latency measurement). Every run ends by
+//! comparing the followed table with a fresh dump, prefix by prefix (with `--fpm`: its
+//! prefix count with zebra's FIB, when `--check` asks zebra).
 //!
-//! The run is its steps: [`open_table`], [`build_schemes`], then [`Run`]: the event loop
+//! The run is its steps: [`open_source`], [`build_schemes`], then [`Run`]: the event loop
 //! ([`Run::follow`], one [`Run::step`] per wake-up: read, apply, reconcile, check,
 //! report), the end ([`Run::finish`]) and the summary ([`Run::summary`]).
 
+use std::net::SocketAddr;
 use std::path::PathBuf;
 use std::process::ExitCode;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -17,9 +20,10 @@ use std::time::{Duration, Instant};
 
 use anyhow::Context;
 use clap::Args;
+use lpmkit::fpm::{FpmFamily, FpmOptions, FpmServer, SessionOptions, ZebraQuery};
 use lpmkit::netlink::{Follower, KernelSync, Received, RouteQuery, SyncOptions};
 use lpmkit::sync::UpdateModel;
-use lpmkit::{Address, BuildOptions, Family, Ipv4, Ipv6};
+use lpmkit::{BuildOptions, Family, Ipv4, Ipv6};
 
 use crate::bounds;
 use crate::input::{self, FamilyArg};
@@ -28,17 +32,37 @@ use crate::output::outln;
 mod check;
 mod churn;
 mod followed;
+mod source;
 
 use check::Checks;
 use churn::ChurnHandle;
 use followed::{Churn, Followed};
+use source::{Oracle, Source, Zebra};
 
 #[derive(Args, Debug)]
 pub struct FollowArgs {
     /// The network namespace (a name as `ip netns` lists it, or a path); default: this
-    /// process's.
+    /// process's. With --fpm: the namespace to listen in (zebra's).
     #[arg(long)]
     pub(super) netns: Option<String>,
+
+    /// Follow FRR's zebra instead of the kernel: listen on ADDR:PORT for the connection of
+    /// zebra's Forwarding Plane Manager (zebra started with `-M dplane_fpm_nl`, configured
+    /// with `fpm address ADDR port PORT`; 2620 by default) and follow the routes zebra
+    /// selects, as it streams them.
+    #[arg(long, value_name = "ADDR:PORT", conflicts_with_all = ["churn", "reconcile"])]
+    fpm: Option<SocketAddr>,
+
+    /// With --fpm: the command --check asks zebra through (split at spaces; e.g.
+    /// "vtysh -N NAME" for a zebra started with a path space).
+    #[arg(long, value_name = "CMD", default_value = "vtysh", requires = "fpm")]
+    vtysh: String,
+
+    /// With --fpm: after zebra connects again it sends its whole table, but not what it
+    /// deleted meanwhile: the routes it has not sent again are removed once its stream
+    /// has been quiet this long (ms). Range: 100 to 600000.
+    #[arg(long, default_value_t = 3000, value_name = "MS", requires = "fpm", value_parser = bounds::int::<u64>(100, 600_000))]
+    sweep_ms: u64,
 
     /// The routing table id (254 = main). Range: 1 to 4294967295.
     #[arg(long = "table-id", default_value_t = 254, value_parser = bounds::int::<u32>(1, u32::MAX as u64))]
@@ -145,13 +169,17 @@ fn stopped() -> bool {
     STOP.load(Ordering::Relaxed)
 }
 
-fn follow<A: Address>(args: &FollowArgs) -> anyhow::Result<ExitCode> {
-    let mut sync = open_table::<A>(args)?;
+fn follow<A: FpmFamily>(args: &FollowArgs) -> anyhow::Result<ExitCode> {
+    let mut sync = open_source::<A>(args)?;
     let followed = build_schemes(args, &sync)?;
-    let query = if args.check > 0 {
-        Some(RouteQuery::open(args.netns.as_deref())?)
-    } else {
-        None
+    let query = match (args.check, &sync) {
+        (0, _) => None,
+        (_, Source::Kernel(_)) => Some(Oracle::Kernel(RouteQuery::open(args.netns.as_deref())?)),
+        (_, Source::Zebra(_)) => {
+            let command: Vec<String> = args.vtysh.split_whitespace().map(String::from).collect();
+            anyhow::ensure!(!command.is_empty(), "--vtysh: no command");
+            Some(Oracle::Zebra(ZebraQuery::new(&command, None)))
+        }
     };
     let churn = match &args.churn {
         Some(trace) => Some(churn::start::<A>(args, trace)?),
@@ -164,8 +192,37 @@ fn follow<A: Address>(args: &FollowArgs) -> anyhow::Result<ExitCode> {
     run.summary(&sync)
 }
 
+/// The kernel's table (subscribed to, dumped), or with `--fpm` the server zebra connects
+/// to; prints what it holds.
+fn open_source<A: FpmFamily>(args: &FollowArgs) -> anyhow::Result<Source<A>> {
+    let Some(listen) = args.fpm else {
+        return open_table(args).map(Source::Kernel);
+    };
+    let server = FpmServer::bind(&FpmOptions {
+        listen,
+        netns: args.netns.clone(),
+        session: SessionOptions {
+            table: args.table_id,
+            sweep_quiet: Duration::from_millis(args.sweep_ms),
+            ..SessionOptions::default()
+        },
+    })
+    .context("cannot follow zebra")?;
+    outln!(
+        "listening for zebra's FPM connection on {}{}: following table {} ({}); zebra's other family is read and not followed",
+        server.local_addr()?,
+        args.netns
+            .as_deref()
+            .map(|n| format!(" in netns {n}"))
+            .unwrap_or_default(),
+        args.table_id,
+        A::FAMILY,
+    );
+    Ok(Source::Zebra(Zebra::new(server)))
+}
+
 /// Subscribes to the table and dumps it; prints what it holds.
-fn open_table<A: Address>(args: &FollowArgs) -> anyhow::Result<KernelSync<A>> {
+fn open_table<A: FpmFamily>(args: &FollowArgs) -> anyhow::Result<KernelSync<A>> {
     let opts = SyncOptions {
         netns: args.netns.clone(),
         table: args.table_id,
@@ -190,14 +247,14 @@ fn open_table<A: Address>(args: &FollowArgs) -> anyhow::Result<KernelSync<A>> {
         addresses,
         t0.elapsed().as_secs_f64() * 1e3
     );
-    report_unrepresentable(&sync);
+    report_unrepresentable(&sync.unrepresentable());
     Ok(sync)
 }
 
 /// Builds every scheme of `--schemes` from the dumped table, by its best update model.
-fn build_schemes<A: Address>(
+fn build_schemes<A: FpmFamily>(
     args: &FollowArgs,
-    sync: &KernelSync<A>,
+    sync: &Source<A>,
 ) -> anyhow::Result<Vec<Followed<A>>> {
     let hold = Duration::from_millis(args.hold_ms);
     let mut followed = Vec::new();
@@ -222,10 +279,10 @@ fn build_schemes<A: Address>(
 }
 
 /// One `follow` run: the schemes, the checks, the churn and the clocks of the loop.
-struct Run<'a, A: Address> {
+struct Run<'a, A: FpmFamily> {
     args: &'a FollowArgs,
     followed: Vec<Followed<A>>,
-    query: Option<RouteQuery>,
+    query: Option<Oracle>,
     churn: Option<(Arc<Churn>, ChurnHandle)>,
     checks: Checks<A>,
     start: Instant,
@@ -242,11 +299,11 @@ struct Run<'a, A: Address> {
     dump_differences: Option<usize>,
 }
 
-impl<'a, A: Address> Run<'a, A> {
+impl<'a, A: FpmFamily> Run<'a, A> {
     fn new(
         args: &'a FollowArgs,
         mut followed: Vec<Followed<A>>,
-        query: Option<RouteQuery>,
+        query: Option<Oracle>,
         churn: Option<(Arc<Churn>, ChurnHandle)>,
     ) -> Self {
         for x in &mut followed {
@@ -254,8 +311,9 @@ impl<'a, A: Address> Run<'a, A> {
         }
         let start = Instant::now();
         let mut checks = Checks::new(args.check, args.table_id);
-        // Checks run while no churn drives the table (after it, once).
-        if churn.is_none() {
+        // Checks run while no churn drives the table (after it, once); following zebra,
+        // from its first connection on (the table is empty until then).
+        if churn.is_none() && args.fpm.is_none() {
             checks.arm();
         }
         Run {
@@ -281,7 +339,7 @@ impl<'a, A: Address> Run<'a, A> {
     }
 
     /// The loop: a step per wake-up until Ctrl-C, `--duration`, or the end of the churn.
-    fn follow(&mut self, sync: &mut KernelSync<A>) -> anyhow::Result<()> {
+    fn follow(&mut self, sync: &mut Source<A>) -> anyhow::Result<()> {
         loop {
             if stopped() {
                 self.interrupted = true;
@@ -298,7 +356,7 @@ impl<'a, A: Address> Run<'a, A> {
     }
 
     /// True once the churn has ended and its last notifications are in.
-    fn churn_over(&mut self, sync: &mut KernelSync<A>) -> anyhow::Result<bool> {
+    fn churn_over(&mut self, sync: &mut Source<A>) -> anyhow::Result<bool> {
         let done = self.churn().is_some_and(|c| c.done.load(Ordering::Acquire));
         if !done || self.followed.iter().any(|x| x.deadline().is_some()) {
             return Ok(false);
@@ -314,14 +372,14 @@ impl<'a, A: Address> Run<'a, A> {
 
     /// One wake-up: read what arrived (until the next thing due), apply it, publish
     /// what is due, reconcile, check and report when due.
-    fn step(&mut self, sync: &mut KernelSync<A>) -> anyhow::Result<()> {
+    fn step(&mut self, sync: &mut Source<A>) -> anyhow::Result<()> {
         let wake = self.wake();
-        let seen = notifications(sync);
+        let seen = sync.activity();
         let received = sync.poll(Some(wake.saturating_duration_since(Instant::now())))?;
         self.since_report += received.len();
         // Any notification (a link event that changed nothing followed included) starts
         // a burst: the table is checked once it is quiet again.
-        if notifications(sync) != seen || !received.is_empty() {
+        if sync.activity() != seen || !received.is_empty() {
             self.burst();
         }
         self.apply(&received);
@@ -373,10 +431,13 @@ impl<'a, A: Address> Run<'a, A> {
     }
 
     /// `--reconcile`: dumps the table again when due, repairs and counts the differences.
-    fn reconcile_if_due(&mut self, sync: &mut KernelSync<A>, now: Instant) -> anyhow::Result<()> {
+    fn reconcile_if_due(&mut self, sync: &mut Source<A>, now: Instant) -> anyhow::Result<()> {
         if self.next_reconcile.is_none_or(|r| now < r) {
             return Ok(());
         }
+        let Some(sync) = sync.kernel() else {
+            return Ok(());
+        };
         let t = Instant::now();
         let drift_before = sync.stats().reconcile_differences;
         let found = sync.reconcile()?;
@@ -398,7 +459,7 @@ impl<'a, A: Address> Run<'a, A> {
 
     /// Compares with the kernel once the table is quiet: nothing arrived for the quiet
     /// time and nothing waits for a hold time.
-    fn check_if_quiet(&mut self, sync: &KernelSync<A>, now: Instant) -> anyhow::Result<()> {
+    fn check_if_quiet(&mut self, sync: &Source<A>, now: Instant) -> anyhow::Result<()> {
         let settled = now >= self.last_change + self.quiet
             && self.churn.is_none()
             && self
@@ -414,19 +475,15 @@ impl<'a, A: Address> Run<'a, A> {
     }
 
     /// The line printed once a second.
-    fn report_if_due(&mut self, sync: &KernelSync<A>, now: Instant) {
+    fn report_if_due(&mut self, sync: &Source<A>, now: Instant) {
         if now < self.next_report {
             return;
         }
-        let s = sync.stats();
         let mut line = format!(
-            "{:>6.1} s  +{} changes ({} msgs, {} link events, {} address events, {} resyncs), {} prefixes",
+            "{:>6.1} s  +{} changes ({}), {} prefixes",
             (now - self.start).as_secs_f64(),
             self.since_report,
-            s.table_messages,
-            s.link_events,
-            s.address_events,
-            s.resyncs,
+            sync.status(),
             sync.rib().len()
         );
         for x in &self.followed {
@@ -450,7 +507,7 @@ impl<'a, A: Address> Run<'a, A> {
 
     /// The end: publishes what waits, stops the churn (and checks once the table is
     /// quiet after it), then compares the followed table with a fresh dump.
-    fn finish(&mut self, sync: &mut KernelSync<A>) -> anyhow::Result<()> {
+    fn finish(&mut self, sync: &mut Source<A>) -> anyhow::Result<()> {
         let churn = self.churn.as_ref().map(|c| Arc::clone(&c.0));
         for x in &mut self.followed {
             x.flush(churn.as_deref(), self.args.verbose);
@@ -479,9 +536,13 @@ impl<'a, A: Address> Run<'a, A> {
         }
         let followed = &mut self.followed;
         let verbose = self.args.verbose;
-        self.dump_differences = check::compare_with_dump(sync, |received| {
-            apply_all(followed, received, None, verbose);
-        })?;
+        if let Some(k) = sync.kernel() {
+            self.dump_differences = check::compare_with_dump(k, |received| {
+                apply_all(followed, received, None, verbose);
+            })?;
+        } else if let Some(Oracle::Zebra(q)) = &self.query {
+            check::compare_with_zebra(sync, q)?;
+        }
         for x in &mut self.followed {
             x.flush(None, verbose);
         }
@@ -490,9 +551,13 @@ impl<'a, A: Address> Run<'a, A> {
 
     /// Prints the summary; the exit status: 1 if a check failed, the table differed
     /// from the dump, or a refused change was never taken.
-    fn summary(&mut self, sync: &KernelSync<A>) -> anyhow::Result<ExitCode> {
+    fn summary(&mut self, sync: &Source<A>) -> anyhow::Result<ExitCode> {
         let args = self.args;
-        let s = sync.stats();
+        let k = match sync {
+            Source::Kernel(k) => k,
+            Source::Zebra(z) => return self.zebra_summary(z),
+        };
+        let s = k.stats();
         outln!(
             "followed {:.1} s: {} notifications of table {}, {} link, {} address and {} nexthop-object notifications ({} link and {} address events), {} changes to best routes, {} re-dumps after lost notifications; {} prefixes, {} kernel routes",
             self.start.elapsed().as_secs_f64(),
@@ -506,7 +571,7 @@ impl<'a, A: Address> Run<'a, A> {
             s.changes,
             s.resyncs,
             sync.rib().len(),
-            sync.routes().route_count()
+            k.routes().route_count()
         );
         if args.reconcile.is_some() {
             outln!(
@@ -515,11 +580,53 @@ impl<'a, A: Address> Run<'a, A> {
                 s.reconcile_differences
             );
         }
-        report_unrepresentable(sync);
+        report_unrepresentable(&sync.unrepresentable());
         let left_refused = self.scheme_table()?;
-        if args.check > 0 {
+        self.report_checks();
+        let table_ok = self.dump_differences == Some(0);
+        Ok(if !self.checks.passed() || left_refused > 0 || !table_ok {
+            ExitCode::from(1)
+        } else {
+            ExitCode::SUCCESS
+        })
+    }
+
+    /// The summary of a run following zebra; the exit status: 1 if a check failed or a
+    /// refused change was never taken.
+    fn zebra_summary(&mut self, z: &Zebra<A>) -> anyhow::Result<ExitCode> {
+        let s = z.server.session().stats();
+        outln!(
+            "followed zebra {:.1} s: {} connections ({} dropped for bad input), {} frames, {} route messages of table {} (both families), {} of other tables, {} nexthop-object messages, {} others, {} undecodable; {} sweeps removed {} routes; {} prefixes",
+            self.start.elapsed().as_secs_f64(),
+            s.connections,
+            s.dropped,
+            s.frames,
+            s.route_messages,
+            self.args.table_id,
+            s.other_tables,
+            s.nexthop_messages,
+            s.other_messages,
+            s.undecodable,
+            s.sweeps,
+            s.swept_routes,
+            z.server.session().routes::<A>().rib().len()
+        );
+        report_unrepresentable(&z.server.session().routes::<A>().unrepresentable());
+        let left_refused = self.scheme_table()?;
+        self.report_checks();
+        Ok(if !self.checks.passed() || left_refused > 0 {
+            ExitCode::from(1)
+        } else {
+            ExitCode::SUCCESS
+        })
+    }
+
+    /// The checks' line of the summary.
+    fn report_checks(&self) {
+        if self.args.check > 0 {
             outln!(
-                "checks against the kernel: {} checks, {} mismatching answers{}",
+                "checks against {}: {} checks, {} mismatching answers{}",
+                self.query.as_ref().map_or("the kernel", Oracle::name),
                 self.checks.made,
                 self.checks.mismatches,
                 if self.checks.vacuous > 0 {
@@ -529,12 +636,6 @@ impl<'a, A: Address> Run<'a, A> {
                 }
             );
         }
-        let table_ok = self.dump_differences == Some(0);
-        Ok(if !self.checks.passed() || left_refused > 0 || !table_ok {
-            ExitCode::from(1)
-        } else {
-            ExitCode::SUCCESS
-        })
     }
 
     /// Prints each scheme's latencies, publications, memory and refusals; returns the
@@ -552,6 +653,8 @@ impl<'a, A: Address> Run<'a, A> {
             "work ms",
             if self.args.churn.is_some() {
                 "kernel request sent → visible to lookups"
+            } else if self.args.fpm.is_some() {
+                "zebra's frame received → visible to lookups"
             } else {
                 "notification read → visible to lookups"
             }
@@ -597,14 +700,7 @@ impl<'a, A: Address> Run<'a, A> {
     }
 }
 
-/// Notifications read so far (routes of every table, links, addresses, nexthop objects).
-fn notifications<A: Address>(sync: &KernelSync<A>) -> u64 {
-    let s = sync.stats();
-    s.messages + s.link_messages + s.address_messages + s.nexthop_messages + s.resyncs
-}
-
-fn report_unrepresentable<A: Address>(sync: &KernelSync<A>) {
-    let u = sync.unrepresentable();
+fn report_unrepresentable(u: &[(lpmkit::netlink::Unrepresentable, usize)]) {
     if !u.is_empty() {
         let parts: Vec<String> = u.iter().map(|(r, n)| format!("{n} {r}")).collect();
         outln!(
@@ -615,8 +711,8 @@ fn report_unrepresentable<A: Address>(sync: &KernelSync<A>) {
 }
 
 /// Reads notifications until none came for `quiet`, then publishes what waits.
-fn wait_quiet<A: Address>(
-    sync: &mut KernelSync<A>,
+fn wait_quiet<A: FpmFamily>(
+    sync: &mut Source<A>,
     followed: &mut [Followed<A>],
     quiet: Duration,
 ) -> anyhow::Result<()> {
@@ -637,7 +733,7 @@ fn wait_quiet<A: Address>(
 }
 
 /// Hands `received` to every scheme.
-fn apply_all<A: Address>(
+fn apply_all<A: lpmkit::Address>(
     followed: &mut [Followed<A>],
     received: &[Received<A>],
     churn: Option<&Churn>,

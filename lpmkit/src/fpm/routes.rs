@@ -7,7 +7,7 @@ use std::collections::{HashMap, HashSet};
 use std::time::Instant;
 
 use crate::fib::Change;
-use crate::netlink::{resolve, Nexthop, NexthopObject, RouteTarget, Unrepresentable};
+use crate::netlink::{resolve, tally, Nexthop, NexthopObject, RouteTarget, Unrepresentable};
 use crate::nexthop::{NextHop, NextHopTable};
 use crate::prefix::{Address, Prefix};
 use crate::rib::Rib;
@@ -103,15 +103,11 @@ impl<A: Address> ZebraRoutes<A> {
 
     /// The routes lpmkit cannot represent, by reason (held now, not followed).
     pub fn unrepresentable(&self) -> Vec<(Unrepresentable, usize)> {
-        let mut counts: HashMap<Unrepresentable, usize> = HashMap::new();
-        for r in self.routes.values() {
-            if let Err(why) = r.target {
-                *counts.entry(why).or_default() += 1;
-            }
-        }
-        let mut v: Vec<_> = counts.into_iter().collect();
-        v.sort();
-        v
+        tally(
+            self.routes
+                .values()
+                .filter_map(|r| r.target.as_ref().err().copied()),
+        )
     }
 
     /// Every route held: prefix and target as zebra sent it (a route through a nexthop

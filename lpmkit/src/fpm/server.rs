@@ -55,6 +55,37 @@ pub enum FpmEvent {
     Swept(usize, usize),
 }
 
+impl core::fmt::Display for FpmEvent {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        match self {
+            FpmEvent::Connected(p) => write!(
+                f,
+                "zebra connected from {p}: what it does not send again is swept once its stream is quiet"
+            ),
+            FpmEvent::Closed(p, None) => write!(
+                f,
+                "zebra's connection from {p} closed; the routes stay until it connects again"
+            ),
+            FpmEvent::Closed(p, Some(e)) => write!(
+                f,
+                "zebra's connection from {p} closed inside a frame ({e}); the routes stay"
+            ),
+            FpmEvent::Dropped(p, e) => write!(
+                f,
+                "dropped zebra's connection from {p}: {e}; the routes stay until it connects again"
+            ),
+            FpmEvent::Failed(p, e) => write!(
+                f,
+                "zebra's connection from {p} failed: {e}; the routes stay"
+            ),
+            FpmEvent::Swept(v4, v6) => write!(
+                f,
+                "swept {v4} IPv4 and {v6} IPv6 routes zebra did not send again after connecting"
+            ),
+        }
+    }
+}
+
 /// The connection being read.
 #[derive(Debug)]
 struct Conn {

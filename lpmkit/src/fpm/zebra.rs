@@ -97,6 +97,42 @@ impl ZebraQuery {
     }
 }
 
+impl ZebraQuery {
+    /// The routes in zebra's FIB for family `family` (`routesTotalFib` of
+    /// `show ip route summary json`), every protocol.
+    pub fn fib_count(&self, family: Family) -> io::Result<usize> {
+        let (program, args) = self
+            .command
+            .split_first()
+            .ok_or_else(|| io::Error::other("no vtysh command"))?;
+        let ip = match family {
+            Family::V4 => "ip",
+            Family::V6 => "ipv6",
+        };
+        let vrf = self
+            .vrf
+            .as_ref()
+            .map(|v| format!(" vrf {v}"))
+            .unwrap_or_default();
+        let run = Command::new(program)
+            .args(args)
+            .arg("-c")
+            .arg(format!("show {ip} route{vrf} summary json"))
+            .output()
+            .map_err(|e| io::Error::new(e.kind(), format!("cannot run {program}: {e}")))?;
+        let v: Value = serde_json::from_slice(&run.stdout).map_err(|e| {
+            io::Error::other(format!(
+                "{program} printed what is not JSON ({e}): {}",
+                String::from_utf8_lossy(&run.stdout).trim()
+            ))
+        })?;
+        v.get("routesTotalFib")
+            .and_then(Value::as_u64)
+            .map(|n| n as usize)
+            .ok_or_else(|| io::Error::other(format!("no routesTotalFib in zebra's summary: {v}")))
+    }
+}
+
 /// One `show ip route A json` object: `{"PREFIX": [routes]}`, the selected route among
 /// them (`{"0.0.0.0/0": []}` or `{}` when nothing matches).
 fn answer<A: Address>(v: &Value) -> Result<ZebraAnswer<A>, String> {

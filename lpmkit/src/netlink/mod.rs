@@ -58,7 +58,7 @@ mod writer;
 pub use follow::{BuildBox, Follower, Visible};
 pub use nexthop::{Nexthop, NexthopObject};
 pub use query::{compare, KernelAnswer, RouteQuery, Verdict};
-pub(crate) use route::{decode, family_of, table_of};
+pub(crate) use route::{decode, family_of, table_of, tally};
 pub use route::{KernelRoute, Path, RouteOp, RouteTarget, Unrepresentable, RT_TABLE_MAIN};
 pub use socket::in_netns;
 pub(crate) use socket::{parse_messages, Message};

@@ -204,6 +204,17 @@ impl Unrepresentable {
     }
 }
 
+/// How many of `reasons` there are of each, sorted by reason (for reports).
+pub(crate) fn tally(
+    reasons: impl Iterator<Item = Unrepresentable>,
+) -> Vec<(Unrepresentable, usize)> {
+    let mut counts: std::collections::BTreeMap<Unrepresentable, usize> = Default::default();
+    for r in reasons {
+        *counts.entry(r).or_default() += 1;
+    }
+    counts.into_iter().collect()
+}
+
 impl fmt::Display for Unrepresentable {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str(self.as_str())

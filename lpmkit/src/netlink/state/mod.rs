@@ -177,13 +177,7 @@ impl<A: Address> KernelRoutes<A> {
 
     /// Routes of the table lpmkit cannot represent, by reason (present now).
     pub fn unrepresentable(&self) -> Vec<(Unrepresentable, usize)> {
-        let mut counts: HashMap<Unrepresentable, usize> = HashMap::new();
-        for r in self.other.values() {
-            *counts.entry(*r).or_default() += 1;
-        }
-        let mut v: Vec<_> = counts.into_iter().collect();
-        v.sort();
-        v
+        super::route::tally(self.other.values().copied())
     }
 
     /// Every route held (all metrics; a multipath route counts once), representable or
