@@ -1,9 +1,10 @@
 //! The FPM server over real TCP, fed what zebra 8.4 sent (the captures in
-//! `lpmkit/tests/fpm-captures/`) and hostile input: garbage inside well-formed frames
-//! (skipped, the connection kept), a bad header, garbage bytes, a frame that claims the
-//! longest length and never ends (the connection dropped or closed, reported). After each,
-//! a scheme following the server (in place, d18r) answers as before, and a reconnection
-//! that sends the table again sweeps what was not sent.
+//! `lpmkit/tests/fpm-captures/`) and hostile input: garbage inside well-formed frames (the
+//! longest frame, a netlink message longer than its frame: skipped, the connection kept),
+//! a bad version, another type, a length shorter than the header, random bytes, a frame
+//! that claims the longest length and never ends (the connection dropped or closed,
+//! reported). After each, a scheme following the server (in place, d18r) answers as
+//! before, and a reconnection that sends the table again sweeps what was not sent.
 #![cfg(all(feature = "fpm", target_os = "linux"))]
 
 use std::io::{Read, Write};
@@ -113,21 +114,36 @@ fn zebra_stream_and_hostile_input_over_tcp() {
     let stats = rig.server.session().stats();
     assert_eq!((stats.route_messages, stats.undecodable), (20, 0));
 
-    // Garbage inside well-formed frames: skipped and counted; the connection stays.
+    // Garbage inside well-formed frames: skipped and counted; the connection stays. The
+    // longest frame there is, and a route message whose netlink length runs past its
+    // frame (oversized for it), among them.
+    let route = lpmkit::fpm::wire::new_route(
+        "10.98.0.0/16".parse::<lpmkit::Prefix<Ipv4>>().unwrap(),
+        254,
+        &lpmkit::netlink::RouteTarget::Blackhole,
+    )
+    .unwrap();
+    let mut overlong = route.clone();
+    overlong[..4].copy_from_slice(&60_000u32.to_ne_bytes());
     let mut garbage = Vec::new();
     for payload in [
         vec![0xffu8; 64],
         vec![0; 65531],
         vec![7; 5],
         b"not netlink".to_vec(),
+        overlong,
     ] {
         garbage.extend(frame(&payload).unwrap());
     }
+    assert!(
+        frame(&[0; 65532]).is_none(),
+        "no frame is longer than 65,535 bytes"
+    );
     zebra.write_all(&garbage).unwrap();
     let events = rig.run(Duration::from_millis(300));
     assert!(events.is_empty(), "{events:?}");
     assert!(rig.server.peer().is_some(), "the connection is kept");
-    assert_eq!(rig.server.session().stats().undecodable, 4);
+    assert_eq!(rig.server.session().stats().undecodable, 5);
     assert_eq!(rig.answers(), good);
 
     // A bad header: the connection is dropped, the rest of the stream never read.
@@ -163,6 +179,32 @@ fn zebra_stream_and_hostile_input_over_tcp() {
     );
     assert!(closed_by_server(noise));
     assert_eq!(rig.answers(), good);
+
+    // Another frame type (zebra's protobuf encoding), and a length shorter than the
+    // header: dropped at that frame, after the good frame before it was applied.
+    for (header, kind) in [
+        ([1u8, 2, 0, 8], FrameErrorKind::Type(2)),
+        ([1u8, 1, 0, 3], FrameErrorKind::Length(3)),
+    ] {
+        let mut conn = rig.connect();
+        let good_frame = frame(&lpmkit::fpm::wire::del_nexthop(4242)).unwrap();
+        let mut bytes = good_frame.clone();
+        bytes.extend(header);
+        bytes.extend(frame(&route).unwrap());
+        conn.write_all(&bytes).unwrap();
+        let events = rig.run(Duration::from_millis(300));
+        assert!(
+            matches!(&events[..], [FpmEvent::Connected(_), FpmEvent::Dropped(_, e)]
+                if e.kind == kind && e.offset == good_frame.len() as u64),
+            "{events:?}"
+        );
+        assert!(closed_by_server(conn));
+        assert_eq!(
+            rig.answers(),
+            good,
+            "10.98.0.0/16 after the bad frame is not applied"
+        );
+    }
 
     // A frame that claims the longest length, then the connection closes: truncated.
     let mut cut = rig.connect();
@@ -205,5 +247,5 @@ fn zebra_stream_and_hostile_input_over_tcp() {
     assert_eq!(rig.answers(), good);
     assert_eq!(rig.fib.rib().len(), 6);
     let s = rig.server.session().stats();
-    assert_eq!((s.connections, s.dropped, s.sweeps), (5, 2, 3));
+    assert_eq!((s.connections, s.dropped, s.sweeps), (7, 4, 3));
 }
