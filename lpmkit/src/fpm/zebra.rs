@@ -50,26 +50,11 @@ impl ZebraQuery {
 
     /// zebra's answer for every address of `keys`, in order.
     pub fn get_many<A: Address>(&self, keys: &[A]) -> io::Result<Vec<ZebraAnswer<A>>> {
-        let (program, args) = self
-            .command
-            .split_first()
-            .ok_or_else(|| io::Error::other("no vtysh command"))?;
-        let ip = match A::FAMILY {
-            Family::V4 => "ip",
-            Family::V6 => "ipv6",
-        };
-        let vrf = self
-            .vrf
-            .as_ref()
-            .map(|v| format!(" vrf {v}"))
-            .unwrap_or_default();
         let mut out = Vec::with_capacity(keys.len());
         for chunk in keys.chunks(PER_RUN) {
-            let mut cmd = Command::new(program);
-            cmd.args(args);
+            let (program, mut cmd, show) = self.vtysh(A::FAMILY)?;
             for &k in chunk {
-                cmd.arg("-c")
-                    .arg(format!("show {ip} route{vrf} {} json", format_addr(k)));
+                cmd.arg("-c").arg(format!("{show} {} json", format_addr(k)));
             }
             let run = cmd
                 .output()
@@ -101,6 +86,29 @@ impl ZebraQuery {
     /// The routes in zebra's FIB for family `family` (`routesTotalFib` of
     /// `show ip route summary json`), every protocol.
     pub fn fib_count(&self, family: Family) -> io::Result<usize> {
+        let (program, mut cmd, show) = self.vtysh(family)?;
+        let run = cmd
+            .arg("-c")
+            .arg(format!("{show} summary json"))
+            .output()
+            .map_err(|e| io::Error::new(e.kind(), format!("cannot run {program}: {e}")))?;
+        let v: Value = serde_json::from_slice(&run.stdout).map_err(|e| {
+            io::Error::other(format!(
+                "{program} printed what is not JSON ({e}): {}",
+                String::from_utf8_lossy(&run.stdout).trim()
+            ))
+        })?;
+        v.get("routesTotalFib")
+            .and_then(Value::as_u64)
+            .map(|n| n as usize)
+            .ok_or_else(|| io::Error::other(format!("no routesTotalFib in zebra's summary: {v}")))
+    }
+}
+
+impl ZebraQuery {
+    /// vtysh's program name, its command with the arguments that come before the
+    /// commands, and the start of a `show` command for `family` (`show ip route vrf V`).
+    fn vtysh(&self, family: Family) -> io::Result<(&str, Command, String)> {
         let (program, args) = self
             .command
             .split_first()
@@ -114,22 +122,9 @@ impl ZebraQuery {
             .as_ref()
             .map(|v| format!(" vrf {v}"))
             .unwrap_or_default();
-        let run = Command::new(program)
-            .args(args)
-            .arg("-c")
-            .arg(format!("show {ip} route{vrf} summary json"))
-            .output()
-            .map_err(|e| io::Error::new(e.kind(), format!("cannot run {program}: {e}")))?;
-        let v: Value = serde_json::from_slice(&run.stdout).map_err(|e| {
-            io::Error::other(format!(
-                "{program} printed what is not JSON ({e}): {}",
-                String::from_utf8_lossy(&run.stdout).trim()
-            ))
-        })?;
-        v.get("routesTotalFib")
-            .and_then(Value::as_u64)
-            .map(|n| n as usize)
-            .ok_or_else(|| io::Error::other(format!("no routesTotalFib in zebra's summary: {v}")))
+        let mut cmd = Command::new(program);
+        cmd.args(args);
+        Ok((program, cmd, format!("show {ip} route{vrf}")))
     }
 }
 
