@@ -7,7 +7,8 @@
 //!
 //! On the real tables the default tier looks up a sample of random keys plus every prefix
 //! boundary (and its neighbours); the long tier (`-- --ignored`) ten million random keys
-//! per table. `LPMKIT_DIFFERENTIAL_SCHEMES=a,b` limits a run to those schemes (CI's DPDK
+//! per table on each scheme's widest path and a million on the others, and 256 random update
+//! sequences per family, each check on the next code path in turn. `LPMKIT_DIFFERENTIAL_SCHEMES=a,b` limits a run to those schemes (CI's DPDK
 //! stage runs `dpdk-fib` alone; the workspace run checks every scheme).
 
 use crate::common;
@@ -30,14 +31,23 @@ fn code_paths() -> Vec<(String, BuildOptions)> {
 /// Builds every scheme of the family on every code path and compares it with the Rib (a
 /// path that equals one under a higher ceiling is checked once).
 fn check_all_schemes<A: Address>(rib: &Rib<A>, keys: &[A], what: &str) {
+    check_schemes_on(rib, keys, what, &code_paths());
+}
+
+/// Builds every scheme of the family on each of `paths` and compares it with the Rib.
+fn check_schemes_on<A: Address>(
+    rib: &Rib<A>,
+    keys: &[A],
+    what: &str,
+    paths: &[(String, BuildOptions)],
+) {
     let want = common::reference(rib, keys);
-    let paths = code_paths();
     for info in registry::schemes_for(A::FAMILY) {
         if !common::selected("LPMKIT_DIFFERENTIAL_SCHEMES", info.name) {
             continue;
         }
         let mut seen = Vec::new();
-        for (path, opts) in &paths {
+        for (path, opts) in paths {
             let fib = info
                 .build(rib, opts)
                 .unwrap_or_else(|e| panic!("{what}: building {} ({path}): {e}", info.name));
@@ -51,21 +61,50 @@ fn check_all_schemes<A: Address>(rib: &Rib<A>, keys: &[A], what: &str) {
     }
 }
 
-fn check_table<A: Address>(t: &Table<A>, random_keys: usize) {
+fn check_table<A: Address>(t: &Table<A>, keys: Keys) {
+    match keys {
+        Keys::Sampled => check_with_keys(t, SAMPLED_KEYS),
+        Keys::Long => {
+            // The widest path on all of them, the lower ceilings on a tenth (each path still
+            // on every prefix boundary).
+            let paths = code_paths();
+            let (widest, lower) = paths.split_at(1);
+            let keys = common::keys_for(&t.rib, LONG_TIER_KEYS, 42);
+            check_schemes_on(&t.rib, &keys, &t.name, widest);
+            drop(keys);
+            let keys = common::keys_for(&t.rib, LONG_TIER_KEYS / 10, 43);
+            check_schemes_on(&t.rib, &keys, &t.name, lower);
+        }
+    }
+}
+
+/// Every scheme on every code path with `random_keys` random keys (and every prefix
+/// boundary).
+fn check_with_keys<A: Address>(t: &Table<A>, random_keys: usize) {
     let keys = common::keys_for(&t.rib, random_keys, 42);
     check_all_schemes(&t.rib, &keys, &t.name);
+}
+
+/// How many random keys a real table is checked on.
+#[derive(Clone, Copy)]
+enum Keys {
+    /// The default tier: [`SAMPLED_KEYS`] on every code path.
+    Sampled,
+    /// The long tier: [`LONG_TIER_KEYS`] on the widest code path, a tenth as many on the
+    /// others.
+    Long,
 }
 
 /// Random keys per real table in the default tier, beside every prefix boundary.
 const SAMPLED_KEYS: usize = 1 << 16;
 
-/// Random keys per real table in the long tier.
+/// Random keys per real table in the long tier (on the widest code path).
 const LONG_TIER_KEYS: usize = 10_000_000;
 
-/// Every real table with `random_keys` random keys (IPv6: half of them matching table
+/// Every real table with `keys` random keys (IPv6: half of them matching table
 /// prefixes) plus every prefix boundary, on as many threads as the machine has (each
 /// thread takes the next table; a panic in one fails the test).
-fn real_tables_with(random_keys: usize) {
+fn real_tables_with(keys: Keys) {
     let tables = common::fib_tables();
     let next = std::sync::atomic::AtomicUsize::new(0);
     let threads = std::thread::available_parallelism()
@@ -78,8 +117,8 @@ fn real_tables_with(random_keys: usize) {
                 let Some(path) = tables.get(i) else { break };
                 let t0 = std::time::Instant::now();
                 match common::load(path) {
-                    AnyTable::V4(t) => check_table(&t, random_keys),
-                    AnyTable::V6(t) => check_table(&t, random_keys),
+                    AnyTable::V4(t) => check_table(&t, keys),
+                    AnyTable::V6(t) => check_table(&t, keys),
                 }
                 eprintln!(
                     "{}: all schemes agree ({:.1} s)",
@@ -93,13 +132,13 @@ fn real_tables_with(random_keys: usize) {
 
 #[test]
 fn real_tables() {
-    real_tables_with(SAMPLED_KEYS);
+    real_tables_with(Keys::Sampled);
 }
 
 #[test]
 #[ignore = "long tier: ten million random keys per real table"]
 fn real_tables_ten_million_keys() {
-    real_tables_with(LONG_TIER_KEYS);
+    real_tables_with(Keys::Long);
 }
 
 /// Synthetic tables of `routes` IPv4 and a quarter as many IPv6 routes from `seeds`,
@@ -109,11 +148,11 @@ fn synthetic_tables_with(seeds: &[u64], routes: usize, keys: usize) {
         let mut cfg = synth::SynthConfig::ipv4_default();
         cfg.routes = routes;
         cfg.seed = seed;
-        check_table(&synth::generate::<u32>(&cfg), keys);
+        check_with_keys(&synth::generate::<u32>(&cfg), keys);
         let mut cfg = synth::SynthConfig::ipv6_default();
         cfg.routes = routes / 4;
         cfg.seed = seed;
-        check_table(&synth::generate::<u128>(&cfg), keys);
+        check_with_keys(&synth::generate::<u128>(&cfg), keys);
     }
 }
 
@@ -196,8 +235,21 @@ fn arb_changes<A: Address>() -> impl Strategy<Value = Vec<(bool, Prefix<A>, u32)
     prop::collection::vec((any::<bool>(), arb_prefix::<A>(), 1u32..6), 1..60)
 }
 
-fn run_changes<A: Address>(changes: &[(bool, Prefix<A>, u32)]) {
+/// How many code paths a check of a random update sequence builds.
+#[derive(Clone, Copy)]
+enum Paths {
+    /// Every scheme on every code path at every check.
+    All,
+    /// Every scheme on one code path per check, the next path at the next check (the long
+    /// tier's many sequences: each path still sees thousands of checks, at a third of the
+    /// builds).
+    Rotating,
+}
+
+fn run_changes<A: Address>(changes: &[(bool, Prefix<A>, u32)], paths: Paths) {
+    let all = code_paths();
     let mut rib = Rib::<A>::new();
+    let mut checks = 0usize;
     for (i, &(insert, p, h)) in changes.iter().enumerate() {
         if insert {
             rib.insert(p, nh(h));
@@ -207,7 +259,16 @@ fn run_changes<A: Address>(changes: &[(bool, Prefix<A>, u32)]) {
         // Rebuild every few changes (and at the end) and compare.
         if i % 7 == 6 || i + 1 == changes.len() {
             let keys = common::keys_for(&rib, 256, i as u64);
-            check_all_schemes(&rib, &keys, "proptest");
+            match paths {
+                Paths::All => check_schemes_on(&rib, &keys, "proptest", &all),
+                Paths::Rotating => {
+                    // Start each sequence on a path of its own, so short sequences cover
+                    // every path too.
+                    let at = (checks + changes.len()) % all.len();
+                    check_schemes_on(&rib, &keys, "proptest", &all[at..=at]);
+                }
+            }
+            checks += 1;
         }
     }
 }
@@ -217,29 +278,29 @@ proptest! {
 
     #[test]
     fn random_updates_v4(changes in arb_changes::<u32>()) {
-        run_changes(&changes);
+        run_changes(&changes, Paths::All);
     }
 
     #[test]
     fn random_updates_v6(changes in arb_changes::<u128>()) {
-        run_changes(&changes);
+        run_changes(&changes, Paths::All);
     }
 }
 
-// The same properties, many more cases.
+// The same properties, many more cases, each check on one code path in turn.
 proptest! {
     #![proptest_config(ProptestConfig { cases: 256, ..ProptestConfig::default() })]
 
     #[test]
     #[ignore = "long tier: 256 random update sequences per family"]
     fn random_updates_v4_many(changes in arb_changes::<u32>()) {
-        run_changes(&changes);
+        run_changes(&changes, Paths::Rotating);
     }
 
     #[test]
     #[ignore = "long tier: 256 random update sequences per family"]
     fn random_updates_v6_many(changes in arb_changes::<u128>()) {
-        run_changes(&changes);
+        run_changes(&changes, Paths::Rotating);
     }
 }
 
