@@ -2,9 +2,9 @@
 //! kernel changes without a route notification when addresses go (an interface's last
 //! address, a flush, an address used as a route's source), and a flood of changes while
 //! the follower is stopped (`SIGSTOP`) for 3 s (on a slow machine, until its socket has
-//! dropped notifications). After each, a check of 50,000 addresses
-//! drawn inside the followed routes (and 12,500 uniform ones) agrees with the kernel's
-//! answers, and the end-of-run comparison with a fresh dump counts 0 differences. Also:
+//! dropped notifications). After each, a check of 50,000 addresses drawn inside the
+//! followed routes (and 12,500 uniform ones) agrees with the kernel's answers, and the
+//! end-of-run comparison with a fresh dump counts 0 differences. Also:
 //! a check with no comparable answer fails; a slow `--churn` ends at once (at `--duration`
 //! and at Ctrl-C).
 //!
