@@ -4,9 +4,9 @@
 //! the follower is stopped (`SIGSTOP`) for 3 s (on a slow machine, until its socket has
 //! dropped notifications). After each, a check of 50,000 addresses drawn inside the
 //! followed routes (and 12,500 uniform ones) agrees with the kernel's answers, and the
-//! end-of-run comparison with a fresh dump counts 0 differences. Also:
-//! a check with no comparable answer fails; a slow `--churn` ends at once (at `--duration`
-//! and at Ctrl-C).
+//! end-of-run comparison with a fresh dump counts 0 differences. Also: IPv6 routes
+//! checked the same way after their interfaces' addresses go; a check with no comparable
+//! answer fails; a slow `--churn` ends at once (at `--duration` and at Ctrl-C).
 //!
 //! Where a namespace cannot be made (no root, no `ip`), it says why and skips — unless
 //! `LPMKIT_REQUIRE_NETNS=1` (CI), where that is a failure.
@@ -270,6 +270,47 @@ fn source_address_removed() {
         ns.ip(&["addr", "del", "192.0.2.11/24", "dev", "v0"])
             .unwrap();
     });
+}
+
+#[test]
+fn ipv6_addresses_removed() {
+    let Some(ns) = netns("fv6") else { return };
+    ns.veths_and_ipv6_forwarding(&[("v2", "v3")]);
+    let mut lines = String::from(
+        "addr add 2001:db8:1::10/64 dev v0 nodad\n\
+         addr add 2001:db8:2::10/64 dev v2 nodad\n",
+    );
+    // Routes through both interfaces, with and without a gateway or a source; blackholes.
+    for i in 0..200 {
+        let prefix = format!("2001:db8:{:x}::/48", 0x100 + i);
+        lines.push_str(&match i % 4 {
+            0 => format!("route add {prefix} via 2001:db8:1::1 dev v0\n"),
+            1 => format!("route add {prefix} via 2001:db8:2::1 dev v2 src 2001:db8:2::10\n"),
+            2 => format!("route add {prefix} dev v0\n"),
+            _ => format!("route add blackhole {prefix}\n"),
+        });
+    }
+    assert_eq!(ns.batch(&lines), 0);
+    let f = Following::start(
+        &ns,
+        &[
+            "--family",
+            "v6",
+            "-s",
+            "poptrie16,dir24-8",
+            "--check",
+            "50000",
+            "--quiet-ms",
+            "300",
+        ],
+    );
+    f.wait_for("check ", 2);
+    ns.ip(&["addr", "flush", "dev", "v2"]).unwrap();
+    ns.ip(&["addr", "del", "2001:db8:1::10/64", "dev", "v0"])
+        .unwrap();
+    f.wait_for("check ", 4);
+    let (status, lines) = f.stop();
+    assert_exact("IPv6 addresses removed", status, &lines, 4);
 }
 
 /// A flood of `n` changes over 30,000 /24s: most replace the route (a gateway, or a
