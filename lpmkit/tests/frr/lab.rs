@@ -146,7 +146,10 @@ impl Lab {
         let files = [
             (
                 "zebra.conf",
-                format!("{}fpm address 127.0.0.1 port {FPM_PORT}\n", log("zebra")),
+                format!(
+                    "{}zebra dplane limit 10000\nfpm address 127.0.0.1 port {FPM_PORT}\n",
+                    log("zebra")
+                ),
             ),
             ("staticd.conf", staticd),
             (
