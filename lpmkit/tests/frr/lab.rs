@@ -146,10 +146,7 @@ impl Lab {
         let files = [
             (
                 "zebra.conf",
-                format!(
-                    "{}zebra dplane limit 10000\nfpm address 127.0.0.1 port {FPM_PORT}\n",
-                    log("zebra")
-                ),
+                format!("{}fpm address 127.0.0.1 port {FPM_PORT}\n", log("zebra")),
             ),
             ("staticd.conf", staticd),
             (
