@@ -31,6 +31,19 @@ pub enum Implementation {
     Popcnt,
 }
 
+impl Implementation {
+    /// The widest path of the ones a table holds tokens for: AVX-512, AVX2, the hardware
+    /// `popcnt`, else scalar code.
+    pub(crate) fn widest(avx512: bool, avx2: bool, popcnt: bool) -> Implementation {
+        match (avx512, avx2, popcnt) {
+            (true, _, _) => Implementation::Avx512,
+            (_, true, _) => Implementation::Avx2,
+            (_, _, true) => Implementation::Popcnt,
+            _ => Implementation::Scalar,
+        }
+    }
+}
+
 impl fmt::Display for Implementation {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str(match self {

@@ -1,12 +1,18 @@
-//! Run-time CPU-feature dispatch shared by the schemes.
+//! Run-time CPU-feature dispatch shared by the schemes, and the vector layer their kernels
+//! are written over.
 //!
 //! A scheme that has SIMD kernels asks for tokens once, when it is built, and keeps them
-//! (or `None`) beside its tables; the kernels take a token as a parameter, so holding one
-//! is the proof that the CPU supports the instructions (the habit of `memchr`'s
-//! `avx2::One::new`). The tokens, internal to the schemes' kernels, are `Avx512` (AVX-512
-//! F, BW, DQ and VL, what every AVX-512 kernel needs), the extensions a kernel may need on
-//! top of it (`Vpopcntdq`, `Bitalg`, `Vbmi`), `Avx2` and `Popcnt`. A table dispatches
-//! once: the best path the CPU has and the *ceiling* allows, AVX-512 → AVX2 → scalar.
+//! (or `None`) beside its tables ([`Kernels`]); the kernels take a token as a parameter, so
+//! holding one is the proof that the CPU supports the instructions (the habit of
+//! `memchr`'s `avx2::One::new`). The tokens, internal to the schemes' kernels, are
+//! `Avx512` (AVX-512 F, BW, DQ and VL, what every AVX-512 kernel needs), the extensions a
+//! kernel may need on top of it (`Vpopcntdq`, `Bitalg`, `Vbmi`), `Avx2` (with POPCNT) and
+//! `Popcnt`. A table dispatches once: the best path the CPU has and the *ceiling* allows,
+//! AVX-512 → AVX2 → scalar.
+//!
+//! The kernels are written once over [`lanes`]: a trait of 32-bit lanes implemented for
+//! AVX2's `__m256i` and AVX-512's `__m512i`, instantiated per instruction set behind thin
+//! `#[target_feature]` entry points.
 //!
 //! The ceiling ([`Isa`]) is the lowest of what the build options ask for
 //! (`BuildOptions::isa`, or scalar with `BuildOptions::force_scalar`) and what the
@@ -17,6 +23,10 @@
 use core::fmt;
 use core::str::FromStr;
 use std::sync::OnceLock;
+
+use crate::fib::Implementation;
+
+pub(crate) mod lanes;
 
 /// An instruction-set level the lookup kernels may use, lowest first: a *ceiling* lets a
 /// table use its level and every lower one.
@@ -163,7 +173,9 @@ pub fn force_scalar_env() -> bool {
     Isa::env_ceiling() == Isa::Scalar
 }
 
-/// Proof that AVX2 instructions may be executed on this CPU.
+/// Proof that AVX2 and POPCNT instructions may be executed on this CPU (every x86-64 CPU
+/// with AVX2 has POPCNT; the kernels that take it are compiled with
+/// `#[target_feature(enable = "avx2,popcnt")]`).
 #[doc(hidden)]
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Avx2 {
@@ -176,11 +188,12 @@ impl Avx2 {
         Self::within(Isa::Avx512)
     }
 
-    /// The token if the CPU has AVX2, ignoring the environment.
+    /// The token if the CPU has AVX2 and POPCNT, ignoring the environment.
     pub fn detect() -> Option<Avx2> {
         #[cfg(target_arch = "x86_64")]
         {
-            if std::arch::is_x86_feature_detected!("avx2") {
+            use std::arch::is_x86_feature_detected as has;
+            if has!("avx2") && has!("popcnt") {
                 return Some(Avx2 { _private: () });
             }
         }
@@ -385,6 +398,41 @@ impl Popcnt {
             return None;
         }
         Self::detect()
+    }
+}
+
+/// The SIMD kernels a table runs, chosen once when it is built: the AVX-512 instance of
+/// its kernels if `avx512` is held, else the AVX2 instance if `avx2` is held, else the
+/// scalar twin. Both tokens are kept where the CPU and the ceiling allow them, so both
+/// instances stay callable on an AVX-512 CPU.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub(crate) struct Kernels {
+    /// The AVX-512 instances.
+    pub(crate) avx512: Option<Avx512>,
+    /// The AVX2 instances.
+    pub(crate) avx2: Option<Avx2>,
+}
+
+impl Kernels {
+    /// The kernels of a table built with `force_scalar` and the ceiling `isa`
+    /// ([`Isa::ceiling`]): AVX2 where the ceiling allows it; AVX-512 too where the ceiling
+    /// allows it if `avx512_by_default` (the scheme's AVX-512 instance measured faster than
+    /// its AVX2 one), else only when asked for ([`Avx512::when_asked`]).
+    pub(crate) fn new(force_scalar: bool, isa: Option<Isa>, avx512_by_default: bool) -> Kernels {
+        let ceiling = Isa::ceiling(force_scalar, isa);
+        Kernels {
+            avx512: if avx512_by_default {
+                Avx512::within(ceiling)
+            } else {
+                Avx512::when_asked(force_scalar, isa)
+            },
+            avx2: Avx2::within(ceiling),
+        }
+    }
+
+    /// The path the lookups run.
+    pub(crate) fn implementation(self) -> Implementation {
+        Implementation::widest(self.avx512.is_some(), self.avx2.is_some(), false)
     }
 }
 
