@@ -8,7 +8,7 @@ use crate::rib::Rib;
 use crate::schemes::common::{
     check_capacity, check_next_hop, ms_since, narrowest, ByWidth, Width, Word,
 };
-use crate::simd::{Avx2, Avx512};
+use crate::simd::Kernels;
 
 const NAME: &str = "dir24-8";
 /// Largest value (next hop or group index) of a 16-bit entry.
@@ -45,10 +45,7 @@ pub(super) fn build(rib: &Rib<Ipv4>, config: &Dir24_8Config) -> Result<Dir24_8, 
     };
     let mut fib = Dir24_8 {
         layout,
-        avx2: Avx2::within(crate::simd::Isa::ceiling(config.force_scalar, config.isa)),
-        // The AVX-512 kernel runs only when asked for (`isa: Some(Avx512)`): by default the
-        // AVX2 one, which it does not beat where both were measured.
-        avx512: Avx512::when_asked(config.force_scalar, config.isa),
+        kernels: Kernels::new(config.force_scalar, config.isa, super::AVX512_BY_DEFAULT),
         groups,
         direct_entries,
         build_ms: 0.0,

@@ -36,9 +36,7 @@ mod build;
 mod v6;
 
 #[cfg(target_arch = "x86_64")]
-mod avx2;
-#[cfg(target_arch = "x86_64")]
-mod avx512;
+mod kernel;
 
 pub use v6::Dir24_8V6;
 
@@ -49,10 +47,15 @@ use crate::prefix::{Address, Ipv4};
 use crate::rib::Rib;
 use crate::scheme::Scheme;
 use crate::schemes::common::{with_width, ByWidth, Width, Word};
-use crate::simd::{prefetch, Avx2, Avx512};
+use crate::simd::{prefetch, Kernels};
 
 /// Keys per block in `lookup_batch`: the number of first-table misses kept in flight.
 pub(crate) const BATCH: usize = 32;
+
+/// Whether a table runs the AVX-512 instance of the kernel by default; else the AVX2 one,
+/// and the AVX-512 one only when asked for (`isa: Some(Isa::Avx512)`). The faster of the
+/// two where they were measured (`docs/simd.md`).
+pub(crate) const AVX512_BY_DEFAULT: bool = false;
 
 /// Build options for [`Dir24_8`].
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
@@ -178,8 +181,7 @@ impl<E: Word> Tables<E> {
 /// The DIR-24-8 lookup table for IPv4.
 pub struct Dir24_8 {
     layout: ByWidth<Tables<u16>, Tables<u32>>,
-    avx2: Option<Avx2>,
-    avx512: Option<Avx512>,
+    kernels: Kernels,
     groups: usize,
     direct_entries: usize,
     build_ms: f64,
@@ -229,13 +231,13 @@ impl Fib<Ipv4> for Dir24_8 {
         assert!(out.len() >= addrs.len(), "output shorter than input");
         let out = &mut out[..addrs.len()];
         #[cfg(target_arch = "x86_64")]
-        if let Some(token) = self.avx512 {
-            with_width!(&self.layout, t => avx512::lookup_batch(token, t, addrs, out));
+        if let Some(token) = self.kernels.avx512 {
+            with_width!(&self.layout, t => kernel::avx512(token, t, addrs, out));
             return;
         }
         #[cfg(target_arch = "x86_64")]
-        if let Some(token) = self.avx2 {
-            with_width!(&self.layout, t => avx2::lookup_batch(token, t, addrs, out));
+        if let Some(token) = self.kernels.avx2 {
+            with_width!(&self.layout, t => kernel::avx2(token, t, addrs, out));
             return;
         }
         with_width!(&self.layout, t => t.lookup_batch_scalar(addrs, out))
@@ -260,13 +262,7 @@ impl Fib<Ipv4> for Dir24_8 {
     }
 
     fn implementation(&self) -> Implementation {
-        if self.avx512.is_some() {
-            Implementation::Avx512
-        } else if self.avx2.is_some() {
-            Implementation::Avx2
-        } else {
-            Implementation::Scalar
-        }
+        self.kernels.implementation()
     }
 }
 
