@@ -46,12 +46,10 @@
 //!   `vpgatherdd` per level for eight keys (detected at run time; the scalar pipeline is
 //!   its twin, `force_scalar`).
 
-#[cfg(target_arch = "x86_64")]
-mod avx2;
-#[cfg(target_arch = "x86_64")]
-mod avx512;
 mod bitmap;
 mod entry;
+#[cfg(target_arch = "x86_64")]
+mod kernel;
 mod pivot;
 
 use core::marker::PhantomData;
@@ -66,10 +64,15 @@ use crate::prefix::{Address, Ipv4, Prefix};
 use crate::rib::Rib;
 use crate::scheme::Patchable;
 use crate::schemes::common::{ms_since, with_width, ByWidth, FreeSpace, Width};
-use crate::simd::{Avx2, Avx512};
+use crate::simd::Kernels;
 use bitmap::{BitmapPatch, BitmapState, Bitmaps, Rebuild, Shape};
 use entry::{id_limit, lim_for};
 use pivot::{Full, PivotPatch, Pivots, MAX_LEVELS};
+
+/// Whether SAIL_L's IPv4 tables run the AVX-512 instance of the pipelined kernel by
+/// default; else the AVX2 one, and the AVX-512 one only when asked for (`isa:
+/// Some(Isa::Avx512)`). The faster of the two where they were measured (`docs/simd.md`).
+const AVX512_BY_DEFAULT: bool = false;
 
 /// Widths to try: the forced one, else 16 then 32 bits.
 fn widths(forced: Option<Width>) -> &'static [Width] {
@@ -173,10 +176,8 @@ pub struct SailLTable<A: Address> {
     name: &'static str,
     /// IPv4 with pivots 16, 24, 32: the pipelined kernel.
     v4_fast: bool,
-    /// The pipelined kernel on AVX2 (`v4_fast` only).
-    avx2: Option<Avx2>,
-    /// The pipelined kernel on AVX-512 (`v4_fast` only).
-    avx512: Option<Avx512>,
+    /// The pipelined kernel's instances (`v4_fast` only).
+    kernels: Kernels,
     _a: PhantomData<fn(A)>,
 }
 
@@ -220,12 +221,12 @@ impl<A: Address> Fib<A> for SailLTable<A> {
                 // slice reinterpretation is a no-op cast.
                 let keys = unsafe { core::slice::from_raw_parts(addrs.as_ptr() as *const u32, addrs.len()) };
                 #[cfg(target_arch = "x86_64")]
-                if let Some(token) = self.avx512 {
-                    return avx512::lookup_batch_v4(token, t, keys, out);
+                if let Some(token) = self.kernels.avx512 {
+                    return kernel::avx512(token, t, keys, out);
                 }
                 #[cfg(target_arch = "x86_64")]
-                if let Some(token) = self.avx2 {
-                    return avx2::lookup_batch_v4(token, t, keys, out);
+                if let Some(token) = self.kernels.avx2 {
+                    return kernel::avx2(token, t, keys, out);
                 }
                 t.lookup_batch_v4(keys, out)
             } else {
@@ -237,13 +238,7 @@ impl<A: Address> Fib<A> for SailLTable<A> {
         with_width!(&self.layout, t => t.bytes())
     }
     fn implementation(&self) -> Implementation {
-        if self.avx512.is_some() {
-            Implementation::Avx512
-        } else if self.avx2.is_some() {
-            Implementation::Avx2
-        } else {
-            Implementation::Scalar
-        }
+        self.kernels.implementation()
     }
 }
 
@@ -354,11 +349,11 @@ fn build_l<A: Address>(
                     layout,
                     name,
                     v4_fast,
-                    avx2: Avx2::within(crate::simd::Isa::ceiling(config.force_scalar, config.isa))
-                        .filter(|_| v4_fast),
-                    // The AVX-512 pipeline runs only when asked for (`isa: Some(Avx512)`):
-                    // by default the AVX2 one, the faster where both were measured.
-                    avx512: Avx512::when_asked(config.force_scalar, config.isa).filter(|_| v4_fast),
+                    kernels: if v4_fast {
+                        Kernels::new(config.force_scalar, config.isa, AVX512_BY_DEFAULT)
+                    } else {
+                        Kernels::default()
+                    },
                     _a: PhantomData,
                 };
                 let writer = SailLWriter {
