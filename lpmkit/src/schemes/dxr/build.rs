@@ -208,16 +208,11 @@ pub(super) fn build_with(
             nh_len: AtomicUsize::new(descriptors.len()),
         },
         name: config.name(),
-        #[cfg(target_arch = "x86_64")]
-        avx2: super::avx2::Token::new(
-            crate::simd::Avx2::within(crate::simd::Isa::ceiling(config.force_scalar, config.isa)),
-            crate::simd::Popcnt::within(crate::simd::Isa::ceiling(config.force_scalar, config.isa)),
-        ),
-        #[cfg(target_arch = "x86_64")]
-        avx512: crate::simd::Avx512::within(crate::simd::Isa::ceiling(
+        kernels: crate::simd::Kernels::new(
             config.force_scalar,
             config.isa,
-        )),
+            super::AVX512_BY_DEFAULT,
+        ),
     };
     let mut ctl = Control::new(config.clone(), codec, FreeSpace::new(end), counts);
     ctl.build_ms = ms_since(t0);

@@ -26,10 +26,10 @@
 //!   prefetched a few blocks ahead; the next block's entries are read, its direct chunks
 //!   answered and the chunks it must search prefetched; and this block's searches run. The
 //!   scalar path runs the searches of a block in lock step with conditional moves; the
-//!   AVX2 path (run-time detected, [`DxrConfig::force_scalar`] turns it off) gathers eight
-//!   lookup-table entries at once, left-packs the keys that need a search, and finishes
-//!   each search with one 64-byte window compare (32 short or 16 long entries) after
-//!   halving larger chunks down to that size. [`Dxr::search_steps_histogram`] gives the
+//!   SIMD kernel (AVX2 and AVX-512, run-time detected, [`DxrConfig::force_scalar`] turns it
+//!   off) gathers a vector of lookup-table entries at once, left-packs the keys that need
+//!   a search, and finishes each search with one 64-byte window compare (32 short or 16
+//!   long entries) after halving larger chunks down to that size. [`Dxr::search_steps_histogram`] gives the
 //!   Table 3 distribution of binary-search steps, counted with the paper's search loop.
 //! * **Incremental updates (§3.4).** [`IncrementalFib::apply`](crate::IncrementalFib::apply)
 //!   expands each changed prefix into the chunks it covers (a prefix shorter than `k`
@@ -98,12 +98,10 @@
 //! # Ok::<(), Box<dyn std::error::Error>>(())
 //! ```
 
-#[cfg(target_arch = "x86_64")]
-mod avx2;
-#[cfg(target_arch = "x86_64")]
-mod avx512;
 mod build;
 mod codec;
+#[cfg(target_arch = "x86_64")]
+mod kernel;
 mod layout;
 mod scalar;
 mod writer;
@@ -122,6 +120,11 @@ pub use writer::RetiredRange;
 
 /// Keys per block in `lookup_batch`: the number of lookups whose misses overlap.
 pub(crate) const BATCH: usize = 16;
+
+/// Whether a table runs the AVX-512 instance of the SIMD stages by default; else the AVX2
+/// one, and the AVX-512 one only when asked for (`isa: Some(Isa::Avx512)`). The faster of
+/// the two where they were measured (`docs/simd.md`).
+const AVX512_BY_DEFAULT: bool = true;
 
 /// Smallest `k` (direct bits).
 pub(crate) const MIN_K: u8 = 16;
@@ -219,8 +222,8 @@ pub struct DxrConfig {
     /// Rebuild everything instead of chunk by chunk when one `apply` dirties more than
     /// this share of the chunks.
     pub full_rebuild_share: f64,
-    /// Use the scalar lookup path even if the CPU has AVX2 (the AVX2 path finishes each
-    /// search with one 64-byte window compare; see `avx2.rs`).
+    /// Use the scalar lookup path even if the CPU has AVX2 (the SIMD paths finish each
+    /// search with one 64-byte window compare; see `kernel.rs`).
     pub force_scalar: bool,
     /// The highest instruction set the lookups may use (`None`: the best the CPU has);
     /// see [`crate::simd::Isa`].
@@ -444,12 +447,8 @@ pub struct DxrTable {
     fill: Fill,
     /// `d{k}r`.
     name: String,
-    /// The AVX2 stage 3 of `lookup_batch`, when the CPU has it and it is not disabled.
-    #[cfg(target_arch = "x86_64")]
-    avx2: Option<avx2::Token>,
-    /// The AVX-512 stages, when the CPU has them and the ceiling allows them.
-    #[cfg(target_arch = "x86_64")]
-    avx512: Option<crate::simd::Avx512>,
+    /// The SIMD stages of `lookup_batch` the CPU has and the ceiling allows.
+    kernels: crate::simd::Kernels,
 }
 
 /// See [`DxrTable::fill`].
@@ -713,20 +712,20 @@ impl Fib<Ipv4> for DxrTable {
         assert!(out.len() >= addrs.len(), "output shorter than input");
         let out = &mut out[..addrs.len()];
         #[cfg(target_arch = "x86_64")]
-        if let Some(token) = self.avx512 {
+        if let Some(token) = self.kernels.avx512 {
             if self.remap {
-                avx512::lookup_batch::<true>(token, self, addrs, out);
+                kernel::avx512::<true>(token, self, addrs, out);
             } else {
-                avx512::lookup_batch::<false>(token, self, addrs, out);
+                kernel::avx512::<false>(token, self, addrs, out);
             }
             return;
         }
         #[cfg(target_arch = "x86_64")]
-        if let Some(token) = self.avx2 {
+        if let Some(token) = self.kernels.avx2 {
             if self.remap {
-                avx2::lookup_batch::<true>(token, self, addrs, out);
+                kernel::avx2::<true>(token, self, addrs, out);
             } else {
-                avx2::lookup_batch::<false>(token, self, addrs, out);
+                kernel::avx2::<false>(token, self, addrs, out);
             }
             return;
         }
@@ -748,15 +747,7 @@ impl Fib<Ipv4> for DxrTable {
     }
 
     fn implementation(&self) -> Implementation {
-        #[cfg(target_arch = "x86_64")]
-        if self.avx512.is_some() {
-            return Implementation::Avx512;
-        }
-        #[cfg(target_arch = "x86_64")]
-        if self.avx2.is_some() {
-            return Implementation::Avx2;
-        }
-        Implementation::Scalar
+        self.kernels.implementation()
     }
 }
 

@@ -35,14 +35,12 @@ fn check(rib: &Rib<Ipv4>, d: &Dxr) {
     d.lookup_batch_scalar(&keys, &mut scalar);
     // The AVX2 stages too, when the table runs the AVX-512 ones.
     #[cfg(target_arch = "x86_64")]
-    if let Some(token) =
-        super::avx2::Token::new(crate::simd::Avx2::new(), crate::simd::Popcnt::new())
-    {
+    if let Some(token) = crate::simd::Avx2::new() {
         let mut v = vec![u32::MAX; keys.len()];
         if d.table().remap {
-            super::avx2::lookup_batch::<true>(token, d.table(), &keys, &mut v);
+            super::kernel::avx2::<true>(token, d.table(), &keys, &mut v);
         } else {
-            super::avx2::lookup_batch::<false>(token, d.table(), &keys, &mut v);
+            super::kernel::avx2::<false>(token, d.table(), &keys, &mut v);
         }
         assert_eq!(
             v,
