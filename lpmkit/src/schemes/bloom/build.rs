@@ -23,7 +23,7 @@ use crate::nexthop::NextHop;
 use crate::prefix::{Address, Prefix};
 use crate::rib::Rib;
 use crate::schemes::common::{check_capacity, ms_since, Arena, FreeSpace};
-use crate::simd::{Avx2, Avx512};
+use crate::simd::Kernels;
 
 /// A level to build: key length `len`, band `lo..=len`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -213,17 +213,10 @@ pub(crate) fn build<A: Address>(
         default,
         hint,
         summary,
-        avx2: if vector {
-            Avx2::within(crate::simd::Isa::ceiling(config.force_scalar, config.isa))
+        kernels: if vector {
+            Kernels::new(config.force_scalar, config.isa, super::AVX512_BY_DEFAULT)
         } else {
-            None
-        },
-        // The AVX-512 kernels run only when asked for (`isa: Some(Avx512)`): by default the
-        // AVX2 ones, which they do not beat where both were measured.
-        avx512: if vector {
-            Avx512::when_asked(config.force_scalar, config.isa)
-        } else {
-            None
+            Kernels::default()
         },
         threads: config.threads,
         tops,

@@ -20,11 +20,12 @@ use core::mem::MaybeUninit;
 use std::sync::Mutex;
 
 use super::cpe::{key_bits, top_key};
-use super::dispatch::{hash_keys, Kernels};
 use super::gate;
 use super::hash::{crand, crand_seed, hash, HashKind};
+use super::kernel::hash_keys;
 use super::{BloomTable, Level, DLA_BITS};
 use crate::prefix::Address;
+use crate::simd::Kernels;
 
 /// Keys per chunk of [`BloomTable::batch`].
 pub(crate) const CHUNK: usize = 64;

@@ -43,9 +43,10 @@
 //!   Knuth's multiplicative method, each selectable for the filters (`hash`) and for the
 //!   tables (`table_hash`) — the pairs of Fig. 1; Kirsch–Mitzenmacher double hashing
 //!   (`g_i = h1 + i·h2`); reuse of the filter's hash as the table index; the FPR as a
-//!   parameter; hashing of 8 keys at a time with AVX2 (§4.3.2's ILP; `avx2.rs`, with a
-//!   scalar twin the tests compare), and — beyond the paper — the filter probes of 8 keys
-//!   at a time too (exact `mod m` by multiply-high, the filter words gathered); batches
+//!   parameter; hashing of a vector of keys at a time (§4.3.2's ILP: 8 keys with AVX2, the
+//!   paper's 16 with AVX-512; `kernel.rs`, with a scalar twin the tests compare), and —
+//!   beyond the paper — the filter probes of a vector of keys at a time too (exact `mod m`
+//!   by multiply-high, the filter words gathered); batches
 //!   go through the match vectors of a group of keys in a four-stage software pipeline
 //!   (`pipeline.rs`); multithreaded bulk lookup ([`Bloom::lookup_bulk`]:
 //!   keys handed out to threads dynamically in small chunks, as the paper's OpenMP
@@ -133,18 +134,14 @@
 //! # Ok::<(), Box<dyn std::error::Error>>(())
 //! ```
 
-#[cfg(target_arch = "x86_64")]
-mod avx2;
-#[cfg(target_arch = "x86_64")]
-mod avx512;
 mod build;
 mod config;
 mod cpe;
-mod dispatch;
 mod filter;
 mod gate;
 mod hash;
 mod hint;
+mod kernel;
 mod lookup;
 mod pipeline;
 mod stats;
@@ -167,7 +164,7 @@ use crate::prefix::Address;
 use crate::rib::Rib;
 use crate::scheme::Patchable;
 use crate::schemes::common::{Arena, FreeSpace};
-use crate::simd::{Avx2, Avx512};
+use crate::simd::Kernels;
 
 use filter::{Counters, Filter};
 use hash::Hashing;
@@ -175,6 +172,11 @@ use table::{Table, TableSpace};
 
 /// Bits of the IPv4 direct lookup array's index (§3.2: 2^20 entries).
 pub(crate) const DLA_BITS: u8 = 20;
+
+/// Whether a table runs the AVX-512 instances of the hashing and filter kernels by
+/// default; else the AVX2 ones, and the AVX-512 ones only when asked for (`isa:
+/// Some(Isa::Avx512)`). The faster of the two where they were measured (`docs/simd.md`).
+const AVX512_BY_DEFAULT: bool = false;
 
 /// One level: the filter and table of the prefixes of lengths `lo..=len`, expanded to
 /// `len` (or the gate).
@@ -210,9 +212,8 @@ pub struct BloomTable<A: Address> {
     pub(crate) hint: Option<hint::Hint>,
     /// The IPv6 /32 summary (`summary.rs`; replaces the hint when on).
     pub(crate) summary: Option<summary::Summary>,
-    pub(crate) avx2: Option<Avx2>,
-    /// AVX-512 hashing and filter probes (16 lanes), where the CPU and the ceiling allow.
-    pub(crate) avx512: Option<Avx512>,
+    /// The SIMD hashing and filter probes, where the CPU and the ceiling allow them.
+    pub(crate) kernels: Kernels,
     /// Threads of [`Bloom::lookup_bulk`] for large `lookup_batch` calls (1: none).
     pub(crate) threads: usize,
     /// Block-arena tops per level and of the ranges (the last), for figures: set by the
@@ -307,14 +308,14 @@ impl<A: Address> Bloom<A> {
         self.table().lookup_bulk(addrs, out, threads)
     }
 
-    /// `lookup_batch` on the scalar hashing path whatever the CPU (the twin of the AVX2
-    /// path); for tests and benchmarks.
+    /// `lookup_batch` on the scalar hashing path whatever the CPU (the twin of the SIMD
+    /// kernels); for tests and benchmarks.
     #[cfg(any(test, feature = "test-hooks"))]
     #[doc(hidden)]
     pub fn lookup_batch_scalar(&self, addrs: &[A], out: &mut [u32]) {
         assert!(out.len() >= addrs.len(), "output shorter than input");
         self.table()
-            .batch(addrs, &mut out[..addrs.len()], dispatch::Kernels::default());
+            .batch(addrs, &mut out[..addrs.len()], Kernels::default());
     }
 
     /// Checks that every level holds exactly the keys the `Rib` expands to, that every
@@ -370,11 +371,8 @@ pub fn dpcpe_plan<A: Address>(rib: &Rib<A>, n: usize, optimal: bool) -> DpcpePla
 
 impl<A: Address> BloomTable<A> {
     /// The SIMD kernels the lookups run.
-    pub(crate) fn kernels(&self) -> dispatch::Kernels {
-        dispatch::Kernels {
-            avx2: self.avx2,
-            avx512: self.avx512,
-        }
+    pub(crate) fn kernels(&self) -> Kernels {
+        self.kernels
     }
 
     /// Bytes lookups may touch.
@@ -463,13 +461,7 @@ impl<A: Address> Fib<A> for BloomTable<A> {
     }
 
     fn implementation(&self) -> Implementation {
-        if self.avx512.is_some() {
-            Implementation::Avx512
-        } else if self.avx2.is_some() {
-            Implementation::Avx2
-        } else {
-            Implementation::Scalar
-        }
+        self.kernels.implementation()
     }
 }
 

@@ -25,11 +25,11 @@
 //!   the default route.
 
 use super::cpe::top_key;
-use super::dispatch::{hash_keys, Kernels};
-use super::filter::Filter;
 use super::hash::hash;
+use super::kernel::{filter_mask, hash_keys};
 use super::BloomTable;
 use crate::prefix::Address;
+use crate::simd::Kernels;
 
 /// Keys per group.
 pub(crate) const GROUP: usize = 32;
@@ -70,34 +70,6 @@ impl<const P: usize, const G: usize> Group<P, G> {
             fb: [0; G],
             done: 0,
         }
-    }
-}
-
-/// Sets bit `level` of `mask[i]` for each of the first `n` keys whose filter bits are all
-/// set (AVX-512 or AVX2 if `simd` holds the token).
-#[inline]
-fn filter_mask(
-    simd: Kernels,
-    f: &Filter,
-    h1: &[u32],
-    h2: &[u32],
-    n: usize,
-    mask: &mut [u16],
-    level: usize,
-) {
-    #[cfg(target_arch = "x86_64")]
-    if let Some(token) = simd.avx512 {
-        super::avx512::filter_mask(token, f, h1, h2, n, mask, level);
-        return;
-    }
-    #[cfg(target_arch = "x86_64")]
-    if let Some(token) = simd.avx2 {
-        super::avx2::filter_mask(token, f, h1, h2, n, mask, level);
-        return;
-    }
-    let _ = simd;
-    for i in 0..n {
-        mask[i] |= (f.contains_km_all(h1[i], h2[i]) as u16) << level;
     }
 }
 
