@@ -1,7 +1,6 @@
 //! The batched lookup, written once over the node search ([`NodeSearch`]: scalar in
-//! `scalar.rs`, AVX2 in `avx2.rs`, AVX-512 in `avx512.rs`, which also brings its own
-//! stage of the /32 lines), from the steps of `walk.rs` and the waiting keys of
-//! `pending.rs`.
+//! `scalar.rs`, AVX2 and AVX-512 in `kernel.rs`, which also brings its own stage of the
+//! /32 lines), from the steps of `walk.rs` and the waiting keys of `pending.rs`.
 //!
 //! Keys are taken in groups of `batch` (the paper's `M`):
 //!

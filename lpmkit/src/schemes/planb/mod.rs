@@ -25,13 +25,14 @@
 //!
 //! * The tree's shape and the node search are described in `tree.rs`; the batched
 //!   lookup (`batch.rs`) runs the paper's lockstep groups of [`PlanbConfig::batch`] keys
-//!   over one node search per instruction set: AVX-512 (`avx512.rs`: a 64-byte node is
-//!   one 512-bit compare into a mask register, the paper's), AVX2 (`avx2.rs`: a 64-byte
-//!   node of eight 64-bit keys is two 256-bit compares, a 32-byte node of four is one,
-//!   selected by [`PlanbConfig::fanout`]) and their scalar twin (`scalar.rs`), chosen at
-//!   run time (see [`crate::simd`]; [`PlanbConfig::isa`] and `LPMKIT_FORCE_ISA` cap the
-//!   choice). The AVX-512 kernel runs only when asked for ([`PlanbConfig::isa`] =
-//!   `Some(Isa::Avx512)`, `--force-isa avx512`); by default the AVX2 one runs.
+//!   over the node search of `kernel.rs`, written once and instantiated per instruction
+//!   set — AVX-512 (a 64-byte node is one 512-bit compare into a mask register, the
+//!   paper's), AVX2 (a 64-byte node of eight 64-bit keys is two 256-bit compares, a
+//!   32-byte node of four is one, selected by [`PlanbConfig::fanout`]) — and their scalar
+//!   twin (`scalar.rs`), chosen at run time (see [`crate::simd`]; [`PlanbConfig::isa`] and
+//!   `LPMKIT_FORCE_ISA` cap the choice). The AVX-512 instance runs only when asked for
+//!   ([`PlanbConfig::isa`] = `Some(Isa::Avx512)`, `--force-isa avx512`); by default the
+//!   AVX2 one runs.
 //! * **Longer prefixes.** The paper (and its public reimplementations) keeps the first
 //!   64 bits of every address and so serves routes up to /64. Here a key is searched in
 //!   chunks (`build.rs`): the main tree holds the first chunk; an interval boundary that
@@ -114,9 +115,7 @@ mod tree;
 mod walk;
 
 #[cfg(target_arch = "x86_64")]
-mod avx2;
-#[cfg(target_arch = "x86_64")]
-mod avx512;
+mod kernel;
 
 use core::marker::PhantomData;
 
@@ -125,7 +124,7 @@ use crate::nexthop::NextHop;
 use crate::prefix::{Address, Family};
 use crate::rib::Rib;
 use crate::scheme::Scheme;
-use crate::simd::{Avx2, Avx512, Isa, Popcnt};
+use crate::simd::{Isa, Kernels};
 use build::BuildInfo;
 use front::Front;
 use tree::{Compact, Forest, Layout, Wide};
@@ -142,6 +141,11 @@ pub(crate) const DEFAULT_BATCH: usize = 32;
 /// Keys per group when none is configured, with the /32 lines: a group's lines are all
 /// prefetched before the first is searched, so a larger group overlaps more misses.
 pub(crate) const LINES_BATCH: usize = 64;
+
+/// Whether a table runs the AVX-512 instance of the kernel by default; else the AVX2 one,
+/// and the AVX-512 one only when asked for (`isa: Some(Isa::Avx512)`). The faster of the
+/// two where they were measured (`docs/simd.md`).
+const AVX512_BY_DEFAULT: bool = false;
 
 /// Build options for [`Planb`].
 ///
@@ -319,14 +323,6 @@ enum LayoutKind {
     Compact,
 }
 
-/// The lookup kernel a table runs.
-#[derive(Clone, Copy, Debug)]
-enum Simd {
-    Avx512(Avx512),
-    Avx2(Avx2, Popcnt),
-    Scalar,
-}
-
 /// One layout's table.
 struct Tables<L: Layout> {
     forest: Forest<L>,
@@ -405,7 +401,7 @@ macro_rules! with_tables {
 /// Built by [`Planb::build`]; looks up through [`Fib`].
 pub struct Planb<A: Address> {
     inner: Inner,
-    simd: Simd,
+    kernels: Kernels,
     batch: usize,
     name: &'static str,
     info: BuildInfo,
@@ -472,18 +468,9 @@ impl<A: Address> Planb<A> {
             }
         };
         info.build_ms = crate::schemes::common::ms_since(t0);
-        let ceiling = Isa::ceiling(config.force_scalar, config.isa);
-        // The AVX-512 kernel runs only when asked for (`isa: Some(Avx512)`): by default the
-        // AVX2 one, as fast or faster where both were measured.
-        let avx512 = Avx512::when_asked(config.force_scalar, config.isa);
-        let simd = match (avx512, Avx2::within(ceiling), Popcnt::within(ceiling)) {
-            (Some(a), _, _) => Simd::Avx512(a),
-            (None, Some(a), Some(p)) => Simd::Avx2(a, p),
-            _ => Simd::Scalar,
-        };
         Ok(Planb {
             inner,
-            simd,
+            kernels: Kernels::new(config.force_scalar, config.isa, AVX512_BY_DEFAULT),
             batch: config.batch,
             name: if config.front == 0 {
                 "planb"
@@ -650,29 +637,28 @@ impl<A: Address> Fib<A> for Planb<A> {
         assert!(out.len() >= addrs.len(), "output shorter than input");
         let out = &mut out[..addrs.len()];
         #[cfg(target_arch = "x86_64")]
-        match self.simd {
-            Simd::Avx512(a) => {
-                with_tables!(self.inner, |t, L| avx512::lookup_batch::<A, L>(
-                    a,
-                    &t.view(),
-                    self.batch,
-                    addrs,
-                    out
-                ));
-                return;
-            }
-            Simd::Avx2(a, p) => {
-                with_tables!(self.inner, |t, L| avx2::lookup_batch::<A, L>(
-                    a,
-                    p,
-                    &t.view(),
-                    self.batch,
-                    addrs,
-                    out
-                ));
-                return;
-            }
-            Simd::Scalar => {}
+        if let Some(token) = self.kernels.avx512 {
+            let b = self.batch;
+            with_tables!(self.inner, |t, L| kernel::avx512::<A, L>(
+                token,
+                &t.view(),
+                b,
+                addrs,
+                out
+            ));
+            return;
+        }
+        #[cfg(target_arch = "x86_64")]
+        if let Some(token) = self.kernels.avx2 {
+            let b = self.batch;
+            with_tables!(self.inner, |t, L| kernel::avx2::<A, L>(
+                token,
+                &t.view(),
+                b,
+                addrs,
+                out
+            ));
+            return;
         }
         with_tables!(self.inner, |t, L| scalar::lookup_batch::<A, L>(
             &t.view(),
@@ -695,11 +681,7 @@ impl<A: Address> Fib<A> for Planb<A> {
     }
 
     fn implementation(&self) -> Implementation {
-        match self.simd {
-            Simd::Avx512(_) => Implementation::Avx512,
-            Simd::Avx2(..) => Implementation::Avx2,
-            Simd::Scalar => Implementation::Scalar,
-        }
+        self.kernels.implementation()
     }
 }
 

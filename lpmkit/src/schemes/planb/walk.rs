@@ -1,5 +1,5 @@
 //! The steps every batched lookup path is made of, over the node search ([`NodeSearch`]:
-//! scalar in `scalar.rs`, AVX2 in `avx2.rs`, AVX-512 in `avx512.rs`): the view of a
+//! scalar in `scalar.rs`, AVX2 and AVX-512 in `kernel.rs`): the view of a
 //! table's arrays, a group's lockstep descent of the main tree ([`main_lockstep`]), the
 //! *lanes* (lookups left in a tree, stepped one node per pass over a packed list:
 //! [`drain`]) and the search of a /32 line ([`line_value`]). `batch.rs` puts them
