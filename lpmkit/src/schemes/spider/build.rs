@@ -33,7 +33,7 @@ use crate::fib::BuildError;
 use crate::prefix::Address;
 use crate::rib::{split_blocks_per_level, LevelBlocks, Rib};
 use crate::schemes::common::ms_since;
-use crate::simd::{Avx2, Avx512, Isa};
+use crate::simd::Kernels;
 
 const NAME: &str = "spider";
 
@@ -107,23 +107,21 @@ pub(super) fn build<A: Address>(
             split: 0,
         },
     };
-    let ceiling = Isa::ceiling(config.force_scalar, config.isa);
-    let avx2 = Avx2::within(ceiling);
-    #[cfg(target_arch = "x86_64")]
-    // IPv4 runs the AVX-512 kernel under the ceiling; IPv6 only when it is asked for
-    // (`isa: Some(Avx512)`): by default the AVX2 one, the faster where both were measured.
-    let avx512 = if A::BITS == 32 {
-        Avx512::within(ceiling)
-    } else {
-        Avx512::when_asked(config.force_scalar, config.isa)
+    let mut kernels = Kernels::new(
+        config.force_scalar,
+        config.isa,
+        match A::FAMILY {
+            crate::Family::V4 => super::AVX512_BY_DEFAULT_V4,
+            crate::Family::V6 => super::AVX512_BY_DEFAULT_V6,
+        },
+    );
+    if config.ways != MAX_WAYS {
+        // The AVX-512 instance serves one register's ways.
+        kernels.avx512 = None;
     }
-    .filter(|_| config.ways == super::avx512::WAYS);
-    #[cfg(not(target_arch = "x86_64"))]
-    let avx512 = None;
     let mut spider = Spider {
         table,
-        avx2,
-        avx512,
+        kernels,
         params: LookupParams {
             ways: config.ways,
             pipeline: config.pipeline,

@@ -2,8 +2,8 @@
 //!
 //! [`ElementLayout`] is the public name of a layout (with its capacity limits);
 //! [`Compact16`], [`Paper32`] and [`Wide32`] are the same layouts as types, whose [`Codec`]
-//! encodes elements for the builder and decodes them for the scalar path (the AVX2
-//! decoders are in `avx2/ops.rs`).
+//! encodes elements for the builder and decodes them for the scalar path (the SIMD
+//! decoders are in `kernel/ops.rs`).
 
 use super::FIRST_STRIDE_ROW;
 use crate::fib::BuildError;

@@ -37,7 +37,9 @@
 //! paper's Fig. 6, is [`SpiderConfig::ways`] (1…16): fewer than eight lanes per stream are
 //! masked loads and masked gathers. `spider1w` is the scalar code, one address at a time;
 //! it is also what runs when the CPU has no AVX2 (detected at run time, see
-//! [`crate::simd`]) or when scalar code is forced.
+//! [`crate::simd`]) or when scalar code is forced. The kernels are written once over the
+//! vector layer of [`crate::simd`] (`kernel/`) and run on AVX2 or, for 16 ways, on
+//! AVX-512, where a block's sixteen addresses are one 512-bit register.
 //!
 //! # Management (§III-C)
 //!
@@ -78,42 +80,43 @@
 //! * **Pipelining** ([`SpiderConfig::pipeline`], on by default). The paper's loop waits for
 //!   each level's gather before the next level's, so a 16-address iteration costs one
 //!   memory latency per level, and a gather that misses blocks the reorder buffer. The
-//!   AVX2 kernels instead keep `IN_FLIGHT` blocks of `ways` addresses at different
-//!   depths and visit them in turn (asynchronous memory access chaining, Kocberber et al.,
-//!   VLDB 2015): a visit steps a block, and when the block's next level is *cold* — its
-//!   rows take more than `CACHED_LEVEL_BYTES_V4` (IPv4) or `CACHED_LEVEL_BYTES_V6` —
-//!   prefetches (into L1) the element every lane reads next and moves on; by the block's
-//!   next visit the data is there. Levels small enough to stay cached are stepped at once.
-//!   A table without cold levels interleaves `INTERLEAVE` blocks instead, level by
-//!   level and without prefetching, so that two blocks' gathers overlap. The lockstep blocks, End-of-Lookup
-//!   idling and loop fusion are the paper's; `pipeline: false` runs the paper's loop as it
-//!   is (one block at a time), and [`SpiderConfig::paper`] is the published `Spider16w`.
-//! * **Cheaper steps in the pipelined kernels**:
-//!   IPv4 reads the direct pointing table (128 KiB, in L2) with sixteen scalar loads
-//!   instead of two gathers (where a gather is microcoded it delivers about one element
-//!   per cycle);
-//!   prefetch addresses leave the register by `vmovq`/`vpextrq` instead of a store and
-//!   reloads; and `Compact16` accumulates the next hop with `or` instead of
-//!   `cmpeq32` + `blend32`, which is exact because elements are leaf-pushed (a lane meets
-//!   one non-zero next hop at most); and the kernels prefetch their own keys a few
-//!   hundred ahead (within the caller's keys: the element misses they overlap fill the
-//!   core's miss buffers, and the hardware's stream prefetcher then falls behind even a
-//!   sequential key array). `pipeline: false` keeps the paper's gathers.
+//!   SIMD kernels instead keep `IN_FLIGHT` blocks of `ways` addresses at different depths
+//!   and visit them in turn (asynchronous memory access chaining, Kocberber et al., VLDB
+//!   2015): a visit steps a block, and when the block's next level is *cold* — its rows
+//!   take more than `CACHED_LEVEL_BYTES_V4` (IPv4) or `CACHED_LEVEL_BYTES_V6` — prefetches
+//!   (into L1) the element every live lane reads next and moves on; by the block's next
+//!   visit the data is there. Levels small enough to stay cached are stepped at once. A
+//!   table without cold levels interleaves `INTERLEAVE` blocks instead, level by level and
+//!   without prefetching, so that two blocks' gathers overlap. The lockstep blocks,
+//!   End-of-Lookup idling and loop fusion are the paper's; `pipeline: false` runs the
+//!   paper's loop as it is (one block at a time), and [`SpiderConfig::paper`] is the
+//!   published `Spider16w`.
+//! * **Cheaper steps in the SIMD kernels**: the lanes still walking are a mask, and each
+//!   level's gather is masked by it, so a finished lane takes no load slot; where the
+//!   lanes are in address order (IPv4; IPv6 on AVX-512) the pipelined kernels read the
+//!   direct pointing table (128 KiB, in L2) with scalar loads instead of a gather (where
+//!   a gather is microcoded it delivers about one element per cycle); prefetch addresses
+//!   leave the register by `vmovq`/`vpextrq` instead of a store and reloads; `Compact16`
+//!   accumulates the next hop with `or` instead of `cmpeq32` + `blend32`, which is exact
+//!   because elements are leaf-pushed (a lane meets one non-zero next hop at most); and
+//!   the kernels prefetch their own keys a few hundred ahead (within the caller's keys:
+//!   the element misses they overlap fill the core's miss buffers, and the hardware's
+//!   stream prefetcher then falls behind even a sequential key array). `pipeline: false`
+//!   keeps the paper's gathers.
 //! * **Lane refilling** ([`SpiderConfig::refill`]; default for IPv4, see `REFILL_V4`).
-//!   In a lockstep block a lane that is finished keeps its gather and prefetch slots,
-//!   reading End-of-Lookup, while the other lanes of its block descend, and with uniform
-//!   IPv4 keys on a full table most lanes finish at the direct pointing table.
-//!   The refilling kernel (`avx2/refill.rs`; Polychroniou, Raghavan and Ross, "Rethinking SIMD
-//!   Vectorization for In-Memory Databases", SIGMOD 2015, whose *selective stores* keep
-//!   vectors full of live keys) looks a chunk of 256 keys up level by level instead: a
-//!   first pass reads the direct pointing table by scalar loads, writes every next hop to
-//!   `out` (final for most keys) and left-packs (`movemask` + a table of `permutevar8x32`
-//!   permutations) the lookups that go on into a pending list, prefetching their next
-//!   element when its level is cold; one pass per octet then gathers eight (sixteen)
-//!   pending lookups at a time, writes their next hops at their keys' own indices and
-//!   packs those that go on again (a level where under 1 in 16 lookups go on is passed
-//!   by a scalar loop instead, see `SCALAR_PASS_INVERSE_SHARE`). Every gathered lane is
-//!   a live lookup, the prefetch
+//!   In a lockstep block a lane that is finished keeps its slot while the other lanes of
+//!   its block descend, and with uniform IPv4 keys on a full table most lanes finish at
+//!   the direct pointing table. The refilling kernel (`kernel/refill.rs`; Polychroniou,
+//!   Raghavan and Ross, "Rethinking SIMD Vectorization for In-Memory Databases", SIGMOD
+//!   2015, whose *selective stores* keep vectors full of live keys) looks a chunk of 256
+//!   keys up level by level instead: a first pass reads the direct pointing table by
+//!   scalar loads, writes every next hop to `out` (final for most keys) and left-packs
+//!   (`vpcompressd`, or a table of `vpermd` permutations on AVX2) the lookups that go on
+//!   into a pending list, prefetching their next element when its level is cold; one
+//!   pass per octet then gathers a vector of pending lookups at a time, writes their next
+//!   hops at their keys' own indices and packs those that go on again (a level where
+//!   under 1 in 16 lookups go on is passed by a scalar loop instead, see
+//!   `SCALAR_PASS_INVERSE_SHARE`). Every gathered lane is a live lookup, the prefetch
 //!   distance is a pass, and the octet extraction (and the IPv6 word reload) is the same
 //!   for every lane of a pass. It covers 8 and 16 ways; other degrees run the lockstep
 //!   kernels. Refilling pays where many lanes finish early and the deeper levels are
@@ -126,7 +129,8 @@
 //!   the *high* dword and the unpacks are `unpackhi`/`unpacklo` pairs. The refill re-reads
 //!   the eight addresses from the input (which is in L1) and picks the next dword with the
 //!   same three unpacks instead of shifting four live registers, which saves registers
-//!   (two fused streams would need eight of the sixteen `ymm` registers for them).
+//!   (two fused streams would need eight of the sixteen `ymm` registers for them). On
+//!   AVX-512 two two-source permutes pick the word of sixteen addresses, in order.
 //! * **Memory.** The table is one allocation, aligned to 2 MiB and advised for transparent
 //!   huge pages (`madvise`) when it is larger than that: a lookup touches a random row, and
 //!   a 10–40 MiB table in 4 KiB pages would miss the TLB on most of them. Rows are 256
@@ -156,12 +160,9 @@
 
 mod build;
 mod codec;
+#[cfg(target_arch = "x86_64")]
+mod kernel;
 mod scalar;
-
-#[cfg(target_arch = "x86_64")]
-mod avx2;
-#[cfg(target_arch = "x86_64")]
-mod avx512;
 
 use core::marker::PhantomData;
 
@@ -171,7 +172,7 @@ use crate::nexthop::NextHop;
 use crate::prefix::{Address, Ipv4, Ipv6};
 use crate::rib::Rib;
 use crate::scheme::Scheme;
-use crate::simd::{Avx2, Avx512};
+use crate::simd::Kernels;
 use codec::{Compact16, Paper32, Wide32};
 
 pub use codec::ElementLayout;
@@ -186,9 +187,9 @@ pub(crate) const DP_ROWS: usize = 256;
 pub(crate) const FIRST_STRIDE_ROW: usize = DP_FIRST_ROW + DP_ROWS;
 /// The most lanes looked up together (two fused 8-lane streams).
 pub(crate) const MAX_WAYS: usize = 16;
-/// How many keys ahead of the chunk they pass the refilling kernels (`avx2/refill.rs`,
-/// `avx512/refill.rs`) prefetch the keys, and the pipelined lockstep kernels ahead of the
-/// block they start (`avx2/lockstep.rs`, `avx512/lockstep.rs`), with
+/// How many keys ahead of the chunk they pass the refilling kernel (`kernel/refill.rs`)
+/// prefetches the keys, and the pipelined lockstep kernels ahead of the block they start
+/// (`kernel/lockstep.rs`), with
 /// [`prefetch_keys_ahead`](crate::simd::prefetch_keys_ahead): the element misses they
 /// overlap fill the core's miss buffers, and the hardware's stream prefetcher then falls
 /// behind even a sequential key array.
@@ -225,6 +226,13 @@ pub(crate) const SCALAR_PASS_INVERSE_SHARE: usize = 16;
 pub(crate) const REFILL_V4: bool = true;
 /// IPv6: as [`REFILL_V4`]; the lockstep kernel is faster on the paper's matching keys.
 pub(crate) const REFILL_V6: bool = false;
+
+/// IPv4: whether a 16-way table runs the AVX-512 instance of the kernels by default; else
+/// the AVX2 one, and the AVX-512 one only when asked for (`isa: Some(Isa::Avx512)`). The
+/// faster of the two where they were measured (`docs/simd.md`).
+pub(crate) const AVX512_BY_DEFAULT_V4: bool = true;
+/// IPv6: as [`AVX512_BY_DEFAULT_V4`].
+pub(crate) const AVX512_BY_DEFAULT_V6: bool = false;
 
 /// Build options for [`Spider`].
 ///
@@ -484,9 +492,8 @@ impl LookupParams {
 /// Built by [`Spider::build`]; looks up through [`Fib`].
 pub struct Spider<A: Address> {
     table: Table,
-    avx2: Option<Avx2>,
-    /// Held only for the ways the AVX-512 kernels serve (16).
-    avx512: Option<Avx512>,
+    /// The AVX-512 instance only for the ways it serves (16).
+    kernels: Kernels,
     params: LookupParams,
     name: String,
     info: BuildInfo,
@@ -500,7 +507,7 @@ impl<A: Address> core::fmt::Debug for Spider<A> {
             .field("layout", &self.layout())
             .field("ways", &self.ways())
             .field("rows", &self.rows())
-            .field("implementation", &implementation(self.avx2, self.avx512))
+            .field("implementation", &self.kernels.implementation())
             .field("routes", &self.info.routes)
             .finish_non_exhaustive()
     }
@@ -691,9 +698,8 @@ impl<A: Address> Spider<A> {
     fn common_stats(&self) -> Stats {
         let i = &self.info;
         let layout = self.layout();
-        let refills =
-            self.params.refill && matches!(self.params.ways, 8 | 16) && self.avx2.is_some();
-        let simd = self.avx2.is_some() || self.avx512.is_some();
+        let simd = self.kernels.implementation() != Implementation::Scalar;
+        let refills = self.params.refill && matches!(self.params.ways, 8 | 16) && simd;
         let mut s = Stats::new()
             .with("ways", StatValue::Count(self.params.ways as u64))
             .with(
@@ -763,10 +769,10 @@ impl<A: Address> Spider<A> {
     }
 }
 
-/// The [`Fib`] implementation of one family; `$kernel` is the family's AVX2 and AVX-512
-/// entry point (Algorithm 1 for IPv4, Algorithm 2 for IPv6).
+/// The [`Fib`] implementation of one family; `$F` is the family of the kernels
+/// (Algorithm 1 for IPv4, Algorithm 2 for IPv6).
 macro_rules! impl_family {
-    ($A:ty, $kernel:ident) => {
+    ($A:ty, $F:ident) => {
         impl Fib<$A> for Spider<$A> {
             fn name(&self) -> &str {
                 &self.name
@@ -781,8 +787,8 @@ macro_rules! impl_family {
                 assert!(out.len() >= addrs.len(), "output shorter than input");
                 let out = &mut out[..addrs.len()];
                 #[cfg(target_arch = "x86_64")]
-                if let Some(token) = self.avx512 {
-                    with_table!(self.table, |t, C| avx512::$kernel::<C>(
+                if let Some(token) = self.kernels.avx512 {
+                    with_table!(self.table, |t, C| kernel::avx512::<C, kernel::$F>(
                         token,
                         t,
                         self.table.split,
@@ -793,8 +799,8 @@ macro_rules! impl_family {
                     return;
                 }
                 #[cfg(target_arch = "x86_64")]
-                if let Some(token) = self.avx2 {
-                    with_table!(self.table, |t, C| avx2::$kernel::<C>(
+                if let Some(token) = self.kernels.avx2 {
+                    with_table!(self.table, |t, C| kernel::avx2::<C, kernel::$F>(
                         token,
                         t,
                         self.table.split,
@@ -820,24 +826,14 @@ macro_rules! impl_family {
             }
 
             fn implementation(&self) -> Implementation {
-                implementation(self.avx2, self.avx512)
+                self.kernels.implementation()
             }
         }
     };
 }
 
-impl_family!(Ipv4, lookup_v4);
-impl_family!(Ipv6, lookup_v6);
-
-fn implementation(avx2: Option<Avx2>, avx512: Option<Avx512>) -> Implementation {
-    if avx512.is_some() {
-        Implementation::Avx512
-    } else if avx2.is_some() {
-        Implementation::Avx2
-    } else {
-        Implementation::Scalar
-    }
-}
+impl_family!(Ipv4, V4);
+impl_family!(Ipv6, V6);
 
 #[cfg(test)]
 mod tests;
