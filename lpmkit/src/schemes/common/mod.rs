@@ -1,7 +1,9 @@
 //! The shared layer under every scheme: what two schemes would otherwise each write again.
 //!
-//! * **The entry-width rule** ([`Width`], `narrowest`, `ByWidth`): the narrowest entry that
-//!   holds the table; a forced width that does not fit is a [`BuildError`].
+//! * **The entry-width rule** ([`Width`], `narrowest`, `narrowest_built`, `ByWidth`): the
+//!   narrowest entry that holds the table (known before the build, or found by building
+//!   at each width in turn: SAIL, Lulea); a forced width that does not fit is a
+//!   [`BuildError`].
 //! * **Bitmap ranks and population counts** ([`bits`]): the rank of a vector at a position,
 //!   the byte table software ranks read, SWAR byte compares.
 //! * **Memory for in-place updates** (`Arena`, `FreeSpace`): arrays that never move under a
@@ -18,7 +20,9 @@ mod width;
 
 pub(crate) use arena::{published, Arena, AtomicWord, FreeSpace, Zeroable};
 pub use width::Width;
-pub(crate) use width::{check_capacity, check_next_hop, narrowest, with_width, ByWidth, Word};
+pub(crate) use width::{
+    check_capacity, check_next_hop, narrowest, narrowest_built, with_width, ByWidth, Word,
+};
 
 use crate::fib::BuildError;
 use crate::prefix::Address;

@@ -72,6 +72,30 @@ pub(crate) fn narrowest<L: Copy>(
     Err(last.expect("at least one candidate layout"))
 }
 
+/// The width rule for a structure whose fit shows only while it is built: `build(l)` for
+/// `forced`, else for each of `candidates` (narrowest first) until one builds. `build`
+/// returns `Ok(Err(e))` when the table does not fit `l` (`e` names the limit: the next
+/// candidate is tried, and the widest one's error is returned when none fits) and
+/// `Err(e)` for an error no width mends.
+pub(crate) fn narrowest_built<L: Copy, T>(
+    forced: Option<L>,
+    candidates: &[L],
+    mut build: impl FnMut(L) -> Result<Result<T, BuildError>, BuildError>,
+) -> Result<T, BuildError> {
+    let tried = match &forced {
+        Some(l) => core::slice::from_ref(l),
+        None => candidates,
+    };
+    let mut last = None;
+    for &l in tried {
+        match build(l)? {
+            Ok(t) => return Ok(t),
+            Err(e) => last = Some(e),
+        }
+    }
+    Err(last.expect("at least one candidate layout"))
+}
+
 /// `Err(NextHopOverflow)` if `requested > max`.
 pub(crate) fn check_next_hop(scheme: &str, max: u64, requested: u64) -> Result<(), BuildError> {
     if requested > max {

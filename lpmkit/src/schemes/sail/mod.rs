@@ -63,7 +63,7 @@ use crate::nexthop::NextHop;
 use crate::prefix::{Address, Ipv4, Prefix};
 use crate::rib::Rib;
 use crate::scheme::Patchable;
-use crate::schemes::common::{ms_since, with_width, ByWidth, FreeSpace, Width};
+use crate::schemes::common::{ms_since, narrowest_built, with_width, ByWidth, FreeSpace, Width};
 use crate::simd::Kernels;
 use bitmap::{BitmapPatch, BitmapState, Bitmaps, Rebuild, Shape};
 use entry::{id_limit, lim_for};
@@ -74,24 +74,37 @@ use pivot::{Full, PivotPatch, Pivots, MAX_LEVELS};
 /// Some(Isa::Avx512)`). The faster of the two where they were measured (`docs/simd.md`).
 const AVX512_BY_DEFAULT: bool = false;
 
-/// Widths to try: the forced one, else 16 then 32 bits.
-fn widths(forced: Option<Width>) -> &'static [Width] {
-    match forced {
-        Some(Width::U16) => &[Width::U16],
-        Some(Width::U32) => &[Width::U32],
-        None => &Width::ALL,
-    }
+/// Builds one form's arrays at the narrowest entry width that holds the table (16 bits,
+/// then 32; [`narrowest_built`]), or at the one `forced`: `fill(width, lim, id_limit)`
+/// builds them with the chunk-ID limit of the width, `Ok(None)` when its IDs run out.
+fn narrowest<T>(
+    name: &'static str,
+    rib_max_next_hop: u32,
+    forced: Option<Width>,
+    mut fill: impl FnMut(Width, u32, u32) -> Result<Option<T>, BuildError>,
+) -> Result<T, BuildError> {
+    let lim = lim_for(rib_max_next_hop);
+    narrowest_built(forced, &Width::ALL, |w| {
+        let limit = id_limit(w, lim);
+        if limit == 0 {
+            return Ok(Err(BuildError::NextHopOverflow {
+                scheme: name.into(),
+                max: 32_767,
+                requested: rib_max_next_hop as u64,
+            }));
+        }
+        Ok(
+            fill(w, lim, limit)?.ok_or_else(|| BuildError::CapacityExceeded {
+                scheme: name.into(),
+                what: "chunk IDs of one level (entry width)",
+                max: limit as u64,
+                requested: limit as u64 + 1,
+            }),
+        )
+    })
 }
 
-fn too_many(scheme: &str, limit: u32) -> BuildError {
-    BuildError::CapacityExceeded {
-        scheme: scheme.into(),
-        what: "chunk IDs of one level (entry width)",
-        max: limit as u64,
-        requested: limit as u64 + 1,
-    }
-}
-
+/// The arrays did not fit the address space.
 fn no_room(scheme: &str) -> BuildError {
     BuildError::CapacityExceeded {
         scheme: scheme.into(),
@@ -99,6 +112,51 @@ fn no_room(scheme: &str) -> BuildError {
         max: 0,
         requested: 0,
     }
+}
+
+/// The figures every SAIL writer reports first: bytes, bytes per prefix, entry width.
+fn size_stats(bytes: usize, routes: usize, width: Width) -> Stats {
+    Stats::new()
+        .with("bytes", StatValue::Bytes(bytes as u64))
+        .with(
+            "bytes_per_prefix",
+            StatValue::Ratio(bytes as f64 / routes.max(1) as f64),
+        )
+        .with("entry_width", StatValue::Text(format!("{width}")))
+}
+
+/// A patch that rebuilt the table (`t`) instead of changing it in place.
+fn replaced<T>(t: T) -> Patched<T> {
+    Patched::Replaced(
+        Box::new(t),
+        UpdateStats {
+            units_rebuilt: 1,
+            full_rebuild: true,
+        },
+    )
+}
+
+/// The [`Fib`] methods every SAIL table shares, over its `layout` (the arrays at the
+/// entry width chosen) and `name`; `$A` is the key type.
+macro_rules! fib_common {
+    ($A:ty) => {
+        /// A lookup that runs `stall` after reading its first entry (for the concurrency
+        /// tests).
+        #[cfg(any(test, feature = "test-hooks"))]
+        fn stalled_lookup(&self, key: $A, stall: &mut dyn FnMut()) -> u32 {
+            with_width!(&self.layout, t => t.lookup_stalled(key, stall))
+        }
+        fn name(&self) -> &str {
+            self.name
+        }
+        #[inline]
+        fn lookup(&self, addr: $A) -> Option<NextHop> {
+            NextHop::new(with_width!(&self.layout, t => t.lookup_one(addr)))
+        }
+        fn memory_bytes(&self) -> usize {
+            with_width!(&self.layout, t => t.bytes())
+        }
+    };
 }
 
 // --- SAIL_L and its IPv6 form -------------------------------------------------------
@@ -198,20 +256,8 @@ impl<A: Address> SailLTable<A> {
 }
 
 impl<A: Address> Fib<A> for SailLTable<A> {
-    /// A lookup that runs `stall` after reading its first entry (for the concurrency
-    /// tests).
-    #[cfg(any(test, feature = "test-hooks"))]
-    fn stalled_lookup(&self, key: A, stall: &mut dyn FnMut()) -> u32 {
-        with_width!(&self.layout, t => t.lookup_stalled(key, stall))
-    }
+    fib_common!(A);
 
-    fn name(&self) -> &str {
-        self.name
-    }
-    #[inline]
-    fn lookup(&self, addr: A) -> Option<NextHop> {
-        NextHop::new(with_width!(&self.layout, t => t.lookup_one(addr)))
-    }
     fn lookup_batch(&self, addrs: &[A], out: &mut [u32]) {
         assert!(out.len() >= addrs.len(), "output shorter than input");
         let out = &mut out[..addrs.len()];
@@ -233,9 +279,6 @@ impl<A: Address> Fib<A> for SailLTable<A> {
                 t.lookup_batch(addrs, out)
             }
         })
-    }
-    fn memory_bytes(&self) -> usize {
-        with_width!(&self.layout, t => t.bytes())
     }
     fn implementation(&self) -> Implementation {
         self.kernels.implementation()
@@ -304,18 +347,8 @@ fn build_l<A: Address>(
     let t0 = Instant::now();
     let name = sail_l_name::<A>();
     config.validate::<A>(name)?;
-    let lim = lim_for(max_next_hop(rib));
-    let mut last = None;
-    for &w in widths(config.entry_width) {
-        let limit = id_limit(w, lim);
-        if limit == 0 {
-            last = Some(BuildError::NextHopOverflow {
-                scheme: name.into(),
-                max: 32_767,
-                requested: max_next_hop(rib) as u64,
-            });
-            continue;
-        }
+    let max_nh = max_next_hop(rib);
+    narrowest(name, max_nh, config.entry_width, |w, lim, limit| {
         let mut ids = vec![FreeSpace::new(0); config.pivots.len()];
         let mut retire = Vec::new();
         let built;
@@ -340,40 +373,34 @@ fn build_l<A: Address>(
             Width::U16 => fill!(u16, ByWidth::U16),
             Width::U32 => fill!(u32, ByWidth::U32),
         };
-        match r {
-            Ok(layout) => {
-                let v4_fast = A::BITS == 32
-                    && core::mem::size_of::<A>() == 4
-                    && config.pivots == [16, 24, 32];
-                let table = SailLTable {
-                    layout,
-                    name,
-                    v4_fast,
-                    kernels: if v4_fast {
-                        Kernels::new(config.force_scalar, config.isa, AVX512_BY_DEFAULT)
-                    } else {
-                        Kernels::default()
-                    },
-                    _a: PhantomData,
-                };
-                let writer = SailLWriter {
-                    config: config.clone(),
-                    ids,
-                    id_limit: limit,
-                    lim,
-                    build_ms: ms_since(t0),
-                    routes: rib.len(),
-                    updates: 0,
-                    chunks_built: built,
-                    full_rebuilds: 0,
-                    _a: PhantomData,
-                };
-                return Ok((table, writer));
-            }
-            Err(Full) => last = Some(too_many(name, limit)),
-        }
-    }
-    Err(last.expect("a width was tried"))
+        let Ok(layout) = r else { return Ok(None) };
+        let v4_fast =
+            A::BITS == 32 && core::mem::size_of::<A>() == 4 && config.pivots == [16, 24, 32];
+        let table = SailLTable {
+            layout,
+            name,
+            v4_fast,
+            kernels: if v4_fast {
+                Kernels::new(config.force_scalar, config.isa, AVX512_BY_DEFAULT)
+            } else {
+                Kernels::default()
+            },
+            _a: PhantomData,
+        };
+        let writer = SailLWriter {
+            config: config.clone(),
+            ids,
+            id_limit: limit,
+            lim,
+            build_ms: ms_since(t0),
+            routes: rib.len(),
+            updates: 0,
+            chunks_built: built,
+            full_rebuilds: 0,
+            _a: PhantomData,
+        };
+        Ok(Some((table, writer)))
+    })
 }
 
 impl<A: Address> InPlaceWriter<A> for SailLWriter<A> {
@@ -392,17 +419,7 @@ impl<A: Address> InPlaceWriter<A> for SailLWriter<A> {
 
     fn stats(&self, table: &SailLTable<A>) -> Stats {
         let w = self;
-        let bytes = table.memory_bytes() as u64;
-        let mut st = Stats::new()
-            .with("bytes", StatValue::Bytes(bytes))
-            .with(
-                "bytes_per_prefix",
-                StatValue::Ratio(bytes as f64 / w.routes.max(1) as f64),
-            )
-            .with(
-                "entry_width",
-                StatValue::Text(format!("{}", table.entry_width())),
-            )
+        let mut st = size_stats(table.memory_bytes(), w.routes, table.entry_width())
             .with("pivots", StatValue::Text(format!("{:?}", w.config.pivots)));
         for (l, &p) in w.config.pivots.iter().enumerate().skip(1) {
             st.push(
@@ -465,13 +482,7 @@ impl<A: Address> InPlaceWriter<A> for SailLWriter<A> {
                 w.chunks_built += self.chunks_built;
                 w.full_rebuilds = self.full_rebuilds + 1;
                 *self = w;
-                Ok(Patched::Replaced(
-                    Box::new(t),
-                    UpdateStats {
-                        units_rebuilt: 1,
-                        full_rebuild: true,
-                    },
-                ))
+                Ok(replaced(t))
             }
         }
     }
@@ -545,27 +556,12 @@ impl core::fmt::Debug for SailBitmapTable {
 }
 
 impl Fib<Ipv4> for SailBitmapTable {
-    /// A lookup that runs `stall` after reading its first entry (for the concurrency
-    /// tests).
-    #[cfg(any(test, feature = "test-hooks"))]
-    fn stalled_lookup(&self, key: u32, stall: &mut dyn FnMut()) -> u32 {
-        with_width!(&self.layout, t => t.lookup_stalled(key, stall))
-    }
+    fib_common!(Ipv4);
 
-    fn name(&self) -> &str {
-        self.name
-    }
-    #[inline]
-    fn lookup(&self, addr: Ipv4) -> Option<NextHop> {
-        NextHop::new(with_width!(&self.layout, t => t.lookup_one(addr)))
-    }
     fn lookup_batch(&self, addrs: &[Ipv4], out: &mut [u32]) {
         assert!(out.len() >= addrs.len(), "output shorter than input");
         let out = &mut out[..addrs.len()];
         with_width!(&self.layout, t => t.lookup_batch(addrs, out))
-    }
-    fn memory_bytes(&self) -> usize {
-        with_width!(&self.layout, t => t.bytes())
     }
 }
 
@@ -617,63 +613,52 @@ fn build_bitmap(
 ) -> Result<(SailBitmapTable, SailBitmapWriter), BuildError> {
     let t0 = Instant::now();
     let name = config.name();
-    let lim = lim_for(max_next_hop(rib));
-    let mut last = None;
-    for &w in widths(config.entry_width) {
-        let limit = id_limit(w, lim);
-        if limit == 0 {
-            last = Some(BuildError::NextHopOverflow {
-                scheme: name.into(),
-                max: 32_767,
-                requested: max_next_hop(rib) as u64,
-            });
-            continue;
-        }
-        let mut state = BitmapState {
-            ids: FreeSpace::new(0),
-            chunks: Default::default(),
-            id_limit: limit,
-            chunks_built: 0,
-        };
-        let mut retire = Vec::new();
-        macro_rules! fill {
-            ($e:ty, $wrap:path) => {{
-                let t =
-                    Bitmaps::<$e>::new(config.shape(), lim, limit).ok_or_else(|| no_room(name))?;
-                BitmapPatch {
-                    t: &t,
-                    s: &mut state,
-                    rib,
-                    retire: &mut retire,
-                }
-                .fill_all()
-                .map(|()| $wrap(t))
-            }};
-        }
-        let r = match w {
-            Width::U16 => fill!(u16, ByWidth::U16),
-            Width::U32 => fill!(u32, ByWidth::U32),
-        };
-        match r {
-            Ok(layout) => {
-                return Ok((
-                    SailBitmapTable { layout, name },
-                    SailBitmapWriter {
-                        config: config.clone(),
-                        state,
-                        build_ms: ms_since(t0),
-                        routes: rib.len(),
-                        updates: 0,
-                        entries_written: 0,
-                        full_rebuilds: 0,
-                        order_rebuilds: 0,
-                    },
-                ))
+    narrowest(
+        name,
+        max_next_hop(rib),
+        config.entry_width,
+        |w, lim, limit| {
+            let mut state = BitmapState {
+                ids: FreeSpace::new(0),
+                chunks: Default::default(),
+                id_limit: limit,
+                chunks_built: 0,
+            };
+            let mut retire = Vec::new();
+            macro_rules! fill {
+                ($e:ty, $wrap:path) => {{
+                    let t = Bitmaps::<$e>::new(config.shape(), lim, limit)
+                        .ok_or_else(|| no_room(name))?;
+                    BitmapPatch {
+                        t: &t,
+                        s: &mut state,
+                        rib,
+                        retire: &mut retire,
+                    }
+                    .fill_all()
+                    .map(|()| $wrap(t))
+                }};
             }
-            Err(_) => last = Some(too_many(name, limit)),
-        }
-    }
-    Err(last.expect("a width was tried"))
+            let r = match w {
+                Width::U16 => fill!(u16, ByWidth::U16),
+                Width::U32 => fill!(u32, ByWidth::U32),
+            };
+            let Ok(layout) = r else { return Ok(None) };
+            Ok(Some((
+                SailBitmapTable { layout, name },
+                SailBitmapWriter {
+                    config: config.clone(),
+                    state,
+                    build_ms: ms_since(t0),
+                    routes: rib.len(),
+                    updates: 0,
+                    entries_written: 0,
+                    full_rebuilds: 0,
+                    order_rebuilds: 0,
+                },
+            )))
+        },
+    )
 }
 
 impl InPlaceWriter<Ipv4> for SailBitmapWriter {
@@ -695,17 +680,7 @@ impl InPlaceWriter<Ipv4> for SailBitmapWriter {
 
     fn stats(&self, table: &SailBitmapTable) -> Stats {
         let w = self;
-        let bytes = table.memory_bytes() as u64;
-        let mut st = Stats::new()
-            .with("bytes", StatValue::Bytes(bytes))
-            .with(
-                "bytes_per_prefix",
-                StatValue::Ratio(bytes as f64 / w.routes.max(1) as f64),
-            )
-            .with(
-                "entry_width",
-                StatValue::Text(format!("{}", table.layout.width())),
-            );
+        let mut st = size_stats(table.memory_bytes(), w.routes, table.layout.width());
         let (levels, ones) = with_width!(&table.layout, t => (t.shape.levels.clone(), t.ones()));
         let total: u64 = ones.iter().sum();
         st.push("bitmap_ones", StatValue::Count(total));
@@ -756,13 +731,7 @@ impl InPlaceWriter<Ipv4> for SailBitmapWriter {
                 w.order_rebuilds = self.order_rebuilds + (why == Rebuild::Order) as u64;
                 w.state.chunks_built += self.state.chunks_built;
                 *self = w;
-                Ok(Patched::Replaced(
-                    Box::new(t),
-                    UpdateStats {
-                        units_rebuilt: 1,
-                        full_rebuild: true,
-                    },
-                ))
+                Ok(replaced(t))
             }
         }
     }
