@@ -3,7 +3,7 @@
 use super::*;
 use crate::fib::Change;
 use crate::fib::IncrementalFib;
-use crate::prefix::{Ipv4, Ipv6};
+use crate::prefix::{Ipv4, Ipv6, Prefix};
 use crate::rib::Rib;
 use crate::test_support::nh;
 
