@@ -293,20 +293,22 @@ unsafe fn probe_blocks<V: Lanes>(
         // read (as DXR's gathers of its lookup table). The keys already out are not
         // gathered.
         let bits = unsafe {
-            let (d, m) = (V::splat(g.d), V::splat(g.m));
-            let (low5, one) = (V::splat(31), V::splat(1));
+            let (d, m, low5) = (V::splat(g.d), V::splat(g.m), V::splat(31));
             let (mut pos, step) = (V::load(a.as_ptr()), V::load(b.as_ptr()));
-            let mut live = V::Mask::all();
+            // The sign bit of a lane: its key is still in (every bit probed so far set).
+            let mut acc = V::splat(!0);
             for _ in 0..f.k() {
                 // p = pos mod m (Granlund–Montgomery): t = mulhi(pos, m).
                 let t = pos.mul_hi(m);
                 let q = t.add(pos.sub(t).shr_by(g.sh1)).shr_by(g.sh2);
                 let p = pos.sub(q.mul_lo(d));
-                let w = V::zero().gather_masked::<4>(words, p.shr::<5>(), live);
-                live = live.and(w.shr_var(p.and(low5)).test(one));
+                let w = V::zero().gather_masked::<4>(words, p.shr::<5>(), acc.sign());
+                // Bit `p mod 32` of the word to the sign bit: a left shift by `31 − p mod
+                // 32`, which is `31 & !p`.
+                acc = acc.and(w.shl_var(low5.and_not(p)));
                 pos = pos.add(step);
             }
-            live.bits()
+            acc.sign().bits()
         };
         for (j, o) in out.iter_mut().enumerate() {
             *o |= ((bits >> j & 1) as u16) << level;

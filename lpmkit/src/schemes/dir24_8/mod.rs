@@ -56,7 +56,7 @@ pub(crate) const BATCH: usize = 32;
 /// Whether a table runs the AVX-512 instance of the kernel by default; else the AVX2 one,
 /// and the AVX-512 one only when asked for (`isa: Some(Isa::Avx512)`). The faster of the
 /// two where they were measured (`docs/simd.md`).
-pub(crate) const AVX512_BY_DEFAULT: bool = false;
+const AVX512_BY_DEFAULT: bool = false;
 
 /// Build options for [`Dir24_8`].
 #[derive(Clone, Debug, Default, PartialEq, Eq)]

@@ -228,6 +228,11 @@ impl Lanes for __m256i {
         unsafe { _mm256_srlv_epi32(self, n) }
     }
     #[inline(always)]
+    unsafe fn shl_var(self, n: Self) -> Self {
+        // SAFETY: AVX2.
+        unsafe { _mm256_sllv_epi32(self, n) }
+    }
+    #[inline(always)]
     unsafe fn rotl<const R: i32, const L: i32>(self) -> Self {
         debug_assert!(R + L == 32);
         // SAFETY: AVX2.

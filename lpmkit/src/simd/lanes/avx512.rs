@@ -237,6 +237,11 @@ impl Lanes for __m512i {
         unsafe { _mm512_srlv_epi32(self, n) }
     }
     #[inline(always)]
+    unsafe fn shl_var(self, n: Self) -> Self {
+        // SAFETY: AVX-512F.
+        unsafe { _mm512_sllv_epi32(self, n) }
+    }
+    #[inline(always)]
     unsafe fn rotl<const R: i32, const L: i32>(self) -> Self {
         debug_assert!(R + L == 32);
         // SAFETY: AVX-512F: one `vprold`.

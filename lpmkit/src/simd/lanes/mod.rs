@@ -175,6 +175,8 @@ pub(crate) trait Lanes: Copy {
     unsafe fn shl_by(self, n: u32) -> Self;
     /// `self[i] >> n[i]` per lane (logical; a count ≥ 32 gives 0).
     unsafe fn shr_var(self, n: Self) -> Self;
+    /// `self[i] << n[i]` per lane (a count ≥ 32 gives 0).
+    unsafe fn shl_var(self, n: Self) -> Self;
     /// `self.rotate_left(R)`; `L` is `32 − R` (`0 < R < 32`).
     unsafe fn rotl<const R: i32, const L: i32>(self) -> Self;
 

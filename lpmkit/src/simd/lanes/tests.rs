@@ -118,6 +118,7 @@ fn registers<V: Lanes>(seed: u64) {
             let shl = |x: u32, c: u32| x.checked_shl(c).unwrap_or(0);
             assert_eq!(get(va.shl_by(s)), each(&a, &a, |x, _| shl(x, s)));
             assert_eq!(get(va.shr_var(put(&counts))), each(&a, &counts, by));
+            assert_eq!(get(va.shl_var(put(&counts))), each(&a, &counts, shl));
             assert_eq!(
                 get(va.rotl::<13, 19>()),
                 each(&a, &a, |x, _| x.rotate_left(13))
