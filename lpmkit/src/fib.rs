@@ -32,13 +32,12 @@ pub enum Implementation {
 }
 
 impl Implementation {
-    /// The widest path of the ones a table holds tokens for: AVX-512, AVX2, the hardware
-    /// `popcnt`, else scalar code.
-    pub(crate) fn widest(avx512: bool, avx2: bool, popcnt: bool) -> Implementation {
-        match (avx512, avx2, popcnt) {
-            (true, _, _) => Implementation::Avx512,
-            (_, true, _) => Implementation::Avx2,
-            (_, _, true) => Implementation::Popcnt,
+    /// The path the lookups of a table with the SIMD kernels `k` run: AVX-512 if it holds
+    /// that token, else AVX2 if it holds that one, else scalar code.
+    pub(crate) fn of(k: crate::simd::Kernels) -> Implementation {
+        match (k.avx512, k.avx2) {
+            (Some(_), _) => Implementation::Avx512,
+            (_, Some(_)) => Implementation::Avx2,
             _ => Implementation::Scalar,
         }
     }

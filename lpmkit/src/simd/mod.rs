@@ -24,8 +24,6 @@ use core::fmt;
 use core::str::FromStr;
 use std::sync::OnceLock;
 
-use crate::fib::Implementation;
-
 pub(crate) mod lanes;
 
 /// An instruction-set level the lookup kernels may use, lowest first: a *ceiling* lets a
@@ -428,11 +426,6 @@ impl Kernels {
             },
             avx2: Avx2::within(ceiling),
         }
-    }
-
-    /// The path the lookups run.
-    pub(crate) fn implementation(self) -> Implementation {
-        Implementation::widest(self.avx512.is_some(), self.avx2.is_some(), false)
     }
 }
 

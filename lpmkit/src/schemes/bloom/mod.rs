@@ -461,7 +461,7 @@ impl<A: Address> Fib<A> for BloomTable<A> {
     }
 
     fn implementation(&self) -> Implementation {
-        self.kernels.implementation()
+        Implementation::of(self.kernels)
     }
 }
 

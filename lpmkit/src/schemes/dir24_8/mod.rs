@@ -203,7 +203,7 @@ impl Fib<Ipv4> for Dir24_8 {
     }
 
     fn implementation(&self) -> Implementation {
-        self.kernels.implementation()
+        Implementation::of(self.kernels)
     }
 }
 

@@ -747,7 +747,7 @@ impl Fib<Ipv4> for DxrTable {
     }
 
     fn implementation(&self) -> Implementation {
-        self.kernels.implementation()
+        Implementation::of(self.kernels)
     }
 }
 

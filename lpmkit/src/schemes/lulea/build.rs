@@ -1,5 +1,5 @@
-//! Building the table from the [`Rib`] ([`build_with`]: the narrowest pointer width that
-//! holds it), and the leaf walk and the encodings of the Lulea paper's §4 it is made of:
+//! What the table is built of (by [`build_with`](super::build_with), at the narrowest
+//! pointer width that holds it): the leaf walk and the encodings of the Lulea paper's §4:
 //! which positions of a level are heads, and how a level-1 block or a level-2/3 chunk is
 //! laid out in 16-bit words.
 //!
@@ -27,15 +27,7 @@
 //! reads the pointer of the head before it; a group of four codewords whose first mask
 //! is zero lowers its base index by one to keep that offset non-negative.
 
-use std::time::Instant;
-
 use super::maptable::{Maptable, DIRECT_BASE, DIRECT_MAX, SHARED_ROW};
-use super::writer::{self, LuleaWriter};
-use super::{Levels, LuleaConfig, LuleaTable};
-use crate::fib::{max_next_hop, BuildError};
-use crate::prefix::Ipv4;
-use crate::rib::Rib;
-use crate::schemes::common::{check_next_hop, ms_since, narrowest_built, ByWidth, Width};
 
 /// A route inside a walked window: `(address, length, next hop)`, in (address, length)
 /// order.
@@ -255,66 +247,6 @@ pub(crate) fn encode_chunk(s: &Slots, header: &mut Vec<u16>, ptrs: &mut Vec<u32>
 
 /// Unused: kept to document that the shared row and direct codewords never meet.
 const _: () = assert!(SHARED_ROW as u32 + 1 == DIRECT_BASE);
-
-/// Builds the table and its writer; the block memory gets at least `min_words` of room.
-pub(crate) fn build_with(
-    rib: &Rib<Ipv4>,
-    config: &LuleaConfig,
-    min_words: usize,
-) -> Result<(LuleaTable, LuleaWriter), BuildError> {
-    let t0 = Instant::now();
-    let max = max_next_hop(rib);
-    check_next_hop("lulea", (1 << 30) - 1, max as u64)?;
-    let lim = (max + 1).next_power_of_two().max(256);
-    let words = min_words.max(rib.len() * 16 + (1 << 21));
-    narrowest_built(config.pointer_width, &Width::ALL, |w| {
-        let id_limit = match w {
-            Width::U16 if lim >= 1 << 16 => {
-                return Ok(Err(BuildError::NextHopOverflow {
-                    scheme: "lulea".into(),
-                    max: (1 << 15) - 1,
-                    requested: max as u64,
-                }));
-            }
-            Width::U16 => (1 << 16) - lim,
-            Width::U32 => (u32::MAX - lim).min(1 << 24),
-        };
-        let no_room = || BuildError::CapacityExceeded {
-            scheme: "lulea".into(),
-            what: "bytes of address space for the chunk memory",
-            max: 0,
-            requested: words as u64 * 2,
-        };
-        let mut writer = LuleaWriter::new(config.clone(), lim, id_limit);
-        let built = match w {
-            Width::U16 => {
-                let t = Levels::<u16>::new(words, id_limit, lim).ok_or_else(no_room)?;
-                writer.fill(&t, rib).map(|()| ByWidth::U16(t))
-            }
-            Width::U32 => {
-                let t = Levels::<u32>::new(words, id_limit, lim).ok_or_else(no_room)?;
-                writer.fill(&t, rib).map(|()| ByWidth::U32(t))
-            }
-        };
-        Ok(match built {
-            Ok(layout) => {
-                writer.build_ms = ms_since(t0);
-                writer.routes = rib.len();
-                let table = LuleaTable {
-                    layout,
-                    swar: !config.force_scalar,
-                };
-                Ok((table, writer))
-            }
-            Err(writer::Full) => Err(BuildError::CapacityExceeded {
-                scheme: "lulea".into(),
-                what: "chunk ids of one level (pointer width)",
-                max: id_limit as u64,
-                requested: id_limit as u64 + 1,
-            }),
-        })
-    })
-}
 
 #[cfg(test)]
 mod tests {

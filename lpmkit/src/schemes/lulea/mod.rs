@@ -92,14 +92,17 @@ mod writer;
 
 use core::marker::PhantomData;
 use core::sync::atomic::{AtomicUsize, Ordering};
+use std::time::Instant;
 
-use crate::fib::{BuildError, Config, Fib, Settings, StatValue, Stats};
+use crate::fib::{max_next_hop, BuildError, Config, Fib, Settings, StatValue, Stats};
 use crate::nexthop::NextHop;
 use crate::prefix::{Address, Ipv4};
+use crate::rib::Rib;
 use crate::scheme::Patchable;
-use crate::schemes::common::{with_width, Arena, ByWidth, Width, Word};
+use crate::schemes::common::{
+    check_next_hop, ms_since, narrowest_built, with_width, Arena, ByWidth, Width, Word,
+};
 
-pub(crate) use build::build_with;
 #[doc(hidden)]
 pub use writer::{LuleaWriter, RetiredPart};
 
@@ -241,6 +244,66 @@ impl Fib<Ipv4> for LuleaTable {
 /// ([`IncrementalFib`](crate::IncrementalFib)) or handed to [`crate::sync::InPlace`] for
 /// updates under readers.
 pub type Lulea = Patchable<Ipv4, LuleaWriter>;
+
+/// Builds the table and its writer; the block memory gets at least `min_words` of room.
+pub(crate) fn build_with(
+    rib: &Rib<Ipv4>,
+    config: &LuleaConfig,
+    min_words: usize,
+) -> Result<(LuleaTable, LuleaWriter), BuildError> {
+    let t0 = Instant::now();
+    let max = max_next_hop(rib);
+    check_next_hop("lulea", (1 << 30) - 1, max as u64)?;
+    let lim = (max + 1).next_power_of_two().max(256);
+    let words = min_words.max(rib.len() * 16 + (1 << 21));
+    narrowest_built(config.pointer_width, &Width::ALL, |w| {
+        let id_limit = match w {
+            Width::U16 if lim >= 1 << 16 => {
+                return Ok(Err(BuildError::NextHopOverflow {
+                    scheme: "lulea".into(),
+                    max: (1 << 15) - 1,
+                    requested: max as u64,
+                }));
+            }
+            Width::U16 => (1 << 16) - lim,
+            Width::U32 => (u32::MAX - lim).min(1 << 24),
+        };
+        let no_room = || BuildError::CapacityExceeded {
+            scheme: "lulea".into(),
+            what: "bytes of address space for the chunk memory",
+            max: 0,
+            requested: words as u64 * 2,
+        };
+        let mut writer = LuleaWriter::new(config.clone(), lim, id_limit);
+        let built = match w {
+            Width::U16 => {
+                let t = Levels::<u16>::new(words, id_limit, lim).ok_or_else(no_room)?;
+                writer.fill(&t, rib).map(|()| ByWidth::U16(t))
+            }
+            Width::U32 => {
+                let t = Levels::<u32>::new(words, id_limit, lim).ok_or_else(no_room)?;
+                writer.fill(&t, rib).map(|()| ByWidth::U32(t))
+            }
+        };
+        Ok(match built {
+            Ok(layout) => {
+                writer.build_ms = ms_since(t0);
+                writer.routes = rib.len();
+                let table = LuleaTable {
+                    layout,
+                    swar: !config.force_scalar,
+                };
+                Ok((table, writer))
+            }
+            Err(writer::Full) => Err(BuildError::CapacityExceeded {
+                scheme: "lulea".into(),
+                what: "chunk ids of one level (pointer width)",
+                max: id_limit as u64,
+                requested: id_limit as u64 + 1,
+            }),
+        })
+    })
+}
 
 impl Config for LuleaConfig {
     const SETTINGS: &'static [(&'static str, &'static str)] = &[(

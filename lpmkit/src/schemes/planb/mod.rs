@@ -681,7 +681,7 @@ impl<A: Address> Fib<A> for Planb<A> {
     }
 
     fn implementation(&self) -> Implementation {
-        self.kernels.implementation()
+        Implementation::of(self.kernels)
     }
 }
 

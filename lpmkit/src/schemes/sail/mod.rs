@@ -281,7 +281,7 @@ impl<A: Address> Fib<A> for SailLTable<A> {
         })
     }
     fn implementation(&self) -> Implementation {
-        self.kernels.implementation()
+        Implementation::of(self.kernels)
     }
 }
 

@@ -507,7 +507,7 @@ impl<A: Address> core::fmt::Debug for Spider<A> {
             .field("layout", &self.layout())
             .field("ways", &self.ways())
             .field("rows", &self.rows())
-            .field("implementation", &self.kernels.implementation())
+            .field("implementation", &Implementation::of(self.kernels))
             .field("routes", &self.info.routes)
             .finish_non_exhaustive()
     }
@@ -698,7 +698,7 @@ impl<A: Address> Spider<A> {
     fn common_stats(&self) -> Stats {
         let i = &self.info;
         let layout = self.layout();
-        let simd = self.kernels.implementation() != Implementation::Scalar;
+        let simd = Implementation::of(self.kernels) != Implementation::Scalar;
         let refills = self.params.refill && matches!(self.params.ways, 8 | 16) && simd;
         let mut s = Stats::new()
             .with("ways", StatValue::Count(self.params.ways as u64))
@@ -826,7 +826,7 @@ macro_rules! impl_family {
             }
 
             fn implementation(&self) -> Implementation {
-                self.kernels.implementation()
+                Implementation::of(self.kernels)
             }
         }
     };
