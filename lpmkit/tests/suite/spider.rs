@@ -377,10 +377,10 @@ fn the_best_kernel_is_used_when_present() {
     assert_eq!(w8.implementation(), avx2);
     let w1 = Spider::build(&rib, &SpiderConfig::w1()).unwrap();
     assert_eq!(w1.implementation(), Implementation::Scalar);
-    // IPv6 runs its AVX-512 kernel only when asked for.
+    // IPv6 as IPv4, by default and when asked for.
     let rib6 = synthetic::<Ipv6>(5, 100, 5);
     let v6 = Spider::build(&rib6, &SpiderConfig::w16()).unwrap();
-    assert_eq!(v6.implementation(), avx2);
+    assert_eq!(v6.implementation(), best);
     let asked = SpiderConfig {
         isa: Some(Isa::Avx512),
         ..SpiderConfig::w16()

@@ -214,7 +214,11 @@ pub(crate) fn build<A: Address>(
         hint,
         summary,
         kernels: if vector {
-            Kernels::new(config.force_scalar, config.isa, super::AVX512_BY_DEFAULT)
+            let avx512 = match A::FAMILY {
+                crate::Family::V4 => super::AVX512_BY_DEFAULT_V4,
+                crate::Family::V6 => super::AVX512_BY_DEFAULT_V6,
+            };
+            Kernels::new(config.force_scalar, config.isa, avx512)
         } else {
             Kernels::default()
         },

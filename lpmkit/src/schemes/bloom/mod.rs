@@ -173,10 +173,12 @@ use table::{Table, TableSpace};
 /// Bits of the IPv4 direct lookup array's index (§3.2: 2^20 entries).
 pub(crate) const DLA_BITS: u8 = 20;
 
-/// Whether a table runs the AVX-512 instances of the hashing and filter kernels by
+/// Whether an IPv4 table runs the AVX-512 instances of the hashing and filter kernels by
 /// default; else the AVX2 ones, and the AVX-512 ones only when asked for (`isa:
 /// Some(Isa::Avx512)`). The faster of the two where they were measured (`docs/simd.md`).
-const AVX512_BY_DEFAULT: bool = false;
+const AVX512_BY_DEFAULT_V4: bool = true;
+/// IPv6: as [`AVX512_BY_DEFAULT_V4`].
+const AVX512_BY_DEFAULT_V6: bool = false;
 
 /// One level: the filter and table of the prefixes of lengths `lo..=len`, expanded to
 /// `len` (or the gate).

@@ -30,9 +30,8 @@
 //!   paper's), AVX2 (a 64-byte node of eight 64-bit keys is two 256-bit compares, a
 //!   32-byte node of four is one, selected by [`PlanbConfig::fanout`]) — and their scalar
 //!   twin (`scalar.rs`), chosen at run time (see [`crate::simd`]; [`PlanbConfig::isa`] and
-//!   `LPMKIT_FORCE_ISA` cap the choice). The AVX-512 instance runs only when asked for
-//!   ([`PlanbConfig::isa`] = `Some(Isa::Avx512)`, `--force-isa avx512`); by default the
-//!   AVX2 one runs.
+//!   `LPMKIT_FORCE_ISA` cap the choice). The AVX-512 instance runs by default where the
+//!   CPU has AVX-512 (it measured faster than the AVX2 one: `docs/simd.md`).
 //! * **Longer prefixes.** The paper (and its public reimplementations) keeps the first
 //!   64 bits of every address and so serves routes up to /64. Here a key is searched in
 //!   chunks (`build.rs`): the main tree holds the first chunk; an interval boundary that
@@ -145,7 +144,7 @@ pub(crate) const LINES_BATCH: usize = 64;
 /// Whether a table runs the AVX-512 instance of the kernel by default; else the AVX2 one,
 /// and the AVX-512 one only when asked for (`isa: Some(Isa::Avx512)`). The faster of the
 /// two where they were measured (`docs/simd.md`).
-const AVX512_BY_DEFAULT: bool = false;
+const AVX512_BY_DEFAULT: bool = true;
 
 /// Build options for [`Planb`].
 ///

@@ -72,7 +72,7 @@ use pivot::{Full, PivotPatch, Pivots, MAX_LEVELS};
 /// Whether SAIL_L's IPv4 tables run the AVX-512 instance of the pipelined kernel by
 /// default; else the AVX2 one, and the AVX-512 one only when asked for (`isa:
 /// Some(Isa::Avx512)`). The faster of the two where they were measured (`docs/simd.md`).
-const AVX512_BY_DEFAULT: bool = false;
+const AVX512_BY_DEFAULT: bool = true;
 
 /// Builds one form's arrays at the narrowest entry width that holds the table (16 bits,
 /// then 32; [`narrowest_built`]), or at the one `forced`: `fill(width, lim, id_limit)`

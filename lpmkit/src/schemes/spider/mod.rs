@@ -232,7 +232,7 @@ pub(crate) const REFILL_V6: bool = false;
 /// faster of the two where they were measured (`docs/simd.md`).
 pub(crate) const AVX512_BY_DEFAULT_V4: bool = true;
 /// IPv6: as [`AVX512_BY_DEFAULT_V4`].
-pub(crate) const AVX512_BY_DEFAULT_V6: bool = false;
+pub(crate) const AVX512_BY_DEFAULT_V6: bool = true;
 
 /// Build options for [`Spider`].
 ///
