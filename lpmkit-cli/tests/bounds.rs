@@ -514,6 +514,17 @@ fn binary_input_is_refused_at_once_in_bounded_memory() {
             [&["bench", "--pattern", "trace:/dev/urandom"][..], &small].concat(),
             "/dev/urandom:",
         ),
+        // Without a table: the trace is read before the default synthetic table (1,000,000
+        // routes) is generated.
+        (vec!["updates", "--trace", "/dev/urandom"], "/dev/urandom:"),
+        (
+            vec!["updates", "--trace", "/dev/urandom", "--synthetic", "v6"],
+            "/dev/urandom:",
+        ),
+        (
+            vec!["bench", "--pattern", "trace:/dev/urandom"],
+            "/dev/urandom:",
+        ),
         (
             vec!["experiment", "run", "all", "--file", "/dev/zero"],
             "experiment file /dev/zero: byte offset 0: binary data",

@@ -183,12 +183,36 @@ pub struct Record {
 
 pub fn run(args: BenchArgs) -> anyhow::Result<ExitCode> {
     let json = OutputFile::create_opt("--json", args.json.as_deref())?;
-    let table = input::load(&args.table)?;
-    let records = match &table {
-        AnyTable::V4(t) => bench(t, &args)?,
-        AnyTable::V6(t) => bench(t, &args)?,
-    };
+    let records = load_and_bench(&args)?;
     finish(json, &records)
+}
+
+/// Loads the table and measures. A synthetic table is generated after a `trace:` pattern's
+/// addresses are read, so a trace that cannot be read ends the run before the table's
+/// memory is spent.
+fn load_and_bench(args: &BenchArgs) -> anyhow::Result<Vec<Record>> {
+    if let (None, Some(Pattern::Trace(path))) = (&args.table.table, &args.pattern) {
+        return match args.table.synthetic.unwrap_or(FamilyArg::V4) {
+            FamilyArg::V4 => {
+                let addrs = trace_addresses::<u32>(path)?;
+                match &input::load(&args.table)? {
+                    AnyTable::V4(t) => bench(t, args, Some(addrs)),
+                    AnyTable::V6(_) => unreachable!("a synthetic IPv4 table is IPv4"),
+                }
+            }
+            FamilyArg::V6 => {
+                let addrs = trace_addresses::<u128>(path)?;
+                match &input::load(&args.table)? {
+                    AnyTable::V6(t) => bench(t, args, Some(addrs)),
+                    AnyTable::V4(_) => unreachable!("a synthetic IPv6 table is IPv6"),
+                }
+            }
+        };
+    }
+    match &input::load(&args.table)? {
+        AnyTable::V4(t) => bench(t, args, None),
+        AnyTable::V6(t) => bench(t, args, None),
+    }
 }
 
 /// `lpmkit` with no arguments: every scheme on the synthetic IPv4 and IPv6 tables.
@@ -220,11 +244,7 @@ pub fn default_run() -> anyhow::Result<ExitCode> {
             seed: 1,
             json: None,
         };
-        let table = input::load(&args.table)?;
-        all.extend(match &table {
-            AnyTable::V4(t) => bench(t, &args)?,
-            AnyTable::V6(t) => bench(t, &args)?,
-        });
+        all.extend(load_and_bench(&args)?);
         outln!();
     }
     Ok(exit_code(&all))
@@ -241,11 +261,7 @@ pub fn records_from_args(argv: &[String]) -> anyhow::Result<Vec<Record>> {
     }
     let words = std::iter::once("bench".to_string()).chain(argv.iter().cloned());
     let one = <One as clap::Parser>::try_parse_from(words)?;
-    let table = input::load(&one.args.table)?;
-    match &table {
-        AnyTable::V4(t) => bench(t, &one.args),
-        AnyTable::V6(t) => bench(t, &one.args),
-    }
+    load_and_bench(&one.args)
 }
 
 impl Record {
@@ -343,9 +359,15 @@ fn cpu_name(cpuinfo: &str) -> Option<String> {
     })
 }
 
-fn bench<A: Address>(table: &Table<A>, args: &BenchArgs) -> anyhow::Result<Vec<Record>> {
+/// Measures every scheme on `table`; `trace` holds a `trace:` pattern's addresses when they
+/// were read before the table.
+fn bench<A: Address>(
+    table: &Table<A>,
+    args: &BenchArgs,
+    trace: Option<Vec<A>>,
+) -> anyhow::Result<Vec<Record>> {
     let plan = Plan::new::<A>(args)?;
-    let keys = Keys::make(table, &plan, args)?;
+    let keys = Keys::make(table, &plan, args, trace)?;
     print_header(table, &plan, args);
     let built = build_all(table, &plan, args, &keys.keys)?;
     let roofs = Roofs::new(&built, &plan, args);
@@ -439,10 +461,18 @@ struct Keys<A> {
 }
 
 impl<A: Address> Keys<A> {
-    fn make(table: &Table<A>, plan: &Plan, args: &BenchArgs) -> anyhow::Result<Self> {
+    fn make(
+        table: &Table<A>,
+        plan: &Plan,
+        args: &BenchArgs,
+        trace: Option<Vec<A>>,
+    ) -> anyhow::Result<Self> {
         let pattern = &plan.pattern;
         let pb = progress::spinner(format!("generating {} keys ({pattern})", args.keys));
-        let keys = make_keys(table, pattern, args.keys, args.seed)?;
+        let keys = match trace {
+            Some(addrs) => cycled(&addrs, args.keys),
+            None => make_keys(table, pattern, args.keys, args.seed)?,
+        };
         let patterns_v6 = if A::FAMILY == Family::V6 {
             traffic::v6_patterns(as_v6(&table.rib))
         } else {
@@ -836,17 +866,23 @@ pub(crate) fn make_keys<A: Address>(
     seed: u64,
 ) -> anyhow::Result<Vec<A>> {
     Ok(match pattern {
-        Pattern::Trace(path) => {
-            let addrs: Vec<A> =
-                lpmkit::io::read_addresses(path).context("cannot read the trace")?;
-            if addrs.is_empty() {
-                anyhow::bail!("trace {} holds no {} addresses", path.display(), A::FAMILY);
-            }
-            // Replay the trace cyclically up to n keys.
-            addrs.iter().copied().cycle().take(n).collect()
-        }
+        Pattern::Trace(path) => cycled(&trace_addresses::<A>(path)?, n),
         synthetic => traffic::keys(synthetic, &table.rib, n, seed)?,
     })
+}
+
+/// A `trace:` pattern's addresses (at least one).
+fn trace_addresses<A: Address>(path: &std::path::Path) -> anyhow::Result<Vec<A>> {
+    let addrs: Vec<A> = lpmkit::io::read_addresses(path).context("cannot read the trace")?;
+    if addrs.is_empty() {
+        anyhow::bail!("trace {} holds no {} addresses", path.display(), A::FAMILY);
+    }
+    Ok(addrs)
+}
+
+/// `n` keys replaying `addrs` cyclically.
+fn cycled<A: Address>(addrs: &[A], n: usize) -> Vec<A> {
+    addrs.iter().copied().cycle().take(n).collect()
 }
 
 #[cfg(test)]

@@ -173,14 +173,80 @@ pub fn write_json(mut file: OutputFile, records: &[Record]) -> anyhow::Result<()
 }
 
 fn records(args: &UpdatesArgs) -> anyhow::Result<Vec<Record>> {
+    if args.table.table.is_none() {
+        // A synthetic table is generated after the trace is read: a trace that cannot be
+        // read ends the run before the table's memory is spent.
+        return match args.table.synthetic.unwrap_or(input::FamilyArg::V4) {
+            input::FamilyArg::V4 => {
+                let trace = Trace::<u32>::read(args)?;
+                match input::load(&args.table)? {
+                    AnyTable::V4(t) => replay(t, Some(trace), args),
+                    AnyTable::V6(_) => unreachable!("a synthetic IPv4 table is IPv4"),
+                }
+            }
+            input::FamilyArg::V6 => {
+                let trace = Trace::<u128>::read(args)?;
+                match input::load(&args.table)? {
+                    AnyTable::V6(t) => replay(t, Some(trace), args),
+                    AnyTable::V4(_) => unreachable!("a synthetic IPv6 table is IPv6"),
+                }
+            }
+        };
+    }
     match input::load(&args.table)? {
-        AnyTable::V4(t) => replay(t, args),
-        AnyTable::V6(t) => replay(t, args),
+        AnyTable::V4(t) => replay(t, None, args),
+        AnyTable::V6(t) => replay(t, None, args),
     }
 }
 
-fn replay<A: Address>(mut table: Table<A>, args: &UpdatesArgs) -> anyhow::Result<Vec<Record>> {
-    let (changes, offsets) = read_changes(&mut table, args)?;
+/// An update trace read before its table exists, with the next hops it names.
+struct Trace<A: Address> {
+    updates: Vec<lpmkit::io::Update<A>>,
+    stats: lpmkit::io::ReadStats,
+    next_hops: lpmkit::NextHopTable<String>,
+}
+
+impl<A: Address> Trace<A> {
+    fn read(args: &UpdatesArgs) -> anyhow::Result<Self> {
+        let mut next_hops = lpmkit::NextHopTable::new();
+        let pb = progress::spinner(format!("reading {}", args.trace.display()));
+        let read = lpmkit::io::read_updates_with_stats::<A>(&args.trace, &mut next_hops);
+        pb.finish_and_clear();
+        let (updates, stats) = read.context("cannot read the update trace")?;
+        Ok(Trace {
+            updates,
+            stats,
+            next_hops,
+        })
+    }
+
+    /// The updates with their next hops interned into `table`'s.
+    fn into_table(
+        self,
+        table: &mut Table<A>,
+    ) -> (Vec<lpmkit::io::Update<A>>, lpmkit::io::ReadStats) {
+        let Trace {
+            mut updates,
+            stats,
+            next_hops,
+        } = self;
+        for u in &mut updates {
+            if let Change::Announce(p, nh) = u.change {
+                if let Some(value) = next_hops.value(nh) {
+                    u.change = Change::Announce(p, table.next_hops.intern(value.clone()));
+                }
+            }
+        }
+        (updates, stats)
+    }
+}
+
+fn replay<A: Address>(
+    mut table: Table<A>,
+    trace: Option<Trace<A>>,
+    args: &UpdatesArgs,
+) -> anyhow::Result<Vec<Record>> {
+    let (changes, offsets) = read_changes(&mut table, trace, args)?;
     // The readers' keys: uniform for IPv4, the Spider paper's matching keys for IPv6
     // (uniform IPv6 keys almost never match a route).
     let pattern = match A::FAMILY {
@@ -250,12 +316,18 @@ fn replay<A: Address>(mut table: Table<A>, args: &UpdatesArgs) -> anyhow::Result
 /// in seconds from the start of the replay, for paced replays.
 fn read_changes<A: Address>(
     table: &mut Table<A>,
+    trace: Option<Trace<A>>,
     args: &UpdatesArgs,
 ) -> anyhow::Result<(Vec<Change<A>>, Vec<f64>)> {
-    let pb = progress::spinner(format!("reading {}", args.trace.display()));
-    let updates = lpmkit::io::read_updates_with_stats::<A>(&args.trace, &mut table.next_hops);
-    pb.finish_and_clear();
-    let (mut updates, stats) = updates.context("cannot read the update trace")?;
+    let (mut updates, stats) = match trace {
+        Some(trace) => trace.into_table(table),
+        None => {
+            let pb = progress::spinner(format!("reading {}", args.trace.display()));
+            let read = lpmkit::io::read_updates_with_stats::<A>(&args.trace, &mut table.next_hops);
+            pb.finish_and_clear();
+            read.context("cannot read the update trace")?
+        }
+    };
     input::print_notes(&stats);
     if updates.is_empty() {
         anyhow::bail!("{} holds no {} updates", args.trace.display(), A::FAMILY);
