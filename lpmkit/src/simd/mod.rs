@@ -2,7 +2,7 @@
 //! are written over.
 //!
 //! A scheme that has SIMD kernels asks for tokens once, when it is built, and keeps them
-//! (or `None`) beside its tables ([`Kernels`]); the kernels take a token as a parameter, so
+//! (or `None`) beside its tables (`Kernels`); the kernels take a token as a parameter, so
 //! holding one is the proof that the CPU supports the instructions (the habit of
 //! `memchr`'s `avx2::One::new`). The tokens, internal to the schemes' kernels, are
 //! `Avx512` (AVX-512 F, BW, DQ and VL, what every AVX-512 kernel needs), the extensions a
@@ -10,7 +10,7 @@
 //! `Popcnt`. A table dispatches once: the best path the CPU has and the *ceiling* allows,
 //! AVX-512 → AVX2 → scalar.
 //!
-//! The kernels are written once over [`lanes`]: a trait of 32-bit lanes implemented for
+//! The kernels are written once over `lanes`: a trait of 32-bit lanes implemented for
 //! AVX2's `__m256i` and AVX-512's `__m512i`, instantiated per instruction set behind thin
 //! `#[target_feature]` entry points.
 //!
