@@ -131,6 +131,7 @@ pub fn cargo_features() -> Vec<&'static str> {
         ("serde", cfg!(feature = "serde")),
         ("ipnet", cfg!(feature = "ipnet")),
         ("netlink", cfg!(feature = "netlink")),
+        ("fpm", cfg!(feature = "fpm")),
         ("test-hooks", cfg!(feature = "test-hooks")),
     ]
     .into_iter()
