@@ -5,7 +5,7 @@
 //! sample of random keys plus every prefix boundary), the scheme suites, the readers, and
 //! one trace replay under checking readers per update model. The long tier —
 //! `cargo test --release --workspace -- --ignored` — adds the tests marked
-//! `#[ignore = "long tier: …"]`: ten million keys per table, every trace under readers for
+//! `#[ignore = "long tier: …"]`: millions of keys per table, every trace under readers for
 //! every in-place scheme, every store of every patch, the long property runs.
 //!
 //! Real data is found through `common` (`$LPMKIT_DATA`, else `../shared/data` beside the
