@@ -52,13 +52,6 @@ pub(crate) trait LaneMask: Copy {
         // SAFETY: the caller's instruction set.
         unsafe { self.bits().count_ones() }
     }
-
-    /// One past the highest lane set (0 if none): the lanes `0..span` cover every set lane.
-    #[inline(always)]
-    unsafe fn span(self) -> usize {
-        // SAFETY: the caller's instruction set.
-        (32 - unsafe { self.bits() }.leading_zeros()) as usize
-    }
 }
 
 /// A vector of [`LANES`](Lanes::LANES) 32-bit lanes (`u32` unless an operation says it

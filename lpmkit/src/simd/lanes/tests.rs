@@ -86,7 +86,6 @@ fn registers<V: Lanes>(seed: u64) {
             let first = set::<V>(V::Mask::first(k));
             assert_eq!(first, (0..n).map(|i| i < k).collect::<Vec<_>>());
             assert_eq!(V::Mask::first(k).count(), k as u32);
-            assert_eq!(V::Mask::first(k).span(), k);
             assert_eq!(V::Mask::first(k).any(), k > 0);
         }
         assert_eq!(set::<V>(V::Mask::all()), vec![true; n]);
@@ -172,7 +171,6 @@ fn registers<V: Lanes>(seed: u64) {
             assert_eq!(set::<V>(m.and(mm)), both(|x, y| x && y));
             assert_eq!(set::<V>(m.or(mm)), both(|x, y| x || y));
             assert_eq!(m.count() as usize, mb.iter().filter(|&&x| x).count());
-            assert_eq!(m.span(), mb.iter().rposition(|&x| x).map_or(0, |i| i + 1));
             assert_eq!(m.any(), mb.contains(&true));
 
             let packed: Vec<u32> = (0..n).filter(|&i| mb[i]).map(|i| a[i]).collect();

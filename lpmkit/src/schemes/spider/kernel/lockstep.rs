@@ -4,8 +4,9 @@
 //! One kernel serves both families, both widths and every degree of parallelism; `const`
 //! switches shape it:
 //!
-//! * `FUSED`: two streams of a vector each per block (more ways than a vector has lanes:
-//!   AVX2's sixteen), the paper's loop fusion; AVX-512's sixteen ways are one vector;
+//! * `S`: streams of a vector each per block: two for more ways than a vector has lanes
+//!   (AVX2's sixteen), the paper's loop fusion; one otherwise (AVX-512's sixteen ways are
+//!   one vector). A block's state holds `S` vectors of each kind, no idle second stream;
 //! * `PARTIAL`: lanes masked off (ways below a vector, or between one and two): masked
 //!   loads and stores, and a masked direct-pointing gather that leaves idle lanes at 0,
 //!   which is End-of-Lookup;
@@ -42,21 +43,58 @@ use crate::simd::prefetch_keys_ahead;
 
 /// A block in flight: its lanes' next-row bases, results, current words and live lanes
 /// per stream, and the octet it reads next.
-struct Slot<V: Lanes> {
+struct Slot<V: Lanes, const S: usize> {
     block: usize,
     octet: usize,
-    live: [V::Mask; 2],
-    base: [V; 2],
-    res: [V; 2],
-    dst: [V; 2],
+    live: [V::Mask; S],
+    base: [V; S],
+    res: [V; S],
+    dst: [V; S],
 }
 
-impl<V: Lanes> Clone for Slot<V> {
+impl<V: Lanes, const S: usize> Clone for Slot<V, S> {
     fn clone(&self) -> Self {
         *self
     }
 }
-impl<V: Lanes> Copy for Slot<V> {}
+impl<V: Lanes, const S: usize> Copy for Slot<V, S> {}
+
+impl<V: Lanes, const S: usize> Slot<V, S> {
+    /// An empty slot.
+    ///
+    /// # Safety
+    /// `V`'s instruction set.
+    #[inline(always)]
+    unsafe fn empty(block: usize, octet: usize) -> Self {
+        // SAFETY: `V`'s instruction set (the caller's).
+        unsafe {
+            let zero = V::zero();
+            Slot {
+                block,
+                octet,
+                live: [V::Mask::first(0); S],
+                base: [zero; S],
+                res: [zero; S],
+                dst: [zero; S],
+            }
+        }
+    }
+
+    /// Whether a lane of a stream still walks.
+    ///
+    /// # Safety
+    /// `V`'s instruction set.
+    #[inline(always)]
+    unsafe fn any_live(&self) -> bool {
+        // SAFETY: `V`'s instruction set (the caller's).
+        unsafe {
+            self.live[1..]
+                .iter()
+                .fold(self.live[0], |a, &m| a.or(m))
+                .any()
+        }
+    }
+}
 
 /// What every visit needs.
 struct Ctx<V: Lanes, C: Decode, F: Family> {
@@ -95,12 +133,12 @@ impl<V: Lanes, C: Decode, F: Family> Ctx<V, C, F> {
     /// # Safety
     /// `V`'s instruction set; `block < self.blocks`.
     #[inline(always)]
-    unsafe fn store<const FUSED: bool, const PARTIAL: bool>(&self, block: usize, res: [V; 2]) {
+    unsafe fn store<const S: usize, const PARTIAL: bool>(&self, block: usize, res: [V; S]) {
         // SAFETY: block `block` has `ways` output slots: a vector per stream, or the masked
         // lanes.
         unsafe {
             let o = self.out.add(block * self.ways);
-            for (s, &r) in res.iter().enumerate().take(if FUSED { 2 } else { 1 }) {
+            for (s, &r) in res.iter().enumerate() {
                 let r = F::to_key_order(C::finish(r));
                 let o = o.add(s * V::LANES);
                 if PARTIAL {
@@ -138,15 +176,19 @@ impl<V: Lanes, C: Decode, F: Family> Ctx<V, C, F> {
     /// # Safety
     /// `V`'s instruction set.
     #[inline(always)]
-    unsafe fn prefetch<const FUSED: bool>(&self, s: &Slot<V>) {
+    unsafe fn prefetch<const S: usize>(&self, s: &Slot<V, S>) {
         let m = self.octets[3 - s.octet % 4];
         // SAFETY: register operations; a prefetch is a hint and never faults (the index
         // is in the table anyway). Into L1, as the refilling kernel's prefetches: the
         // element is read at the block's next visit.
         unsafe {
-            for j in 0..if FUSED { 2 } else { 1 } {
+            for j in 0..S {
                 let idx = s.base[j].add(s.dst[j].shuffle_bytes(m));
-                idx.prefetch_lanes(self.tp, s.live[j].span());
+                // Every lane, live or not (a finished lane's index is in the table too): a
+                // branch on how many are live mispredicts, as the count is data-dependent,
+                // and costs more than the prefetches it would save (measured on both
+                // widths).
+                idx.prefetch_lanes(self.tp, V::LANES);
             }
         }
     }
@@ -167,13 +209,12 @@ impl<V: Lanes, C: Decode, F: Family> Ctx<V, C, F> {
     /// # Safety
     /// `V`'s instruction set; unless `fresh`, `s` holds a block from an earlier visit.
     #[inline(always)]
-    unsafe fn visit<const FUSED: bool, const PARTIAL: bool, const K: usize>(
+    unsafe fn visit<const S: usize, const PARTIAL: bool, const K: usize>(
         &self,
         next: &mut usize,
-        s: &mut Slot<V>,
+        s: &mut Slot<V, S>,
         mut fresh: bool,
     ) -> bool {
-        let streams = if FUSED { 2 } else { 1 };
         // SAFETY: `V`'s instruction set (the contract). `keys` holds `ways · blocks` keys;
         // block `block < blocks` holds `ways` keys (a vector per stream unless masked);
         // direct-pointing indices are inside rows 1–256; row bases come from elements,
@@ -192,15 +233,8 @@ impl<V: Lanes, C: Decode, F: Family> Ctx<V, C, F> {
                         prefetch_keys_ahead(keys, self.ways * block, self.ways, KEYS_AHEAD);
                     }
                     let k = self.keys.add(block * self.ways);
-                    let mut slot = Slot {
-                        block,
-                        octet: 2,
-                        live: [V::Mask::first(0); 2],
-                        base: [zero; 2],
-                        res: [zero; 2],
-                        dst: [zero; 2],
-                    };
-                    for j in 0..streams {
+                    let mut slot = Slot::<V, S>::empty(block, 2);
+                    for j in 0..S {
                         let d = self.word::<PARTIAL>(k, j, F::FIRST_WORD);
                         let e = if F::in_order::<V>() && !PARTIAL && K > 1 {
                             self.dp_scalar(k, j)
@@ -212,22 +246,22 @@ impl<V: Lanes, C: Decode, F: Family> Ctx<V, C, F> {
                         (slot.base[j], slot.res[j], slot.live[j]) = C::step(&self.dec, e, zero);
                         slot.dst[j] = d;
                     }
-                    if !slot.live[0].or(slot.live[1]).any() {
-                        self.store::<FUSED, PARTIAL>(block, slot.res);
+                    if !slot.any_live() {
+                        self.store::<S, PARTIAL>(block, slot.res);
                         continue;
                     }
                     *s = slot;
                     fresh = false;
                 } else {
                     let o = self.octets[3 - s.octet % 4];
-                    for j in 0..streams {
+                    for j in 0..S {
                         let idx = s.base[j].add(s.dst[j].shuffle_bytes(o));
                         let e = C::gather_masked(self.tp, idx, s.live[j]);
                         (s.base[j], s.res[j], s.live[j]) = C::step(&self.dec, e, s.res[j]);
                     }
                     s.octet += 1;
-                    if !s.live[0].or(s.live[1]).any() {
-                        self.store::<FUSED, PARTIAL>(s.block, s.res);
+                    if !s.any_live() {
+                        self.store::<S, PARTIAL>(s.block, s.res);
                         fresh = true;
                         continue;
                     }
@@ -236,14 +270,14 @@ impl<V: Lanes, C: Decode, F: Family> Ctx<V, C, F> {
                         // Refill with the next 32 bits (Algorithm 2, lines 25–34).
                         let k = self.keys.add(s.block * self.ways);
                         let w = F::FIRST_WORD - s.octet / 4;
-                        for j in 0..streams {
+                        for j in 0..S {
                             s.dst[j] = self.word::<PARTIAL>(k, j, w);
                         }
                     }
                 }
                 if self.yields::<K>(s.octet) {
                     if self.cold_octets & (1 << s.octet) != 0 {
-                        self.prefetch::<FUSED>(s);
+                        self.prefetch::<S>(s);
                     }
                     return true;
                 }
@@ -258,8 +292,8 @@ impl<V: Lanes, C: Decode, F: Family> Ctx<V, C, F> {
 ///
 /// # Safety
 /// `V`'s instruction set; `keys.len()` is a multiple of `ways` and at most `out.len()`;
-/// `ways` is two vectors if `FUSED && !PARTIAL`, one if `!FUSED && !PARTIAL`, between one
-/// and two if `FUSED && PARTIAL` and below one otherwise; `t` and `split` come from one
+/// `S` is 1 or 2; `ways` is `S` vectors unless `PARTIAL`, else between one and two vectors
+/// if `S = 2` and below one if `S = 1`; `t` and `split` come from one
 /// build.
 #[inline(always)]
 #[allow(clippy::too_many_arguments)]
@@ -267,7 +301,7 @@ pub(super) unsafe fn kernel<
     V: Lanes,
     C: Decode,
     F: Family,
-    const FUSED: bool,
+    const S: usize,
     const PARTIAL: bool,
     const K: usize,
 >(
@@ -280,8 +314,9 @@ pub(super) unsafe fn kernel<
     out: &mut [u32],
 ) {
     debug_assert!(keys.len() % ways == 0 && out.len() >= keys.len());
-    debug_assert!(ways == if FUSED { 2 * V::LANES } else { V::LANES } || PARTIAL);
-    debug_assert!(ways > V::LANES || !FUSED);
+    debug_assert!(S == 1 || S == 2);
+    debug_assert!(ways == S * V::LANES || PARTIAL);
+    debug_assert!(ways > V::LANES || S == 1);
     // SAFETY: `V`'s instruction set (the contract); the contract gives `ctx`'s invariants:
     // `blocks` blocks of `ways` keys and output slots.
     unsafe {
@@ -299,25 +334,17 @@ pub(super) unsafe fn kernel<
             yield_octets,
             cold_octets,
         };
-        let zero = V::zero();
-        let mut slots = [Slot {
-            block: 0,
-            octet: 0,
-            live: [V::Mask::first(0); 2],
-            base: [zero; 2],
-            res: [zero; 2],
-            dst: [zero; 2],
-        }; K];
+        let mut slots = [Slot::<V, S>::empty(0, 0); K];
         let mut live = [false; K];
         let mut n_live = 0;
         let mut next = 0;
         for (s, l) in slots.iter_mut().zip(&mut live) {
-            *l = ctx.visit::<FUSED, PARTIAL, K>(&mut next, s, true);
+            *l = ctx.visit::<S, PARTIAL, K>(&mut next, s, true);
             n_live += *l as usize;
         }
         while n_live > 0 {
             for (s, l) in slots.iter_mut().zip(&mut live) {
-                if *l && !ctx.visit::<FUSED, PARTIAL, K>(&mut next, s, false) {
+                if *l && !ctx.visit::<S, PARTIAL, K>(&mut next, s, false) {
                     *l = false;
                     n_live -= 1;
                 }

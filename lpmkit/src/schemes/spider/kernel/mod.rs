@@ -64,13 +64,7 @@ pub(super) fn avx512<C: Decode, F: Family>(
 pub(super) trait Width: Lanes {
     /// [`lockstep::kernel`] on `Self`.
     #[allow(clippy::too_many_arguments)]
-    unsafe fn lockstep<
-        C: Decode,
-        F: Family,
-        const FUSED: bool,
-        const PARTIAL: bool,
-        const K: usize,
-    >(
+    unsafe fn lockstep<C: Decode, F: Family, const S: usize, const PARTIAL: bool, const K: usize>(
         t: &Elements<C::E>,
         split: u32,
         yield_octets: u32,
@@ -98,7 +92,7 @@ macro_rules! width {
             unsafe fn lockstep<
                 C: Decode,
                 F: Family,
-                const FUSED: bool,
+                const S: usize,
                 const PARTIAL: bool,
                 const K: usize,
             >(
@@ -115,7 +109,7 @@ macro_rules! width {
                 unsafe fn run<
                     C: Decode,
                     F: Family,
-                    const FUSED: bool,
+                    const S: usize,
                     const PARTIAL: bool,
                     const K: usize,
                 >(
@@ -130,22 +124,12 @@ macro_rules! width {
                     // SAFETY: this function's target features are the width's; the rest is
                     // the caller's.
                     unsafe {
-                        lockstep::kernel::<$V, C, F, FUSED, PARTIAL, K>(
-                            t, split, y, c, ways, keys, out,
-                        )
+                        lockstep::kernel::<$V, C, F, S, PARTIAL, K>(t, split, y, c, ways, keys, out)
                     }
                 }
                 // SAFETY: the caller's.
                 unsafe {
-                    run::<C, F, FUSED, PARTIAL, K>(
-                        t,
-                        split,
-                        yield_octets,
-                        cold_octets,
-                        ways,
-                        keys,
-                        out,
-                    )
+                    run::<C, F, S, PARTIAL, K>(t, split, yield_octets, cold_octets, ways, keys, out)
                 }
             }
 
@@ -217,15 +201,15 @@ unsafe fn dispatch<V: Width, C: Decode, F: Family>(
         if l == MAX_WAYS {
             // The AVX-512 instance serves a vector's ways only.
             debug_assert_eq!(ways, l);
-            shape::<V, C, F, false, false>(run)
+            shape::<V, C, F, 1, false>(run)
         } else if ways == 2 * l {
-            shape::<V, C, F, true, false>(run)
+            shape::<V, C, F, 2, false>(run)
         } else if ways > l {
-            shape::<V, C, F, true, true>(run)
+            shape::<V, C, F, 2, true>(run)
         } else if ways == l {
-            shape::<V, C, F, false, false>(run)
+            shape::<V, C, F, 1, false>(run)
         } else {
-            shape::<V, C, F, false, true>(run)
+            shape::<V, C, F, 1, true>(run)
         }
         if !tail.is_empty() {
             V::refill::<C, F>(t, split, p, tail, res_tail);
@@ -252,19 +236,19 @@ type Run<'a, C, F> = (
 /// # Safety
 /// As [`lockstep::kernel`]'s; `blocks` is one of the three.
 #[inline(always)]
-unsafe fn shape<V: Width, C: Decode, F: Family, const FUSED: bool, const PARTIAL: bool>(
+unsafe fn shape<V: Width, C: Decode, F: Family, const S: usize, const PARTIAL: bool>(
     (t, split, blocks, cold, ways, keys, out): Run<'_, C, F>,
 ) {
     // SAFETY: the contract.
     unsafe {
         match blocks {
-            IN_FLIGHT => V::lockstep::<C, F, FUSED, PARTIAL, IN_FLIGHT>(
-                t, split, cold, cold, ways, keys, out,
-            ),
-            INTERLEAVE => {
-                V::lockstep::<C, F, FUSED, PARTIAL, INTERLEAVE>(t, split, !0, 0, ways, keys, out)
+            IN_FLIGHT => {
+                V::lockstep::<C, F, S, PARTIAL, IN_FLIGHT>(t, split, cold, cold, ways, keys, out)
             }
-            _ => V::lockstep::<C, F, FUSED, PARTIAL, 1>(t, split, 0, 0, ways, keys, out),
+            INTERLEAVE => {
+                V::lockstep::<C, F, S, PARTIAL, INTERLEAVE>(t, split, !0, 0, ways, keys, out)
+            }
+            _ => V::lockstep::<C, F, S, PARTIAL, 1>(t, split, 0, 0, ways, keys, out),
         }
     }
 }
