@@ -8,8 +8,9 @@
 //!   node is one 256-bit compare, or a masked 512-bit one — counted by `popcnt`. Keys are
 //!   stored biased (top bit flipped), so the signed compares order them as unsigned
 //!   numbers.
-//! * **The /32 lines** ([`line_values_v6`]): a group's /32s hashed a vector at a time in
-//!   32-bit lanes, every line prefetched, then every line searched in one compare.
+//! * **The /32 lines** ([`line_values_v6`]): a group's /32s hashed eight at a time in
+//!   32-bit lanes, every line prefetched, then every line searched in one 256-bit compare,
+//!   on both widths (sixteen lanes measured slower on AVX-512).
 
 use core::arch::x86_64::{__m256i, __m512i};
 use core::marker::PhantomData;
@@ -131,8 +132,11 @@ impl<V: Lanes> NodeSearch for Search<V> {
         child: &mut [u64],
     ) {
         match walk::v6_keys(keys) {
-            // SAFETY: as this function's.
-            Some(k) => unsafe { line_values_v6::<V>(f, k, res, child) },
+            // Eight lanes on either width: the stage's sixteen-lane instance measured slower
+            // than its eight-lane one on AVX-512 (docs/simd.md).
+            // SAFETY: as this function's; `V`'s instruction set includes AVX2 (AVX-512F
+            // implies it).
+            Some(k) => unsafe { line_values_v6::<__m256i>(f, k, res, child) },
             // The lines are an IPv6 front: not reached.
             // SAFETY: as this function's.
             None => unsafe { walk::line_values_with::<A, Self>(f, keys, res, child) },
