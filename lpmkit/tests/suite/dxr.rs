@@ -365,13 +365,14 @@ proptest! {
     }
 }
 
-// The same property, many more cases: 256 in two tests of 128 (the test threads run them
-// side by side).
+// The same property, many more cases: 128 in two tests of 64 (the test threads run them
+// side by side), new ones at every run (proptest draws its seed), so each of the 45
+// (k, batch) pairs is met about three times per run on average.
 proptest! {
-    #![proptest_config(ProptestConfig::with_cases(128))]
+    #![proptest_config(ProptestConfig::with_cases(64))]
 
     #[test]
-    #[ignore = "long tier: 256 random update sequences"]
+    #[ignore = "long tier: 128 random update sequences"]
     fn random_updates_match_the_rib_many(
         k in 16u8..=24,
         batch in 1usize..6,
@@ -381,7 +382,7 @@ proptest! {
     }
 
     #[test]
-    #[ignore = "long tier: 256 random update sequences"]
+    #[ignore = "long tier: 128 random update sequences"]
     fn random_updates_match_the_rib_many_more(
         k in 16u8..=24,
         batch in 1usize..6,
