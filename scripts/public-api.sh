@@ -46,7 +46,7 @@ fi
 tmp=$(mktemp)
 trap 'rm -f "$tmp"' EXIT
 if ! cargo "+$NIGHTLY" public-api -p lpmkit -ss > "$tmp"; then
-    echo "public-api: cargo public-api could not list the library ($NIGHTLY missing, or its" \
+    echo "public-api: cargo public-api could not list the library ($NIGHTLY's" \
         "rustdoc JSON is of a format cargo-public-api $(cargo public-api --version 2>/dev/null |
         awk '{print $2}') does not read)" >&2
     exit 3
