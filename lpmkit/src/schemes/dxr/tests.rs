@@ -126,6 +126,31 @@ fn paper_example() {
     assert_eq!(entries, vec![300, 0x0300_0004, (0x0400 << 16) | 300]);
 }
 
+/// One table with direct, short and long chunks, every lookup path on its boundary keys:
+/// the DXR case of CI's Miri run (a build is most of its time there, so one build holds
+/// every chunk format).
+#[test]
+fn miri_short_long_and_direct_chunks() {
+    let r = rib(&[
+        ("0.0.0.0/0", 1),
+        ("1.0.0.0/8", 2),
+        ("1.2.0.0/16", 3),
+        ("1.2.3.0/24", 4),
+        ("1.2.4.5/32", 3),
+        ("1.3.0.0/16", 300),
+        ("1.3.3.0/24", 4),
+        ("255.255.255.255/32", 5),
+    ]);
+    let d = build(&r, &DxrConfig::d16r());
+    let s = d.dxr_stats();
+    assert_eq!(
+        (s.short_chunks, s.long_chunks),
+        (1, 2),
+        "1.2 short; 1.3, 255.255 long"
+    );
+    assert_eq!(s.direct_chunks + s.full_chunks, 1 << 16);
+}
+
 #[test]
 fn formats_and_direct_chunks() {
     // /24-aligned ranges with small next hops: short; a /25: long; one range: direct.
