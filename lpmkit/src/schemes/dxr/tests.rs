@@ -74,16 +74,19 @@ fn build(rib: &Rib<Ipv4>, cfg: &DxrConfig) -> Dxr {
     d
 }
 
-/// The paper's sample database (§3.1) and its 1.2.0.0/16 chunk in the short format (§3.2).
+/// The paper's sample database (§3.1).
+const PAPER_DATABASE: [(&str, u32); 5] = [
+    ("0.0.0.0/0", 1),
+    ("1.0.0.0/8", 2),
+    ("1.2.0.0/16", 3),
+    ("1.2.3.0/24", 4),
+    ("1.2.4.5/32", 3),
+];
+
+/// The paper's sample database and its 1.2.0.0/16 chunk in the short format (§3.2).
 #[test]
 fn paper_example() {
-    let r = rib(&[
-        ("0.0.0.0/0", 1),
-        ("1.0.0.0/8", 2),
-        ("1.2.0.0/16", 3),
-        ("1.2.3.0/24", 4),
-        ("1.2.4.5/32", 3),
-    ]);
+    let r = rib(&PAPER_DATABASE);
     let mut ranges = vec![];
     r.for_each_range(|f, _, h| ranges.push((f, NextHop::raw(h))));
     assert_eq!(
@@ -126,21 +129,17 @@ fn paper_example() {
     assert_eq!(entries, vec![300, 0x0300_0004, (0x0400 << 16) | 300]);
 }
 
-/// One table with direct, short and long chunks, every lookup path on its boundary keys:
-/// the DXR case of CI's Miri run (a build is most of its time there, so one build holds
-/// every chunk format).
+/// One table with direct, short and long chunks (the paper's database, plus two chunks in
+/// the long format), every lookup path on its boundary keys: the DXR case of CI's Miri run
+/// (a build is most of its time there, so one build holds every chunk format).
 #[test]
 fn miri_short_long_and_direct_chunks() {
-    let r = rib(&[
-        ("0.0.0.0/0", 1),
-        ("1.0.0.0/8", 2),
-        ("1.2.0.0/16", 3),
-        ("1.2.3.0/24", 4),
-        ("1.2.4.5/32", 3),
+    let long = [
         ("1.3.0.0/16", 300),
         ("1.3.3.0/24", 4),
         ("255.255.255.255/32", 5),
-    ]);
+    ];
+    let r = rib(&[&PAPER_DATABASE[..], &long].concat());
     let d = build(&r, &DxrConfig::d16r());
     let s = d.dxr_stats();
     assert_eq!(
