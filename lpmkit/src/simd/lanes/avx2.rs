@@ -61,6 +61,7 @@ impl Lanes for __m256i {
     const LANES: usize = 8;
     /// The three unpacks leave the keys in the order 0, 2, 4, 6, 1, 3, 5, 7.
     const U128_IN_ORDER: bool = false;
+    const MASK_REGISTERS: bool = false;
     type Mask = Mask;
     type Packer = __m256i;
 

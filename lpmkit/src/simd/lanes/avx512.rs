@@ -67,6 +67,7 @@ unsafe fn permute_dword(ld: impl Fn(usize) -> __m512i, w: usize) -> __m512i {
 impl Lanes for __m512i {
     const LANES: usize = 16;
     const U128_IN_ORDER: bool = true;
+    const MASK_REGISTERS: bool = true;
     type Mask = __mmask16;
     type Packer = __mmask16;
 

@@ -70,6 +70,12 @@ pub(crate) trait Lanes: Copy {
     /// Whether [`u128_dword`](Lanes::u128_dword) leaves its lanes in key order (else
     /// [`in_key_order`](Lanes::in_key_order) restores it).
     const U128_IN_ORDER: bool;
+    /// Whether the lane predicates live in mask registers (AVX-512), where an operation
+    /// on the lanes of a mask costs what one on every lane does. Where they do not (AVX2:
+    /// a vector of all-ones lanes), a kernel runs its whole vectors apart from the masked
+    /// tail: a mask that is a compare's result alone becomes one `vmovmskps`, while one
+    /// merged with a tail's mask in the same code costs packs and an `and` per vector.
+    const MASK_REGISTERS: bool;
     /// The lane predicates.
     type Mask: LaneMask;
     /// A left-packing of some lanes, made once by [`packer`](Lanes::packer) and applied

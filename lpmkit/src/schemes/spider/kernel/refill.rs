@@ -80,6 +80,18 @@ struct Ctx<'a, V: Lanes, C: Decode, F: Family> {
     _f: core::marker::PhantomData<F>,
 }
 
+/// What every vector of an octet pass shares.
+struct Pass<V> {
+    /// Picks the next octet out of the word.
+    om: V,
+    /// Whether the lanes that go on reload their word from the key.
+    reload: bool,
+    /// The key's word the next octet comes from.
+    wn: usize,
+    /// The next octet.
+    on: usize,
+}
+
 impl<V: Lanes, C: Decode, F: Family> Ctx<'_, V, C, F> {
     /// The scalar element at `i`, decoded: (next-row index, next hop).
     ///
@@ -175,39 +187,74 @@ impl<V: Lanes, C: Decode, F: Family> Ctx<'_, V, C, F> {
     unsafe fn dp_pass(&mut self, keys: &[F::Key], out: &mut [u32]) -> usize {
         let n = keys.len();
         debug_assert!(n <= CHUNK && out.len() >= n);
-        let kw = keys.as_ptr() as *const u32;
-        let op = out.as_mut_ptr();
-        let mut np = 0;
-        // SAFETY: `V`'s instruction set (the contract); vectors read keys `i..i + LANES <=
-        // n` (or the masked `i..n`) and write as many results; direct-pointing indices
-        // are inside rows 1–256; `np <= i`, so the packed stores stay inside the arrays.
+        let (mut i, mut np) = (0, 0);
+        // SAFETY: `V`'s instruction set (the contract); the vectors cover `0..n`.
         unsafe {
-            let octet2 = octet_ctl::<V>(1);
-            for i in (0..n).step_by(V::LANES) {
-                let kp = keys.as_ptr().add(i);
-                let idx = V::iota().add(V::splat(i as u32));
-                let (w, e, m) = if i + V::LANES <= n {
-                    let w = F::to_key_order(F::word::<V, false>(kp, F::FIRST_WORD, 0));
-                    let e = V::from_fn(|j| {
-                        dp_element(self.tp, *kw.add((i + j) * F::WORDS + F::FIRST_WORD))
-                    });
-                    (w, e, V::Mask::all())
-                } else {
-                    let m = V::Mask::first(n - i);
-                    let w = F::to_key_order(F::word::<V, true>(kp, F::FIRST_WORD, n - i));
-                    (w, C::gather_masked(self.tp, dp_index(w), m), m)
-                };
-                let (base, res, row) = C::step(&self.dec, e, V::zero());
-                if i + V::LANES <= n {
-                    C::finish(res).store(op.add(i));
-                } else {
-                    C::finish(res).store_masked(op.add(i), m);
+            if V::MASK_REGISTERS {
+                while i < n {
+                    np = self.dp_vector(keys, out, i, np, i + V::LANES <= n);
+                    i += V::LANES;
                 }
-                let next = base.add(w.shuffle_bytes(octet2));
-                np = self.pack(np, row.and(m), idx, w, next, 2);
+            } else {
+                while i + V::LANES <= n {
+                    np = self.dp_vector(keys, out, i, np, true);
+                    i += V::LANES;
+                }
+                if i < n {
+                    np = self.dp_vector(keys, out, i, np, false);
+                }
             }
         }
         np
+    }
+
+    /// One vector of the direct pointing pass: keys `i..i + LANES` (`full`), or the masked
+    /// `i..keys.len()`; returns the pending count after the `np` before. Without mask
+    /// registers the whole vectors and the tail are separate inlined instances (`full` a
+    /// constant), see [`Lanes::MASK_REGISTERS`].
+    ///
+    /// # Safety
+    /// `V`'s instruction set; as [`dp_pass`](Self::dp_pass); `i < keys.len()`, and `i +
+    /// LANES <= keys.len()` if `full`; `np <= i`.
+    #[inline(always)]
+    unsafe fn dp_vector(
+        &mut self,
+        keys: &[F::Key],
+        out: &mut [u32],
+        i: usize,
+        np: usize,
+        full: bool,
+    ) -> usize {
+        let n = keys.len();
+        let kw = keys.as_ptr() as *const u32;
+        let op = out.as_mut_ptr();
+        // SAFETY: `V`'s instruction set (the contract); the vector reads keys `i..i +
+        // LANES <= n` (or the masked `i..n`) and writes as many results; direct-pointing
+        // indices are inside rows 1–256; `np <= i`, so the packed stores stay inside the
+        // arrays.
+        unsafe {
+            let kp = keys.as_ptr().add(i);
+            let idx = V::iota().add(V::splat(i as u32));
+            let (w, e, m) = if full {
+                let w = F::to_key_order(F::word::<V, false>(kp, F::FIRST_WORD, 0));
+                let e = V::from_fn(|j| {
+                    dp_element(self.tp, *kw.add((i + j) * F::WORDS + F::FIRST_WORD))
+                });
+                (w, e, V::Mask::all())
+            } else {
+                let m = V::Mask::first(n - i);
+                let w = F::to_key_order(F::word::<V, true>(kp, F::FIRST_WORD, n - i));
+                (w, C::gather_masked(self.tp, dp_index(w), m), m)
+            };
+            let (base, res, row) = C::step(&self.dec, e, V::zero());
+            if full {
+                C::finish(res).store(op.add(i));
+            } else {
+                C::finish(res).store_masked(op.add(i), m);
+            }
+            let next = base.add(w.shuffle_bytes(octet_ctl::<V>(1)));
+            self.pack(np, live::<V>(row, m, full), idx, w, next, 2)
+        }
     }
 
     /// The octet passes of a chunk whose direct pointing pass left `np` pending lookups
@@ -273,44 +320,105 @@ impl<V: Lanes, C: Decode, F: Family> Ctx<'_, V, C, F> {
                 }
                 return wp;
             }
-            let om = octet_ctl::<V>(byte);
-            while rp < np {
-                let full = rp + V::LANES <= np;
-                let m = if full {
-                    V::Mask::all()
-                } else {
-                    V::Mask::first(np - rp)
-                };
-                let p = &*self.p;
-                let ld = |a: &[MaybeUninit<u32>; ROOM]| {
-                    let a = a.as_ptr().add(rp) as *const u32;
-                    if full {
-                        V::load(a)
-                    } else {
-                        V::load_masked(a, m)
-                    }
-                };
-                let (idx, next) = (ld(&p.idx), ld(&p.next));
-                let mut word = ld(&p.word);
-                let e = if full {
-                    C::gather(self.tp, next)
-                } else {
-                    C::gather_masked(self.tp, next, m)
-                };
-                let (base, res, row) = C::step(&self.dec, e, V::zero());
-                let row = row.and(m);
-                debug_assert!(!row.any() || on < F::OCTETS, "a row below the last octet");
-                C::finish(res).scatter(op, idx, m);
-                if reload {
-                    let wi = idx.shl::<2>().add(V::splat(wn as u32));
-                    word = V::zero().gather_masked::<4>(kw as *const u8, wi, row);
+            let pass = Pass {
+                om: octet_ctl::<V>(byte),
+                reload,
+                wn,
+                on,
+            };
+            if V::MASK_REGISTERS {
+                while rp < np {
+                    wp = self.octet_vector(&pass, rp, np, wp, keys, out, rp + V::LANES <= np);
+                    rp += V::LANES;
                 }
-                let next = base.add(word.shuffle_bytes(om));
-                wp = self.pack(wp, row, idx, word, next, on);
-                rp += V::LANES;
+            } else {
+                while rp + V::LANES <= np {
+                    wp = self.octet_vector(&pass, rp, np, wp, keys, out, true);
+                    rp += V::LANES;
+                }
+                if rp < np {
+                    wp = self.octet_vector(&pass, rp, np, wp, keys, out, false);
+                }
             }
         }
         wp
+    }
+
+    /// One vector of an octet pass: pending entries `rp..rp + LANES` (`full`), or the
+    /// masked `rp..np`; returns the pending count after the `wp` before. Instances as in
+    /// [`dp_vector`](Self::dp_vector).
+    ///
+    /// # Safety
+    /// `V`'s instruction set; as [`octet_pass`](Self::octet_pass); `rp < np`, and `rp +
+    /// LANES <= np` if `full`; `wp <= rp`.
+    #[allow(clippy::too_many_arguments)]
+    #[inline(always)]
+    unsafe fn octet_vector(
+        &mut self,
+        pass: &Pass<V>,
+        rp: usize,
+        np: usize,
+        wp: usize,
+        keys: &[F::Key],
+        out: &mut [u32],
+        full: bool,
+    ) -> usize {
+        let kw = keys.as_ptr() as *const u32;
+        // SAFETY: as `octet_pass`'s: the entries read are below `np` (the masked loads
+        // read no entry at or past it), and the packed store at `wp <= rp` overwrites
+        // only entries already read.
+        unsafe {
+            let m = if full {
+                V::Mask::all()
+            } else {
+                V::Mask::first(np - rp)
+            };
+            let p = &*self.p;
+            let ld = |a: &[MaybeUninit<u32>; ROOM]| {
+                let a = a.as_ptr().add(rp) as *const u32;
+                if full {
+                    V::load(a)
+                } else {
+                    V::load_masked(a, m)
+                }
+            };
+            let (idx, next) = (ld(&p.idx), ld(&p.next));
+            let mut word = ld(&p.word);
+            let e = if full {
+                C::gather(self.tp, next)
+            } else {
+                C::gather_masked(self.tp, next, m)
+            };
+            let (base, res, row) = C::step(&self.dec, e, V::zero());
+            let row = live::<V>(row, m, full);
+            debug_assert!(
+                !row.any() || pass.on < F::OCTETS,
+                "a row below the last octet"
+            );
+            C::finish(res).scatter(out.as_mut_ptr(), idx, m);
+            if pass.reload {
+                let wi = idx.shl::<2>().add(V::splat(pass.wn as u32));
+                word = V::zero().gather_masked::<4>(kw as *const u8, wi, row);
+            }
+            let next = base.add(word.shuffle_bytes(pass.om));
+            self.pack(wp, row, idx, word, next, pass.on)
+        }
+    }
+}
+
+/// The lanes of `row` that are lookups: those of the vector's mask `m`. A whole vector's
+/// `row` as it is where the vector is an instance of its own (see
+/// [`Lanes::MASK_REGISTERS`]).
+///
+/// # Safety
+/// `V`'s instruction set.
+#[inline(always)]
+unsafe fn live<V: Lanes>(row: V::Mask, m: V::Mask, full: bool) -> V::Mask {
+    if full && !V::MASK_REGISTERS {
+        row
+    } else {
+        // SAFETY: the contract.
+        unsafe { row.and(m) }
     }
 }
 
