@@ -91,8 +91,10 @@
 //!   End-of-Lookup idling and loop fusion are the paper's; `pipeline: false` runs the
 //!   paper's loop as it is (one block at a time), and [`SpiderConfig::paper`] is the
 //!   published `Spider16w`.
-//! * **Cheaper steps in the SIMD kernels**: the lanes still walking are a mask, and each
-//!   level's gather is masked by it, so a finished lane takes no load slot; where the
+//! * **Cheaper steps in the SIMD kernels**: on AVX-512 each level's gather is masked by
+//!   the lanes still walking (their base is not End-of-Lookup), so a finished lane takes
+//!   no load slot (on AVX2 a finished lane idles in row 0, as in the paper: a mask vector
+//!   per stream would cost more state than the loads it saves); where the
 //!   lanes are in address order (IPv4; IPv6 on AVX-512) the pipelined kernels read the
 //!   direct pointing table (128 KiB, in L2) with scalar loads instead of a gather (where
 //!   a gather is microcoded it delivers about one element per cycle); prefetch addresses

@@ -43,11 +43,6 @@ impl LaneMask for Mask {
         // SAFETY: AVX2.
         unsafe { Mask(_mm256_and_si256(self.0, other.0)) }
     }
-    #[inline(always)]
-    unsafe fn or(self, other: Mask) -> Mask {
-        // SAFETY: AVX2.
-        unsafe { Mask(_mm256_or_si256(self.0, other.0)) }
-    }
 }
 
 /// The `vpermd` indices that left-pack the lanes of a movemask (from [`LEFT_PACK`]).
@@ -263,6 +258,11 @@ impl Lanes for __m256i {
             let zero = _mm256_cmpeq_epi32(_mm256_and_si256(self, b), _mm256_setzero_si256());
             Mask(_mm256_xor_si256(zero, _mm256_set1_epi32(-1)))
         }
+    }
+    #[inline(always)]
+    unsafe fn any_nonzero(self) -> bool {
+        // SAFETY: AVX2.
+        unsafe { _mm256_testz_si256(self, self) == 0 }
     }
     #[inline(always)]
     unsafe fn sign(self) -> Mask {

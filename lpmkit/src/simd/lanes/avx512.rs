@@ -31,10 +31,6 @@ impl LaneMask for __mmask16 {
     unsafe fn and(self, other: Self) -> Self {
         self & other
     }
-    #[inline(always)]
-    unsafe fn or(self, other: Self) -> Self {
-        self | other
-    }
 }
 
 /// The `vpermt2d` indices that pick dword `w` of each of the eight `u128`s of two
@@ -269,6 +265,11 @@ impl Lanes for __m512i {
     unsafe fn test(self, b: Self) -> __mmask16 {
         // SAFETY: AVX-512F.
         unsafe { _mm512_test_epi32_mask(self, b) }
+    }
+    #[inline(always)]
+    unsafe fn any_nonzero(self) -> bool {
+        // SAFETY: AVX-512F.
+        unsafe { _mm512_test_epi32_mask(self, self) != 0 }
     }
     #[inline(always)]
     unsafe fn sign(self) -> __mmask16 {

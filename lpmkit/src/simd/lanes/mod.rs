@@ -43,8 +43,6 @@ pub(crate) trait LaneMask: Copy {
     unsafe fn any(self) -> bool;
     /// The lanes set in both.
     unsafe fn and(self, other: Self) -> Self;
-    /// The lanes set in either.
-    unsafe fn or(self, other: Self) -> Self;
 
     /// How many lanes are set.
     #[inline(always)]
@@ -203,6 +201,8 @@ pub(crate) trait Lanes: Copy {
         // SAFETY: the caller's instruction set.
         unsafe { self.test(self) }
     }
+    /// Whether any lane is not 0 (`vptest` on AVX2: no mask is made).
+    unsafe fn any_nonzero(self) -> bool;
 
     // Selecting lanes.
 

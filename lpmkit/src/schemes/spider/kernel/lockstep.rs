@@ -28,9 +28,13 @@
 //!     flight together (the paper's loop fusion, carried across blocks) instead of each
 //!     level waiting for the last.
 //!
-//! The lanes still walking are a mask (the decoding compare writes it), and each level's
-//! gather is masked by it, so a finished lane takes no load slot; a block is done when
-//! its mask is empty. The entry points (`mod.rs`) hand the tail (fewer than `ways`
+//! A lane still walks while its next-row base is not 0 (End-of-Lookup), and a block is
+//! done when every base is 0 (one `vptest` of the streams' bases or-ed). Where masks are
+//! registers (AVX-512, [`Lanes::MASK_REGISTERS`]) each level's gather is masked by the
+//! live lanes, so a finished lane takes no load slot; on AVX2 the gather reads every lane,
+//! a finished one idling in row 0 as in the paper, which keeps the block's state to its
+//! bases, results and words (a mask vector per stream more would cost a store and a load
+//! per visit, and a copy per gather). The entry points (`mod.rs`) hand the tail (fewer than `ways`
 //! addresses) to the refilling kernel.
 //!
 //! [`IN_FLIGHT`]: crate::schemes::spider::IN_FLIGHT
@@ -41,12 +45,11 @@ use crate::schemes::spider::{Elements, KEYS_AHEAD};
 use crate::simd::lanes::{LaneMask, Lanes};
 use crate::simd::prefetch_keys_ahead;
 
-/// A block in flight: its lanes' next-row bases, results, current words and live lanes
-/// per stream, and the octet it reads next.
+/// A block in flight: its lanes' next-row bases (0: the lane is done), results and
+/// current words per stream, and the octet it reads next.
 struct Slot<V: Lanes, const S: usize> {
     block: usize,
     octet: usize,
-    live: [V::Mask; S],
     base: [V; S],
     res: [V; S],
     dst: [V; S],
@@ -72,7 +75,6 @@ impl<V: Lanes, const S: usize> Slot<V, S> {
             Slot {
                 block,
                 octet,
-                live: [V::Mask::first(0); S],
                 base: [zero; S],
                 res: [zero; S],
                 dst: [zero; S],
@@ -80,7 +82,7 @@ impl<V: Lanes, const S: usize> Slot<V, S> {
         }
     }
 
-    /// Whether a lane of a stream still walks.
+    /// Whether a lane of a stream still walks (its base is not End-of-Lookup).
     ///
     /// # Safety
     /// `V`'s instruction set.
@@ -88,10 +90,10 @@ impl<V: Lanes, const S: usize> Slot<V, S> {
     unsafe fn any_live(&self) -> bool {
         // SAFETY: `V`'s instruction set (the caller's).
         unsafe {
-            self.live[1..]
+            self.base[1..]
                 .iter()
-                .fold(self.live[0], |a, &m| a.or(m))
-                .any()
+                .fold(self.base[0], |a, &b| a.or(b))
+                .any_nonzero()
         }
     }
 }
@@ -218,7 +220,8 @@ impl<V: Lanes, C: Decode, F: Family> Ctx<V, C, F> {
         // SAFETY: `V`'s instruction set (the contract). `keys` holds `ways · blocks` keys;
         // block `block < blocks` holds `ways` keys (a vector per stream unless masked);
         // direct-pointing indices are inside rows 1–256; row bases come from elements,
-        // which name allocated rows (or End-of-Lookup), and only live lanes are gathered.
+        // which name allocated rows (or End-of-Lookup, row 0, whose 256 elements a
+        // finished lane may read).
         unsafe {
             let zero = V::zero();
             loop {
@@ -243,7 +246,7 @@ impl<V: Lanes, C: Decode, F: Family> Ctx<V, C, F> {
                         } else {
                             C::gather(self.tp, dp_index(d))
                         };
-                        (slot.base[j], slot.res[j], slot.live[j]) = C::step(&self.dec, e, zero);
+                        (slot.base[j], slot.res[j], _) = C::step(&self.dec, e, zero);
                         slot.dst[j] = d;
                     }
                     if !slot.any_live() {
@@ -256,8 +259,14 @@ impl<V: Lanes, C: Decode, F: Family> Ctx<V, C, F> {
                     let o = self.octets[3 - s.octet % 4];
                     for j in 0..S {
                         let idx = s.base[j].add(s.dst[j].shuffle_bytes(o));
-                        let e = C::gather_masked(self.tp, idx, s.live[j]);
-                        (s.base[j], s.res[j], s.live[j]) = C::step(&self.dec, e, s.res[j]);
+                        let e = if V::MASK_REGISTERS {
+                            C::gather_masked(self.tp, idx, s.base[j].nonzero())
+                        } else {
+                            // A finished lane reads row 0 (its base is 0, its index an
+                            // octet): all zero, End-of-Lookup again, no next hop.
+                            C::gather(self.tp, idx)
+                        };
+                        (s.base[j], s.res[j], _) = C::step(&self.dec, e, s.res[j]);
                     }
                     s.octet += 1;
                     if !s.any_live() {
