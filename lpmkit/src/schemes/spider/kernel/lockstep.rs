@@ -34,8 +34,8 @@
 //! live lanes, so a finished lane takes no load slot; on AVX2 the gather reads every lane,
 //! a finished one idling in row 0 as in the paper, which keeps the block's state to its
 //! bases, results and words (a mask vector per stream more would cost a store and a load
-//! per visit, and a copy per gather). The entry points (`mod.rs`) hand the tail (fewer than `ways`
-//! addresses) to the refilling kernel.
+//! per visit, and a copy per gather). The entry points (`mod.rs`) hand the tail (fewer
+//! than `ways` addresses) to the refilling kernel.
 //!
 //! [`IN_FLIGHT`]: crate::schemes::spider::IN_FLIGHT
 //! [`INTERLEAVE`]: crate::schemes::spider::INTERLEAVE
