@@ -5,7 +5,7 @@
 //! * **Node search** ([`Search`]): one node's keys against the search key in whole-vector
 //!   compares — a 64-byte node of eight 64-bit or sixteen 32-bit keys is one 512-bit
 //!   compare into a mask register, or two 256-bit ones gathered by `movemask`; a 32-byte
-//!   node is one 256-bit compare, or a masked 512-bit one — counted by `popcnt`. Keys are
+//!   node is one 256-bit compare on either width — counted by `popcnt`. Keys are
 //!   stored biased (top bit flipped), so the signed compares order them as unsigned
 //!   numbers.
 //! * **The /32 lines** ([`line_values_v6`]): a group's /32s hashed eight at a time in
@@ -88,39 +88,20 @@ pub(crate) struct Search<V>(PhantomData<V>);
 impl<V: Lanes> NodeSearch for Search<V> {
     #[inline(always)]
     unsafe fn count_masked<K: Key>(p: *const K, x: K, n: usize, mask: u32) -> u32 {
-        debug_assert!(n <= 32);
-        // SAFETY: the caller guarantees `V`'s instruction set and `n` readable keys; the
-        // loads read whole vectors below `n` keys, or a masked one whose lanes past `n`
-        // are not read.
+        debug_assert!(n <= 32 && (n * K::BITS as usize / 8).is_multiple_of(32));
+        // Whole vectors, then (a 32-byte node or remainder on AVX-512) one 256-bit
+        // vector: nodes are whole multiples of 32 bytes.
+        let lanes = V::LANES * 32 / K::BITS as usize;
+        let whole = n / lanes * lanes;
+        // SAFETY: the caller guarantees `V`'s instruction set and `n` readable keys, which
+        // the whole vectors and the 256-bit rest cover exactly; `V`'s instruction set
+        // includes AVX2 (AVX-512F implies it).
         unsafe {
-            let mut m = 0u32;
-            let mut c = 0;
-            if K::BITS == 32 {
-                let (p, xv) = (p as *const u32, V::splat(x.raw() as u32));
-                while c < n {
-                    let k = if c + V::LANES <= n {
-                        V::load(p.add(c))
-                    } else {
-                        V::load_masked(p.add(c), V::Mask::first(n - c))
-                    };
-                    m |= xv.gt_i32(k).bits() << c;
-                    c += V::LANES;
-                }
-            } else {
-                let (p, xv, lanes) = (p as *const u32, V::splat_u64(x.raw()), V::LANES / 2);
-                while c < n {
-                    let k = if c + lanes <= n {
-                        V::load(p.add(2 * c))
-                    } else {
-                        V::load_masked(p.add(2 * c), V::Mask::first(2 * (n - c)))
-                    };
-                    m |= k.lt_i64_bits(xv) << c;
-                    c += lanes;
-                }
+            let mut m = less_than::<V, K>(p, x, whole);
+            if whole < n {
+                m |= less_than::<__m256i, K>(p.add(whole), x, n - whole) << whole;
             }
-            // The bits past `n` (a masked vector's) are not keys.
-            let within = if n >= 32 { u32::MAX } else { (1 << n) - 1 };
-            (m & mask & within).count_ones()
+            (m & mask).count_ones()
         }
     }
 
@@ -142,6 +123,31 @@ impl<V: Lanes> NodeSearch for Search<V> {
             None => unsafe { walk::line_values_with::<A, Self>(f, keys, res, child) },
         }
     }
+}
+
+/// The bit mask of the keys below `x` among the `n` keys at `p`, in whole vectors `V`.
+///
+/// # Safety
+/// `V`'s instruction set; `n` keys readable at `p`, a multiple of `V`'s keys per vector.
+#[inline(always)]
+unsafe fn less_than<V: Lanes, K: Key>(p: *const K, x: K, n: usize) -> u32 {
+    let mut m = 0u32;
+    let p = p as *const u32;
+    // SAFETY: as this function's: each load reads one whole vector of the `n` keys.
+    unsafe {
+        if K::BITS == 32 {
+            let xv = V::splat(x.raw() as u32);
+            for c in (0..n).step_by(V::LANES) {
+                m |= xv.gt_i32(V::load(p.add(c))).bits() << c;
+            }
+        } else {
+            let xv = V::splat_u64(x.raw());
+            for c in (0..n).step_by(V::LANES / 2) {
+                m |= V::load(p.add(2 * c)).lt_i64_bits(xv) << c;
+            }
+        }
+    }
+    m
 }
 
 /// [`NodeSearch::line_values`] for a group of IPv6 keys: every key's line is found and

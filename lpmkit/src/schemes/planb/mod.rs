@@ -682,6 +682,14 @@ impl<A: Address> Fib<A> for Planb<A> {
     fn implementation(&self) -> Implementation {
         Implementation::of(self.kernels)
     }
+
+    fn kernel_choice(&self) -> Option<crate::simd::KernelChoice> {
+        Some(self.kernels.choice())
+    }
+
+    fn kernels_mut(&mut self) -> Option<&mut crate::simd::Kernels> {
+        Some(&mut self.kernels)
+    }
 }
 
 #[cfg(test)]

@@ -24,6 +24,9 @@ pub(crate) trait NodeSearch: Sized {
     /// # Safety
     /// `p` is 32-byte aligned and `n` keys are readable there; the instructions the
     /// implementation uses are supported.
+    // Inlined always: an outlined copy is compiled without its caller's target features,
+    // and every intrinsic in it becomes a call.
+    #[inline(always)]
     unsafe fn count<K: Key>(p: *const K, x: K, n: usize) -> u32 {
         // SAFETY: as this function's.
         unsafe { Self::count_masked(p, x, n, u32::MAX) }
