@@ -112,13 +112,76 @@ impl Window for __m512i {
 /// Stages 2 and 3 on the vectors `V`.
 pub(super) struct Simd<V>(PhantomData<V>);
 
+/// What stage 2 needs of a table, for one vector of keys at a time.
+struct Stage2<V> {
+    lt: *const u8,
+    rt: *const u8,
+    shift: u32,
+    pos_field: u32,
+    pos_scale: u32,
+    size_mask: V,
+}
+
+impl<V: Lanes> Stage2<V> {
+    /// Stage 2 for the keys at `kp` (lane `i`: key `g + i` of the block), their next hops
+    /// stored at `op`; the keys that search are packed into the block's lists at `n`.
+    /// Returns how many search. `MASKED`: only the first `left` (< `V::LANES`) lanes are
+    /// keys.
+    ///
+    /// # Safety
+    /// `V`'s instruction set; `V::LANES` keys readable at `kp` and next hops writable at
+    /// `op` (`left` of each if `MASKED`); `n + V::LANES` ≤ the lists' length; the table
+    /// of `lt` and `rt` as in [`Stages::start`].
+    #[inline(always)]
+    unsafe fn vector<const MASKED: bool>(
+        &self,
+        p: &mut Pipeline,
+        kp: *const u32,
+        op: *mut u32,
+        g: usize,
+        left: usize,
+        n: usize,
+    ) -> usize {
+        // SAFETY: as this function's.
+        unsafe {
+            let (m, k) = if MASKED {
+                let m = V::Mask::first(left);
+                (m, V::load_masked(kp, m))
+            } else {
+                (V::Mask::all(), V::load(kp))
+            };
+            let e = V::zero().gather_masked::<4>(self.lt, k.shr_by(self.shift), m);
+            let nh = e.shr_by(self.pos_field);
+            if MASKED {
+                nh.store_masked(op, m);
+            } else {
+                nh.store(op);
+            }
+            let search = e.test(self.size_mask).and(m);
+            let pack = V::packer(search);
+            let pe = e.pack(pack);
+            k.pack(pack).store(p.keys.as_mut_ptr().add(n));
+            pe.store(p.entries.as_mut_ptr().add(n));
+            V::iota()
+                .add(V::splat(g as u32))
+                .pack(pack)
+                .store(p.slots.as_mut_ptr().add(n));
+            // Prefetch the chunk starts of the packed lanes (the lanes past them hold
+            // other entries or 0: harmless prefetches).
+            let count = search.count() as usize;
+            pe.shr_by(self.pos_field)
+                .shl_by(self.pos_scale)
+                .prefetch_lanes(self.rt, count);
+            count
+        }
+    }
+}
+
 impl<V: Window> Stages for Simd<V> {
     #[inline(always)]
     unsafe fn start(p: &mut Pipeline, t: &DxrTable, keys: &[u32], out: &mut [u32]) {
         debug_assert!(keys.len() <= BATCH && out.len() == keys.len());
         const { assert!(BATCH.is_multiple_of(16)) };
-        let lt = t.lt.as_ptr() as *const u8;
-        let rt = t.rt.as_ptr() as *const u8;
         let mut n = 0;
         // SAFETY (whole block): `V`'s instruction set is the caller's. Loads and stores of
         // `keys` and `out` at `g` cover the vector's lanes below `keys.len()` (masked past
@@ -130,42 +193,29 @@ impl<V: Window> Stages for Simd<V> {
         // one access (the old or the new entry, never a mix), and a new entry's chunk was
         // complete before its store.
         unsafe {
-            let shift = 32 - t.k;
-            let pos_field = t.fmt.pos_field();
-            let pos_scale = t.pos_shift + 2;
-            let size_mask = V::splat(t.fmt.size_mask());
-            for g in (0..keys.len()).step_by(V::LANES) {
-                let left = keys.len() - g;
-                let (kp, op) = (keys.as_ptr().add(g), out.as_mut_ptr().add(g));
-                let (m, k) = if left >= V::LANES {
-                    (V::Mask::all(), V::load(kp))
-                } else {
-                    let m = V::Mask::first(left);
-                    (m, V::load_masked(kp, m))
-                };
-                let e = V::zero().gather_masked::<4>(lt, k.shr_by(shift), m);
-                let nh = e.shr_by(pos_field);
-                if left >= V::LANES {
-                    nh.store(op);
-                } else {
-                    nh.store_masked(op, m);
+            let c = Stage2::<V> {
+                lt: t.lt.as_ptr() as *const u8,
+                rt: t.rt.as_ptr() as *const u8,
+                shift: 32 - t.k,
+                pos_field: t.fmt.pos_field(),
+                pos_scale: t.pos_shift + 2,
+                size_mask: V::splat(t.fmt.size_mask()),
+            };
+            let (kp, op) = (keys.as_ptr(), out.as_mut_ptr());
+            if keys.len() == BATCH {
+                // A whole block: whole vectors at constant offsets, straight-line code.
+                for g in (0..BATCH).step_by(V::LANES) {
+                    n += c.vector::<false>(p, kp.add(g), op.add(g), g, V::LANES, n);
                 }
-                let search = e.test(size_mask).and(m);
-                let pack = V::packer(search);
-                let pe = e.pack(pack);
-                k.pack(pack).store(p.keys.as_mut_ptr().add(n));
-                pe.store(p.entries.as_mut_ptr().add(n));
-                V::iota()
-                    .add(V::splat(g as u32))
-                    .pack(pack)
-                    .store(p.slots.as_mut_ptr().add(n));
-                // Prefetch the chunk starts of the packed lanes (the lanes past them hold
-                // other entries or 0: harmless prefetches).
-                let count = search.count() as usize;
-                pe.shr_by(pos_field)
-                    .shl_by(pos_scale)
-                    .prefetch_lanes(rt, count);
-                n += count;
+            } else {
+                for g in (0..keys.len()).step_by(V::LANES) {
+                    let left = keys.len() - g;
+                    n += if left >= V::LANES {
+                        c.vector::<false>(p, kp.add(g), op.add(g), g, left, n)
+                    } else {
+                        c.vector::<true>(p, kp.add(g), op.add(g), g, left, n)
+                    };
+                }
             }
         }
         p.n = n;
