@@ -138,6 +138,9 @@ fn annotate<A: Address>(
         index.scheme(),
         routes.len()
     );
+    if let Some(choice) = index.auto_choice() {
+        eprintln!("{choice}");
+    }
 
     let path = args.input.clone().unwrap_or_else(|| PathBuf::from("-"));
     let source = if path.as_os_str() == "-" {

@@ -144,6 +144,7 @@ fn info<A: Address>(table: &Table<A>, args: &InfoArgs) -> anyhow::Result<Vec<Rec
     };
     let mut profiles = Vec::new();
     let mut records = Vec::new();
+    let mut choices = Vec::new();
     for info in &schemes {
         let opts = args.settings.apply(info, args.isa.options());
         let pb = progress::spinner(format!("building {}", info.name));
@@ -177,6 +178,10 @@ fn info<A: Address>(table: &Table<A>, args: &InfoArgs) -> anyhow::Result<Vec<Rec
                     "implementation".into(),
                     fib.implementation().to_string().into(),
                 );
+                if let Some(c) = fib.kernel_choice() {
+                    r.insert("kernel_choice".into(), c.to_string().into());
+                    choices.push((info.name, fib.implementation(), c));
+                }
                 r.insert("family".into(), A::FAMILY.as_str().into());
                 r.insert("table".into(), table.name.clone().into());
                 r.insert("routes".into(), rib.len().into());
@@ -192,6 +197,13 @@ fn info<A: Address>(table: &Table<A>, args: &InfoArgs) -> anyhow::Result<Vec<Rec
                 records.push(r);
             }
             Err(e) => outln!("{:<12} build failed: {e}", info.name),
+        }
+    }
+    if !choices.is_empty() {
+        outln!();
+        outln!("Kernels chosen (docs/simd.md; --force-isa or LPMKIT_FORCE_ISA overrides):");
+        for (name, path, why) in &choices {
+            outln!("  {name:<12} {:<7} {why}", path.to_string());
         }
     }
     if !profiles.is_empty() {

@@ -108,8 +108,8 @@ impl<A: Key> Table<A> {
             AUTO => (lookup_only_scheme(A::FAMILY), true),
             named => (named, false),
         };
-        match build_updater(rib.clone(), name, &opts, hold) {
-            Ok((info, u)) => return Ok((info.name, u, lookup_only)),
+        match build_updater(rib.clone(), name, &opts, hold, false) {
+            Ok((info, u, _)) => return Ok((info.name, u, lookup_only)),
             Err(e) => eal::warn(&format!(
                 "{} {:?}: scheme {name} cannot serve the table ({e}); choosing one updated \
                  in place",
@@ -117,8 +117,8 @@ impl<A: Key> Table<A> {
                 self.config.name,
             )),
         }
-        build_updater(rib, AUTO, &opts, hold)
-            .map(|(info, u)| (info.name, u, false))
+        build_updater(rib, AUTO, &opts, hold, false)
+            .map(|(info, u, _)| (info.name, u, false))
             .map_err(|e| Failure(libc::ENOMEM, e.to_string()))
     }
 
@@ -132,9 +132,14 @@ impl<A: Key> Table<A> {
         let t0 = Instant::now();
         let rib = w.rib()?.clone();
         let n = rib.len();
-        let (info, mut updater) =
-            build_updater(rib, AUTO, &BuildOptions::default(), self.config.hold_time)
-                .map_err(|e| Failure(libc::ENOMEM, e.to_string()))?;
+        let (info, mut updater, _) = build_updater(
+            rib,
+            AUTO,
+            &BuildOptions::default(),
+            self.config.hold_time,
+            false,
+        )
+        .map_err(|e| Failure(libc::ENOMEM, e.to_string()))?;
         updater
             .apply(&[change])
             .map_err(|e| Failure(libc::ENOSPC, e.to_string()))?;

@@ -100,6 +100,19 @@ pub trait Fib<A: Address>: Send + Sync {
         Implementation::Scalar
     }
 
+    /// How [`implementation`](Self::implementation) was chosen, for a scheme with both
+    /// AVX-512 and AVX2 kernels (measured on the table when the registry built it, see
+    /// [`crate::simd::calibrate`]); `None` for a scheme with one path per CPU.
+    fn kernel_choice(&self) -> Option<crate::simd::KernelChoice> {
+        None
+    }
+
+    /// The table's kernels, for [`crate::simd::calibrate`] to switch between.
+    #[doc(hidden)]
+    fn kernels_mut(&mut self) -> Option<&mut crate::simd::Kernels> {
+        None
+    }
+
     /// A lookup of `key` that runs `stall` in the middle — after reading a switch word
     /// and before reading what it points to — as a reader descheduled inside a lookup
     /// does: for the concurrency tests of in-place schemes, where what the lookup reads
@@ -324,8 +337,9 @@ pub struct BuildOptions {
     /// The highest instruction set the lookups may use
     /// ([`Isa`](crate::simd::Isa)): a table takes the best path the CPU has at or below
     /// it (AVX-512 → AVX2 → scalar). `None`: no cap, each scheme's default path — which for
-    /// a few schemes is AVX2 on an AVX-512 CPU; `Some(Isa::Avx512)` asks for their AVX-512
-    /// kernels too ([`Avx512::when_asked`](crate::simd::Avx512::when_asked)). The
+    /// a few schemes is AVX2 on an AVX-512 CPU, and which the registry's builds measure
+    /// against the other on the table ([`crate::simd::calibrate`]); `Some(_)` is never
+    /// measured, and `Some(Isa::Avx512)` asks for every scheme's AVX-512 kernels. The
     /// environment can lower it further (`LPMKIT_FORCE_ISA`, `LPMKIT_FORCE_SCALAR`; see
     /// [`crate::simd`]).
     pub isa: Option<crate::simd::Isa>,
@@ -787,6 +801,12 @@ impl<A: Address, F: Fib<A> + ?Sized> Fib<A> for Box<F> {
     }
     fn implementation(&self) -> Implementation {
         (**self).implementation()
+    }
+    fn kernel_choice(&self) -> Option<crate::simd::KernelChoice> {
+        (**self).kernel_choice()
+    }
+    fn kernels_mut(&mut self) -> Option<&mut crate::simd::Kernels> {
+        (**self).kernels_mut()
     }
     #[cfg(any(test, feature = "test-hooks"))]
     fn stalled_lookup(&self, key: A, stall: &mut dyn FnMut()) -> u32 {

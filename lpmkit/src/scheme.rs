@@ -179,6 +179,14 @@ impl<A: Address, W: InPlaceWriter<A>> Fib<A> for Patchable<A, W> {
         self.table.implementation()
     }
 
+    fn kernel_choice(&self) -> Option<crate::simd::KernelChoice> {
+        self.table.kernel_choice()
+    }
+
+    fn kernels_mut(&mut self) -> Option<&mut crate::simd::Kernels> {
+        self.table.kernels_mut()
+    }
+
     #[cfg(any(test, feature = "test-hooks"))]
     fn stalled_lookup(&self, key: A, stall: &mut dyn FnMut()) -> u32 {
         self.table.stalled_lookup(key, stall)

@@ -374,6 +374,15 @@ impl Table {
         }
     }
 
+    /// How `auto` chose the scheme by timing its candidates on this table, or None.
+    #[getter]
+    fn auto_choice(&self) -> Option<String> {
+        match &self.inner {
+            Inner::V4(t) => t.auto_choice().map(|c| c.to_string()),
+            Inner::V6(t) => t.auto_choice().map(|c| c.to_string()),
+        }
+    }
+
     #[getter]
     fn model(&self) -> &'static str {
         match &self.inner {

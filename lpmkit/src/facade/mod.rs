@@ -37,8 +37,13 @@
 //!
 //! ## Choosing the scheme: `auto`
 //!
-//! `auto` picks by family, then falls back on a capacity error (a table the layout cannot
-//! hold) to the next candidate; [`auto_candidates`] lists them. A table that is looked up
+//! `auto` picks by family and size, then falls back on a capacity error (a table the
+//! layout cannot hold) to the next candidate; [`auto_candidates`] lists them. On a table of
+//! at least [`CALIBRATE_FROM`](crate::simd::CALIBRATE_FROM) routes it first *measures*:
+//! the first three candidates (at most 2 s of builds) are built and timed on the same keys
+//! (`docs/simd.md`), and the fastest is taken if it beats the rule's first by more than 3 %
+//! ([`RouteTable::auto_choice`] says what was measured). `LPMKIT_CALIBRATE=0`
+//! turns the measurement off: the rule alone, the same scheme on every run. A table that is looked up
 //! *and updated* wants the fastest lookups among the schemes that patch one instance in
 //! place: a rebuild-style scheme rebuilds the whole table at every update, so its update
 //! latency is a full build.
@@ -214,6 +219,8 @@ pub struct RouteTable<A: Address, V: TableValue> {
     template: Mutex<Box<dyn LookupHandle<A>>>,
     /// The routes in a reference trie, for matched prefixes: made on the first request.
     prefixes: OnceLock<RwLock<Rib<A>>>,
+    /// How `auto` chose the scheme, where it measured.
+    auto_choice: Option<AutoChoice>,
 }
 
 impl<A: Address, V: TableValue> fmt::Debug for RouteTable<A, V> {
@@ -256,19 +263,37 @@ fn resolve<A: Address>(name: &str, routes: usize) -> Result<Vec<&'static SchemeI
     }
 }
 
+/// What [`build_updater`] returns: the scheme taken, its updater, and how `auto` chose it
+/// where it measured.
+#[doc(hidden)]
+pub type BuiltUpdater<A> = (&'static SchemeInfo, Box<dyn Updater<A>>, Option<AutoChoice>);
+
 /// Builds `rib` into the scheme `scheme` names and the update model that scheme does best
 /// ([`SchemeInfo::best_model`]: in place where it can, else a rebuild once changes have
 /// waited `hold_time`). `auto` tries [`auto_candidates`] for the table's size in order and
-/// goes on to the next after a capacity error; a named scheme is tried alone. What
-/// [`RouteTable`] and the DPDK-compatible library (`lpmkit-dpdk`) stand on.
+/// goes on to the next after a capacity error; a named scheme is tried alone. With
+/// `measure`, `auto` first times its candidates on the table and tries the fastest first
+/// (the third value says so). What [`RouteTable`] (measuring) and the DPDK-compatible
+/// library (`lpmkit-dpdk`: not measuring, so that a table's first change does not wait for
+/// the candidates' builds) stand on.
 #[doc(hidden)]
 pub fn build_updater<A: Address>(
     rib: Rib<A>,
     scheme: &str,
     options: &BuildOptions,
     hold_time: Duration,
-) -> Result<(&'static SchemeInfo, Box<dyn Updater<A>>), TableError> {
-    let candidates = resolve::<A>(scheme, rib.len())?;
+    measure: bool,
+) -> Result<BuiltUpdater<A>, TableError> {
+    let mut candidates = resolve::<A>(scheme, rib.len())?;
+    let choice = if scheme == AUTO && measure {
+        measure_candidates(&rib, &candidates, options)
+    } else {
+        None
+    };
+    if let Some(c) = &choice {
+        // The winner first; the others after it, in the rule's order, for its fallbacks.
+        candidates.sort_by_key(|i| i.name != c.chosen);
+    }
     let mut last = None;
     let mut rib = Some(rib);
     for (i, info) in candidates.iter().enumerate() {
@@ -280,7 +305,10 @@ pub fn build_updater<A: Address>(
         };
         let model = info.best_model(A::FAMILY, hold_time);
         match info.updater(r, options, model) {
-            Ok(updater) => return Ok((info, updater)),
+            Ok(updater) => {
+                let choice = choice.filter(|c| c.chosen == info.name);
+                return Ok((info, updater, choice));
+            }
             // `auto` goes on after a capacity error; a named scheme does not.
             Err(e @ (BuildError::NextHopOverflow { .. } | BuildError::CapacityExceeded { .. }))
                 if scheme == AUTO =>
@@ -296,6 +324,86 @@ pub fn build_updater<A: Address>(
             reason: "no scheme to try".into(),
         })
     }))
+}
+
+/// At most this many of `auto`'s candidates are built and timed on the table …
+const AUTO_MEASURED: usize = 3;
+/// … and no more are built once building them has taken this long.
+const AUTO_BUILD_BUDGET: Duration = Duration::from_secs(2);
+
+/// How `auto` chose among its candidates by timing them on the table
+/// ([`RouteTable::auto_choice`]).
+#[derive(Clone, Debug, PartialEq)]
+pub struct AutoChoice {
+    /// The scheme taken.
+    pub chosen: &'static str,
+    /// Every candidate timed, in the rule's order ([`auto_candidates`]), with its lookup
+    /// rate in millions per second on the same keys.
+    pub rates: Vec<(&'static str, f32)>,
+    /// Milliseconds the candidates' builds and the timing took.
+    pub millis: u32,
+}
+
+impl fmt::Display for AutoChoice {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "auto chose {}, measured on this table:", self.chosen)?;
+        for (i, (name, mlps)) in self.rates.iter().enumerate() {
+            write!(f, "{} {name} {mlps:.0} Mlps", if i == 0 { "" } else { "," })?;
+        }
+        write!(f, " ({} ms)", self.millis)
+    }
+}
+
+/// Times the first [`AUTO_MEASURED`] of `auto`'s candidates (not `trie`) on the table:
+/// each is built as it would be looked up, then all are raced on the same keys
+/// ([`crate::simd::race`], in long runs). The rule's first stays unless another is more
+/// than 3 % faster. `None` where there is nothing to choose: fewer than two candidates
+/// build, a table of fewer than [`crate::simd::CALIBRATE_FROM`] routes, or
+/// `LPMKIT_CALIBRATE=0` (the rule's order alone: the same scheme on every run).
+fn measure_candidates<A: Address>(
+    rib: &Rib<A>,
+    candidates: &[&'static SchemeInfo],
+    options: &BuildOptions,
+) -> Option<AutoChoice> {
+    if rib.len() < crate::simd::CALIBRATE_FROM || !crate::simd::calibration_enabled() {
+        return None;
+    }
+    let t0 = std::time::Instant::now();
+    let mut built = Vec::new();
+    for info in candidates
+        .iter()
+        .filter(|i| i.name != "trie")
+        .take(AUTO_MEASURED)
+    {
+        if !built.is_empty() && t0.elapsed() >= AUTO_BUILD_BUDGET {
+            break;
+        }
+        if let Ok(fib) = info.build(rib, options) {
+            built.push((info.name, fib));
+        }
+    }
+    if built.len() < 2 {
+        return None;
+    }
+    let rates = crate::simd::race(
+        rib,
+        built.len(),
+        crate::simd::Pace::SCHEMES,
+        |c, keys, out| built[c].1.lookup_batch(keys, out),
+    );
+    let best = (0..rates.len())
+        .max_by(|&a, &b| rates[a].relative.total_cmp(&rates[b].relative))
+        .filter(|&b| rates[b].relative > 1.0 + crate::simd::MARGIN)
+        .unwrap_or(0);
+    Some(AutoChoice {
+        chosen: built[best].0,
+        rates: built
+            .iter()
+            .zip(&rates)
+            .map(|((n, _), r)| (*n, r.mlps))
+            .collect(),
+        millis: t0.elapsed().as_millis().min(u32::MAX as u128) as u32,
+    })
 }
 
 /// Lookup ids are computed in chunks of this many keys (a buffer on the stack).
@@ -364,7 +472,8 @@ impl<A: Address, V: TableValue> RouteTable<A, V> {
         scheme: &str,
         options: &BuildOptions,
     ) -> Result<Self, TableError> {
-        let (info, updater) = build_updater(rib, scheme, options, Duration::ZERO)?;
+        let (info, updater, auto_choice) =
+            build_updater(rib, scheme, options, Duration::ZERO, true)?;
         let store = AppendOnly::default();
         for v in values {
             store.push(v);
@@ -379,12 +488,20 @@ impl<A: Address, V: TableValue> RouteTable<A, V> {
             pool: Mutex::new(Vec::new()),
             template: Mutex::new(template),
             prefixes: OnceLock::new(),
+            auto_choice,
         })
     }
 
     /// The scheme the table looks up with (its registry name; `auto` resolved).
     pub fn scheme(&self) -> &'static str {
         self.scheme.name
+    }
+
+    /// How `auto` chose [`scheme`](Self::scheme) by timing its candidates on this table;
+    /// `None` for a scheme named, or where `auto` took its rule's first candidate without
+    /// measuring (see [`AutoChoice`] and the [module docs](self)).
+    pub fn auto_choice(&self) -> Option<&AutoChoice> {
+        self.auto_choice.as_ref()
     }
 
     /// The build options the scheme was built with.

@@ -273,3 +273,51 @@ fn auto_picks_by_family_and_size() {
         }
     }
 }
+
+/// On a table large enough, `auto` times its candidates and says so: the scheme taken is
+/// one it timed, the rule's first unless another was clearly faster; a scheme named, or
+/// a small table, is not measured. The answers are right whichever it took.
+#[test]
+fn auto_measures_its_candidates_on_a_large_table() {
+    let n = crate::simd::CALIBRATE_FROM as u32 + 20_000;
+    let routes = (0..n).map(|i| {
+        let len = 16 + (i % 9) as u8;
+        (
+            Prefix::new_truncating(i.wrapping_mul(0x9e37_79b9), len),
+            i % 50,
+        )
+    });
+    let routes: Vec<(Prefix<Ipv4>, u32)> = routes.collect();
+    let t = RouteTable::<Ipv4, u32>::from_routes(routes.clone(), AUTO, &BuildOptions::default())
+        .unwrap();
+    let rule = auto_candidates(Family::V4, t.len());
+    match t.auto_choice() {
+        Some(c) => {
+            assert!(crate::simd::calibration_enabled());
+            assert_eq!(c.chosen, t.scheme());
+            assert!(c.rates.len() >= 2 && c.rates.len() <= AUTO_MEASURED, "{c}");
+            assert_eq!(c.rates[0].0, rule[0], "{c}");
+            for (name, mlps) in &c.rates {
+                assert!(rule.contains(name) && *name != "trie" && *mlps > 0.0, "{c}");
+            }
+            assert!(c
+                .to_string()
+                .starts_with(&format!("auto chose {},", c.chosen)));
+        }
+        None => {
+            assert!(!crate::simd::calibration_enabled());
+            assert_eq!(t.scheme(), rule[0]);
+        }
+    }
+    let mut rib = Rib::new();
+    for (p, v) in &routes {
+        rib.insert(*p, NextHop::new(v + 1).unwrap());
+    }
+    for k in rib.sample_keys(5000, 1) {
+        let want = rib.lookup(k).map(|h| h.get() - 1);
+        assert_eq!(t.lookup(k).copied(), want, "{k:#x}");
+    }
+    let named = RouteTable::<Ipv4, u32>::from_routes(routes, "d16r", &BuildOptions::default());
+    assert_eq!(named.unwrap().auto_choice(), None);
+    assert_eq!(small().auto_choice(), None);
+}

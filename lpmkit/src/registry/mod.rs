@@ -75,11 +75,32 @@ fn config<A: Address, S: Scheme<A>>(settings: &Settings<'_>) -> Result<S::Config
     <S::Config as Config>::from_settings::<A>(settings)
 }
 
+/// Builds of `S` with `config` whose kernels are chosen by measurement
+/// ([`crate::simd::calibrate`]) on the first build; later builds (an updater's rebuilds, a
+/// twin) take the first one's choice without measuring again.
+fn tuned<A: Address, S: Scheme<A>>(
+    config: S::Config,
+) -> impl FnMut(&Rib<A>) -> Result<S, BuildError> + Send + 'static {
+    let mut first: Option<crate::simd::Kernels> = None;
+    move |rib: &Rib<A>| {
+        let mut s = S::build(rib, &config)?;
+        match (&first, s.kernels_mut()) {
+            (Some(chosen), Some(k)) => crate::simd::apply_choice(k, chosen),
+            (None, Some(_)) => {
+                crate::simd::calibrate(&mut s, rib);
+                first = s.kernels_mut().map(|k| *k);
+            }
+            (_, None) => {}
+        }
+        Ok(s)
+    }
+}
+
 fn build_boxed<A: Address, S: Scheme<A>>(
     rib: &Rib<A>,
     settings: &Settings<'_>,
 ) -> Result<Box<dyn Fib<A>>, BuildError> {
-    Ok(Box::new(S::build(rib, &config::<A, S>(settings)?)?))
+    Ok(Box::new(tuned::<A, S>(config::<A, S>(settings)?)(rib)?))
 }
 
 fn build_incremental<A: Address, S: Scheme<A>>(
@@ -90,7 +111,7 @@ fn build_incremental<A: Address, S: Scheme<A>>(
     if !S::IN_PLACE {
         return Err(not_offered(settings.scheme(), "in-place updates"));
     }
-    S::build(rib, &config)?
+    tuned::<A, S>(config)(rib)?
         .into_incremental()
         .ok_or_else(|| not_offered(settings.scheme(), "in-place updates"))
 }
@@ -100,28 +121,25 @@ fn build_updater<A: Address, S: Scheme<A>>(
     settings: &Settings<'_>,
     model: UpdateModel,
 ) -> Result<Box<dyn Updater<A>>, BuildError> {
-    let config = config::<A, S>(settings)?;
+    let mut build = tuned::<A, S>(config::<A, S>(settings)?);
     match model {
-        UpdateModel::InPlace if S::IN_PLACE => S::build(&rib, &config)?
+        UpdateModel::InPlace if S::IN_PLACE => build(&rib)?
             .into_in_place(rib)
             .ok_or_else(|| not_offered(settings.scheme(), "one-instance updates under readers")),
         UpdateModel::Twins if S::IN_PLACE => {
             let name = settings.scheme().to_string();
             let build = move |r: &Rib<A>| {
-                S::build(r, &config)?
+                build(r)?
                     .into_incremental()
                     .ok_or_else(|| not_offered(&name, "in-place updates"))
             };
             Ok(Box::new(TwinUpdater::new(rib, build)?))
         }
-        UpdateModel::Rebuild { hold_time } => {
-            let build = move |r: &Rib<A>| S::build(r, &config);
-            Ok(Box::new(Publisher::new(
-                rib,
-                build,
-                PublisherConfig { hold_time },
-            )?))
-        }
+        UpdateModel::Rebuild { hold_time } => Ok(Box::new(Publisher::new(
+            rib,
+            build,
+            PublisherConfig { hold_time },
+        )?)),
         m => Err(not_offered(settings.scheme(), m.as_str())),
     }
 }

@@ -112,6 +112,36 @@ impl<A: Address> Rib<A> {
         (i != NIL).then(|| NextHop::new(self.node(i).nh).expect("a route"))
     }
 
+    /// `n` keys inside the table's routes: a route drawn uniformly (with replacement),
+    /// then a uniform address of it, as [`crate::traffic::in_routes`] draws them but in
+    /// O(n) (routes drawn from the node array, not by a walk of the table). Empty for an
+    /// empty table.
+    pub(crate) fn sample_keys(&self, n: usize, seed: u64) -> Vec<A> {
+        if self.len == 0 {
+            return Vec::new();
+        }
+        let mut rng = crate::rng::SplitMix64::new(crate::rng::mix64(seed ^ 0x6b65_7973));
+        let key = |p: Prefix<A>, rng: &mut crate::rng::SplitMix64| {
+            p.addr()
+                .or(A::from_u128(rng.next_u128()).and(A::hostmask(p.len())))
+        };
+        // Route nodes are most of the array, unless many were removed: then walk.
+        if self.len * 4 < self.nodes.len() {
+            let routes: Vec<Prefix<A>> = self.iter().map(|(p, _)| p).collect();
+            return (0..n)
+                .map(|_| key(routes[rng.below(routes.len() as u64) as usize], &mut rng))
+                .collect();
+        }
+        let mut out = Vec::with_capacity(n);
+        while out.len() < n {
+            let node = &self.nodes[rng.below(self.nodes.len() as u64) as usize];
+            if node.nh != 0 {
+                out.push(key(node.prefix, &mut rng));
+            }
+        }
+        out
+    }
+
     /// A random `fraction` (0..=1) of the routes, `round(len × fraction)` of them, chosen
     /// with `seed` (the same seed, the same routes): smaller tables cut from a real one,
     /// as the Bloomfwd paper's Fig. 5 ("randomly removed prefixes").

@@ -673,3 +673,37 @@ fn replay<A: Address>(table: &std::path::Path, traces: &[std::path::PathBuf]) {
         );
     }
 }
+
+/// `sample_keys` draws keys inside the routes, the same ones for a seed, from the node array
+/// and, once most nodes were freed, by a walk; an empty table gives none.
+#[test]
+fn sampled_keys_lie_inside_routes() {
+    let mut rib = Rib::<Ipv4>::new();
+    assert!(rib.sample_keys(10, 1).is_empty());
+    let mut rng = SplitMix64::new(5);
+    let mut routes = Vec::new();
+    for _ in 0..5000 {
+        let p = random_prefix::<Ipv4>(&mut rng);
+        rib.insert(p, nh(1));
+        routes.push(p);
+    }
+    let check = |rib: &Rib<Ipv4>| {
+        let keys = rib.sample_keys(4000, 9);
+        assert_eq!(keys.len(), 4000);
+        assert_eq!(keys, rib.sample_keys(4000, 9));
+        assert!(keys.iter().all(|&k| rib.lookup(k).is_some()));
+        // Drawn from many routes, not a few.
+        let matched: std::collections::HashSet<_> = keys
+            .iter()
+            .map(|&k| rib.lookup_prefix(k).unwrap().0)
+            .collect();
+        assert!(matched.len() > rib.len().min(4000) / 4, "{}", matched.len());
+    };
+    check(&rib);
+    // Most route nodes freed: the walk.
+    for p in &routes[..4900] {
+        rib.remove(p);
+    }
+    assert!(rib.len() * 4 < rib.nodes.len());
+    check(&rib);
+}

@@ -24,7 +24,11 @@ use core::fmt;
 use core::str::FromStr;
 use std::sync::OnceLock;
 
+mod calibrate;
 pub(crate) mod lanes;
+
+pub(crate) use calibrate::{apply_choice, enabled as calibration_enabled, race, Pace, MARGIN};
+pub use calibrate::{calibrate, CALIBRATE_FROM};
 
 /// An instruction-set level the lookup kernels may use, lowest first: a *ceiling* lets a
 /// table use its level and every lower one.
@@ -399,32 +403,135 @@ impl Popcnt {
     }
 }
 
-/// The SIMD kernels a table runs, chosen once when it is built: the AVX-512 instance of
-/// its kernels if `avx512` is held, else the AVX2 instance if `avx2` is held, else the
-/// scalar twin. Both tokens are kept where the CPU and the ceiling allow them, so both
-/// instances stay callable on an AVX-512 CPU.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub(crate) struct Kernels {
-    /// The AVX-512 instances.
+/// The SIMD kernels a table runs, chosen when it is built: the AVX-512 instance of its
+/// kernels if `avx512` is held, else the AVX2 instance if `avx2` is held, else the scalar
+/// twin. Both tokens are kept where the CPU and the ceiling allow them, so both instances
+/// stay callable on an AVX-512 CPU; [`choice`](Self::choice) says how the path was chosen.
+#[doc(hidden)]
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct Kernels {
+    /// The AVX-512 instances (`None` while the table runs its AVX2 ones by choice).
     pub(crate) avx512: Option<Avx512>,
     /// The AVX2 instances.
     pub(crate) avx2: Option<Avx2>,
+    /// The AVX-512 token held back while the table runs AVX2 by choice: a measurement
+    /// ([`calibrate`]) may still switch to it.
+    pub(crate) avx512_held: Option<Avx512>,
+    /// How the path was chosen.
+    pub(crate) choice: KernelChoice,
 }
 
 impl Kernels {
     /// The kernels of a table built with `force_scalar` and the ceiling `isa`
-    /// ([`Isa::ceiling`]): AVX2 where the ceiling allows it; AVX-512 too where the ceiling
-    /// allows it if `avx512_by_default` (the scheme's AVX-512 instance measured faster than
-    /// its AVX2 one), else only when asked for ([`Avx512::when_asked`]).
+    /// ([`Isa::ceiling`]): AVX2 where the ceiling allows it; AVX-512 where the ceiling
+    /// allows it and it is asked for (`isa` = AVX-512), or else if `avx512_by_default` (the
+    /// scheme's AVX-512 instance measured faster than its AVX2 one on the CPUs measured,
+    /// docs/simd.md). When both instances can run and none was asked for, the choice is
+    /// the scheme's default until [`calibrate`] measures them on the table.
     pub(crate) fn new(force_scalar: bool, isa: Option<Isa>, avx512_by_default: bool) -> Kernels {
         let ceiling = Isa::ceiling(force_scalar, isa);
+        let (avx512, avx2) = (Avx512::within(ceiling), Avx2::within(ceiling));
+        let asked = force_scalar || isa.is_some();
+        let choice = if asked {
+            KernelChoice::Asked
+        } else if avx512.is_some() && avx2.is_some() {
+            KernelChoice::Default
+        } else {
+            KernelChoice::Only
+        };
+        let by_default = avx512_by_default || (asked && isa == Some(Isa::Avx512));
         Kernels {
-            avx512: if avx512_by_default {
-                Avx512::within(ceiling)
-            } else {
-                Avx512::when_asked(force_scalar, isa)
-            },
-            avx2: Avx2::within(ceiling),
+            avx512: avx512.filter(|_| by_default),
+            avx2,
+            avx512_held: avx512.filter(|_| !by_default),
+            choice,
+        }
+    }
+
+    /// Whether [`calibrate`] may choose between the AVX-512 and AVX2 instances.
+    pub(crate) fn choosable(&self) -> bool {
+        matches!(
+            self.choice,
+            KernelChoice::Default | KernelChoice::Measured { .. }
+        ) && self.avx2.is_some()
+            && (self.avx512.is_some() || self.avx512_held.is_some())
+    }
+
+    /// Runs the AVX-512 instances if `avx512` (and the token is held), else the AVX2 ones.
+    pub(crate) fn run_avx512(&mut self, avx512: bool) {
+        let token = self.avx512.or(self.avx512_held);
+        (self.avx512, self.avx512_held) = if avx512 { (token, None) } else { (None, token) };
+    }
+
+    /// No AVX-512 instance: for a table shape the AVX-512 kernels do not serve.
+    pub(crate) fn without_avx512(&mut self) {
+        let choosable = self.choosable();
+        (self.avx512, self.avx512_held) = (None, None);
+        if choosable {
+            self.choice = KernelChoice::Only;
+        }
+    }
+
+    /// How the path was chosen.
+    pub fn choice(&self) -> KernelChoice {
+        self.choice
+    }
+}
+
+/// How a table's SIMD path ([`Fib::implementation`](crate::Fib::implementation)) was
+/// chosen, as [`Fib::kernel_choice`](crate::Fib::kernel_choice) reports it and `lpmkit
+/// info` prints it.
+///
+/// ```
+/// use lpmkit::simd::KernelChoice;
+/// let m = KernelChoice::Measured { avx512_mlps: 150.0, avx2_mlps: 162.0, micros: 9_800 };
+/// assert_eq!(
+///     m.to_string(),
+///     "measured on this table: avx512 150 Mlps, avx2 162 Mlps (9.8 ms)"
+/// );
+/// ```
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+#[non_exhaustive]
+pub enum KernelChoice {
+    /// The one path the CPU and the ceiling allow (or a table shape that has one).
+    #[default]
+    Only,
+    /// The path asked for: `BuildOptions::isa` or `force_scalar` (under the environment's
+    /// ceiling).
+    Asked,
+    /// The scheme's default: the instance that measured faster on the CPUs of
+    /// docs/simd.md, where the table was not measured (a table of fewer than
+    /// [`CALIBRATE_FROM`] routes, a scheme built directly, or `LPMKIT_CALIBRATE=0`).
+    Default,
+    /// Measured on the table when it was built ([`calibrate`]): the lookup rates of both
+    /// instances on the same sample of the table's keys, and the time the measurement
+    /// took (sampling the keys included).
+    Measured {
+        /// The AVX-512 instance's rate, millions of lookups per second.
+        avx512_mlps: f32,
+        /// The AVX2 instance's rate.
+        avx2_mlps: f32,
+        /// Microseconds the measurement took.
+        micros: u32,
+    },
+}
+
+impl fmt::Display for KernelChoice {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match *self {
+            KernelChoice::Only => f.write_str("the one path this CPU and ceiling allow"),
+            KernelChoice::Asked => f.write_str("asked for"),
+            KernelChoice::Default => f.write_str("the scheme's default (not measured)"),
+            KernelChoice::Measured {
+                avx512_mlps,
+                avx2_mlps,
+                micros,
+            } => write!(
+                f,
+                "measured on this table: avx512 {avx512_mlps:.0} Mlps, avx2 {avx2_mlps:.0} \
+                 Mlps ({:.1} ms)",
+                micros as f64 / 1000.0
+            ),
         }
     }
 }
@@ -500,6 +607,56 @@ mod tests {
         assert_eq!(Avx512::when_asked(false, Some(Isa::Avx2)), None);
         assert_eq!(Avx512::when_asked(true, Some(Isa::Avx512)), None);
         assert_eq!(Avx512::when_asked(false, Some(Isa::Avx512)), Avx512::new());
+    }
+
+    #[test]
+    fn kernel_choice_follows_the_options_and_switches() {
+        let both = Isa::env_ceiling() == Isa::Avx512 && Isa::Avx512.supported();
+        for default in [true, false] {
+            let mut k = Kernels::new(false, None, default);
+            if both {
+                assert_eq!(k.choice(), KernelChoice::Default);
+                assert!(k.choosable());
+                assert_eq!(k.avx512.is_some(), default);
+                assert_eq!(k.avx512_held.is_some(), !default);
+                k.run_avx512(!default);
+                assert_eq!(k.avx512.is_some(), !default);
+                assert_eq!(k.avx512.or(k.avx512_held), Avx512::detect());
+                // A table shape without an AVX-512 instance keeps none.
+                k.without_avx512();
+                assert_eq!((k.avx512, k.avx512_held), (None, None));
+                assert_eq!(k.choice(), KernelChoice::Only);
+                k.run_avx512(true);
+                assert_eq!(k.avx512, None);
+            } else {
+                assert_eq!(k.choice(), KernelChoice::Only);
+                assert!(!k.choosable());
+            }
+            // Asked for: never measured.
+            let asked = Kernels::new(false, Some(Isa::Avx512), default);
+            assert_eq!(asked.choice(), KernelChoice::Asked);
+            assert!(!asked.choosable());
+            assert_eq!(asked.avx512, Avx512::within(Isa::Avx512));
+            let scalar = Kernels::new(true, None, default);
+            assert_eq!((scalar.avx512, scalar.avx2), (None, None));
+            assert_eq!(scalar.choice(), KernelChoice::Asked);
+        }
+        // A measured choice is carried to another build of the same scheme.
+        let mut first = Kernels::new(false, None, true);
+        if both {
+            first.run_avx512(false);
+            first.choice = KernelChoice::Measured {
+                avx512_mlps: 1.0,
+                avx2_mlps: 2.0,
+                micros: 3,
+            };
+            let mut next = Kernels::new(false, None, true);
+            apply_choice(&mut next, &first);
+            assert_eq!(next, first);
+            let mut asked = Kernels::new(false, Some(Isa::Avx512), true);
+            apply_choice(&mut asked, &first);
+            assert_eq!(asked.choice(), KernelChoice::Asked);
+        }
     }
 
     #[test]

@@ -75,6 +75,10 @@ class Table:
     def scheme(self) -> str:
         """The scheme lookups run on (``auto`` resolved)."""
     @property
+    def auto_choice(self) -> Optional[str]:
+        """How ``auto`` chose the scheme by timing its candidates on this table (their
+        rates), or None: a scheme named, or a table too small to measure."""
+    @property
     def model(self) -> str:
         """How updates reach the scheme: in place, left-right twins, or rebuild."""
     @property

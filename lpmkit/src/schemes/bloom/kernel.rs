@@ -328,13 +328,13 @@ mod tests {
         if let Some(t) = Avx512::detect() {
             k.push(Kernels {
                 avx512: Some(t),
-                avx2: None,
+                ..Kernels::default()
             });
         }
         if let Some(t) = Avx2::detect() {
             k.push(Kernels {
-                avx512: None,
                 avx2: Some(t),
+                ..Kernels::default()
             });
         }
         if k.is_empty() {

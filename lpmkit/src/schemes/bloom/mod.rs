@@ -176,6 +176,7 @@ pub(crate) const DLA_BITS: u8 = 20;
 /// Whether an IPv4 table runs the AVX-512 instances of the hashing and filter kernels by
 /// default; else the AVX2 ones, and the AVX-512 ones only when asked for (`isa:
 /// Some(Isa::Avx512)`). The faster of the two where they were measured (`docs/simd.md`).
+/// A table the registry builds where both run is measured instead ([`crate::simd::calibrate`]).
 const AVX512_BY_DEFAULT_V4: bool = true;
 /// IPv6: as [`AVX512_BY_DEFAULT_V4`].
 const AVX512_BY_DEFAULT_V6: bool = false;
@@ -464,6 +465,14 @@ impl<A: Address> Fib<A> for BloomTable<A> {
 
     fn implementation(&self) -> Implementation {
         Implementation::of(self.kernels)
+    }
+
+    fn kernel_choice(&self) -> Option<crate::simd::KernelChoice> {
+        Some(self.kernels.choice())
+    }
+
+    fn kernels_mut(&mut self) -> Option<&mut crate::simd::Kernels> {
+        Some(&mut self.kernels)
     }
 }
 

@@ -56,6 +56,7 @@ pub(crate) const BATCH: usize = 32;
 /// Whether a table runs the AVX-512 instance of the kernel by default; else the AVX2 one,
 /// and the AVX-512 one only when asked for (`isa: Some(Isa::Avx512)`). The faster of the
 /// two where they were measured (`docs/simd.md`).
+/// A table the registry builds where both run is measured instead ([`crate::simd::calibrate`]).
 const AVX512_BY_DEFAULT: bool = false;
 
 /// Build options for [`Dir24_8`].
@@ -204,6 +205,14 @@ impl Fib<Ipv4> for Dir24_8 {
 
     fn implementation(&self) -> Implementation {
         Implementation::of(self.kernels)
+    }
+
+    fn kernel_choice(&self) -> Option<crate::simd::KernelChoice> {
+        Some(self.kernels.choice())
+    }
+
+    fn kernels_mut(&mut self) -> Option<&mut crate::simd::Kernels> {
+        Some(&mut self.kernels)
     }
 }
 

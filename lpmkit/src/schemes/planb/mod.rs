@@ -144,6 +144,7 @@ pub(crate) const LINES_BATCH: usize = 64;
 /// Whether a table runs the AVX-512 instance of the kernel by default; else the AVX2 one,
 /// and the AVX-512 one only when asked for (`isa: Some(Isa::Avx512)`). The faster of the
 /// two where they were measured (`docs/simd.md`).
+/// A table the registry builds where both run is measured instead ([`crate::simd::calibrate`]).
 const AVX512_BY_DEFAULT: bool = true;
 
 /// Build options for [`Planb`].

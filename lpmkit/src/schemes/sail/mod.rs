@@ -72,6 +72,7 @@ use pivot::{Full, PivotPatch, Pivots, MAX_LEVELS};
 /// Whether SAIL_L's IPv4 tables run the AVX-512 instance of the pipelined kernel by
 /// default; else the AVX2 one, and the AVX-512 one only when asked for (`isa:
 /// Some(Isa::Avx512)`). The faster of the two where they were measured (`docs/simd.md`).
+/// A table the registry builds where both run is measured instead ([`crate::simd::calibrate`]).
 const AVX512_BY_DEFAULT: bool = true;
 
 /// Builds one form's arrays at the narrowest entry width that holds the table (16 bits,
@@ -282,6 +283,14 @@ impl<A: Address> Fib<A> for SailLTable<A> {
     }
     fn implementation(&self) -> Implementation {
         Implementation::of(self.kernels)
+    }
+
+    fn kernel_choice(&self) -> Option<crate::simd::KernelChoice> {
+        Some(self.kernels.choice())
+    }
+
+    fn kernels_mut(&mut self) -> Option<&mut crate::simd::Kernels> {
+        Some(&mut self.kernels)
     }
 }
 

@@ -117,7 +117,7 @@ pub(super) fn build<A: Address>(
     );
     if config.ways != MAX_WAYS {
         // The AVX-512 instance serves one register's ways.
-        kernels.avx512 = None;
+        kernels.without_avx512();
     }
     let mut spider = Spider {
         table,

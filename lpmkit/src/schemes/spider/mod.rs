@@ -232,6 +232,7 @@ pub(crate) const REFILL_V6: bool = false;
 /// IPv4: whether a 16-way table runs the AVX-512 instance of the kernels by default; else
 /// the AVX2 one, and the AVX-512 one only when asked for (`isa: Some(Isa::Avx512)`). The
 /// faster of the two where they were measured (`docs/simd.md`).
+/// A table the registry builds where both run is measured instead ([`crate::simd::calibrate`]).
 pub(crate) const AVX512_BY_DEFAULT_V4: bool = true;
 /// IPv6: as [`AVX512_BY_DEFAULT_V4`].
 pub(crate) const AVX512_BY_DEFAULT_V6: bool = true;
@@ -829,6 +830,14 @@ macro_rules! impl_family {
 
             fn implementation(&self) -> Implementation {
                 Implementation::of(self.kernels)
+            }
+
+            fn kernel_choice(&self) -> Option<crate::simd::KernelChoice> {
+                Some(self.kernels.choice())
+            }
+
+            fn kernels_mut(&mut self) -> Option<&mut crate::simd::Kernels> {
+                Some(&mut self.kernels)
             }
         }
     };
