@@ -42,8 +42,8 @@
 //! at least [`CALIBRATE_FROM`](crate::simd::CALIBRATE_FROM) routes it first *measures*:
 //! the first three candidates (at most 2 s of builds) are built and timed on the same keys
 //! (`docs/simd.md`), and the fastest is taken if it beats the rule's first by more than 3 %
-//! ([`RouteTable::auto_choice`] says what was measured). `LPMKIT_CALIBRATE=0`
-//! turns the measurement off: the rule alone, the same scheme on every run. A table that is looked up
+//! ([`RouteTable::auto_choice`] says what was measured). `LPMKIT_CALIBRATE=0` turns the
+//! measurement off: the rule alone, the same scheme on every run. A table that is looked up
 //! *and updated* wants the fastest lookups among the schemes that patch one instance in
 //! place: a rebuild-style scheme rebuilds the whole table at every update, so its update
 //! latency is a full build.

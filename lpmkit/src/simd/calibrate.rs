@@ -4,9 +4,9 @@
 //! alone: on one Zen 4, Spider's AVX2 kernels beat its AVX-512 one on every IPv4 table,
 //! while on Zen 5 and the Xeons of docs/simd.md the AVX-512 one leads. So where both
 //! instances can run and nothing was asked for, [`calibrate`] times them on the table just
-//! built and keeps the faster. The registry's
-//! builders call it (every table the CLI, the facade and the bindings build); the
-//! rebuilds of an updater reuse the first build's choice.
+//! built and keeps the faster. The registry's builders call it (every table the CLI, the
+//! facade and the bindings build); the rebuilds of an updater reuse the first build's
+//! choice. The facade's `auto` races its candidate schemes with the same [`race`].
 
 use std::time::{Duration, Instant};
 
@@ -44,9 +44,9 @@ pub(crate) const MARGIN: f64 = 0.03;
 /// [`CALIBRATE_FROM`] routes, or when the environment sets `LPMKIT_CALIBRATE=0` (then
 /// every table runs its scheme's default: the same path on every run).
 ///
-/// The measurement takes about 15 ms: the rates of pairs of runs on the same keys, the
-/// order alternating, until 12 ms have passed; the default instance is kept unless the
-/// other is more than 3 % faster (the median of the pairs' ratios).
+/// The measurement takes 12–17 ms: pairs of runs on the same keys, the order alternating,
+/// until 12 ms have passed; the default instance is kept unless the other is more than 3 %
+/// faster (the median of the time ratios of two pairs at a time).
 ///
 /// ```
 /// use lpmkit::{BuildOptions, Fib, Ipv4, NextHop, Rib};
@@ -128,17 +128,17 @@ pub(crate) struct Rate {
 }
 
 /// Times `contenders` lookup paths (`lookup(c, keys, out)` looks `keys` up on path `c`)
-/// on the same keys: for IPv4, [`RUN`] uniformly random addresses drawn afresh for every
-/// round (the `rnd` traffic of the papers, which on a full table mostly hits routes); for
-/// IPv6, where such keys miss every route, [`MEASURED_KEYS`] addresses inside the routes
-/// of `rib`, drawn once.
+/// on the same keys: for IPv4, uniformly random addresses drawn afresh for every round
+/// (the `rnd` traffic of the papers, which on a full table mostly hits routes); for IPv6,
+/// where such keys miss every route, [`MEASURED_KEYS`] addresses inside the routes of
+/// `rib`, drawn once.
 ///
-/// A round runs every contender on one slice of [`RUN`] keys, in an order rotated by one
+/// A round runs every contender on one run of the pace's keys, in an order rotated by one
 /// each round, so that in a cycle of `contenders` rounds each takes each place once (a
 /// later run finds the lines the earlier ones brought in); the ratio of two contenders'
 /// times over a cycle cancels that, and the median over the cycles leaves out those a
-/// burst of the machine's other work slowed. Cycles go on until [`BUDGET`] has passed
-/// (and at least [`MIN_CYCLES`] ran).
+/// burst of the machine's other work slowed. Cycles go on until the pace's budget has
+/// passed (and at least its fewest cycles ran).
 pub(crate) fn race<A: Address>(
     rib: &Rib<A>,
     contenders: usize,
@@ -155,19 +155,23 @@ pub(crate) fn race<A: Address>(
     // (the same few keys again would time a table the caches hold); IPv6, where uniform
     // keys miss every route: keys inside the routes, drawn once.
     let fresh = A::BITS == 32;
-    let keys = if fresh {
-        vec![A::default(); run_keys]
+    let sample = if fresh {
+        Vec::new()
     } else {
         rib.sample_keys(MEASURED_KEYS.min(rib.len().max(1)), 0x6361_6c69)
     };
+    let run = if fresh {
+        run_keys
+    } else {
+        run_keys.min(sample.len()).max(1)
+    };
     let mut rng = crate::rng::SplitMix64::new(0x7261_6365);
-    let run = run_keys.min(keys.len()).max(1);
-    let mut fresh_keys = keys[..run].to_vec();
+    let mut fresh_keys = vec![A::default(); if fresh { run } else { 0 }];
     let mut out = vec![0u32; run];
     // Seconds of each contender's runs, round by round.
     let mut times = vec![Vec::new(); contenders];
     let started = Instant::now();
-    let mut slices = keys.chunks_exact(run).cycle();
+    let mut slices = sample.chunks_exact(run).cycle();
     for round in 0.. {
         let cycles = round / contenders;
         if round % contenders == 0
@@ -175,15 +179,17 @@ pub(crate) fn race<A: Address>(
         {
             break;
         }
-        let Some(mut slice) = slices.next() else {
-            break;
-        };
-        if fresh {
+        let slice = if fresh {
             for k in &mut fresh_keys {
                 *k = A::from_u128(rng.next() as u32 as u128);
             }
-            slice = &fresh_keys[..];
-        }
+            &fresh_keys[..]
+        } else {
+            match slices.next() {
+                Some(s) => s,
+                None => break,
+            }
+        };
         for i in 0..contenders {
             let c = (round + i) % contenders;
             let t = Instant::now();

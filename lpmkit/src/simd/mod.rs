@@ -439,7 +439,7 @@ impl Kernels {
         } else {
             KernelChoice::Only
         };
-        let by_default = avx512_by_default || (asked && isa == Some(Isa::Avx512));
+        let by_default = avx512_by_default || Avx512::when_asked(force_scalar, isa).is_some();
         Kernels {
             avx512: avx512.filter(|_| by_default),
             avx2,
