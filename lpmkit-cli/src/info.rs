@@ -189,7 +189,13 @@ fn info<A: Address>(table: &Table<A>, args: &InfoArgs) -> anyhow::Result<Vec<Rec
                 r.insert("build_ms".into(), ms.into());
                 r.insert("memory_bytes".into(), mem.into());
                 r.insert("stats".into(), stats.into());
-                let profile = fib.profile(&profile_keys);
+                // No profile without keys (`--profile-keys 0`): a scheme's shares of no
+                // lookups are all zero, not a figure.
+                let profile = if profile_keys.is_empty() {
+                    lpmkit::Stats::default()
+                } else {
+                    fib.profile(&profile_keys)
+                };
                 if !profile.is_empty() {
                     insert_profile(&mut r, &profile);
                     profiles.push((info.name, profile));

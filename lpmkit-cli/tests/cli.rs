@@ -361,6 +361,18 @@ fn info_profiles_the_keys_of_a_pattern() {
     };
     let out = run("routable");
     assert!(out.contains("300 keys of the routable pattern"), "{out}");
+    // No keys, no profile section (rather than shares of no lookups).
+    let o = lpmkit(&[
+        "info",
+        "-t",
+        t.to_str().unwrap(),
+        "-s",
+        "planb-front",
+        "--profile-keys",
+        "0",
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(!stdout(&o).contains("Lookup profiles"), "{}", stdout(&o));
     // The trace's three addresses, cycled: one of three outside every listed /32 and
     // answered by the /16 summary.
     let out = run(&format!("trace:{}", addrs.display()));
