@@ -98,13 +98,15 @@ impl Window for __m512i {
         // SAFETY: AVX-512 F/BW (the contract); 64 readable bytes, one unaligned load.
         unsafe {
             let w = _mm512_loadu_si512(at as *const __m512i);
+            // One bit per entry, the entries past the search masked off; `len` is 1..=32
+            // (short) or 1..=16.
+            let first = u32::MAX >> (32 - len);
             let le = if short {
-                _mm512_cmple_epu16_mask(w, _mm512_set1_epi16(kc as u16 as i16))
+                _mm512_mask_cmple_epu16_mask(first, w, _mm512_set1_epi16(kc as u16 as i16))
             } else {
-                _mm512_cmple_epu32_mask(w, _mm512_set1_epi32(kc as i32)) as u32
+                _mm512_mask_cmple_epu32_mask(first as u16, w, _mm512_set1_epi32(kc as i32)) as u32
             };
-            // One bit per entry; `len` is 1..=32 (short) or 1..=16.
-            (le & (u32::MAX >> (32 - len))).count_ones()
+            le.count_ones()
         }
     }
 }
