@@ -344,7 +344,7 @@ fn info_profiles_the_keys_of_a_pattern() {
     let s = Scratch::new("info-pattern");
     let t = s.file("t.txt", "2001:db8::/32 1\n2001:db8:1::/48 2\n2400::/12 3\n");
     let addrs = s.file("a.txt", "2001:db8:1::5\n2001:db8:2::\n3000::\n");
-    let run = |pattern: &str| {
+    let run_keys = |keys: &str, pattern: &str| {
         let o = lpmkit(&[
             "info",
             "-t",
@@ -352,27 +352,19 @@ fn info_profiles_the_keys_of_a_pattern() {
             "-s",
             "planb-front",
             "--profile-keys",
-            "300",
+            keys,
             "-p",
             pattern,
         ]);
         assert!(o.status.success(), "{}", stderr(&o));
         stdout(&o)
     };
+    let run = |pattern: &str| run_keys("300", pattern);
     let out = run("routable");
     assert!(out.contains("300 keys of the routable pattern"), "{out}");
     // No keys, no profile section (rather than shares of no lookups).
-    let o = lpmkit(&[
-        "info",
-        "-t",
-        t.to_str().unwrap(),
-        "-s",
-        "planb-front",
-        "--profile-keys",
-        "0",
-    ]);
-    assert!(o.status.success(), "{}", stderr(&o));
-    assert!(!stdout(&o).contains("Lookup profiles"), "{}", stdout(&o));
+    let out = run_keys("0", "routable");
+    assert!(!out.contains("Lookup profiles"), "{out}");
     // The trace's three addresses, cycled: one of three outside every listed /32 and
     // answered by the /16 summary.
     let out = run(&format!("trace:{}", addrs.display()));
