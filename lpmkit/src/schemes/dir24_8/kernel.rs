@@ -1,15 +1,16 @@
 //! The SIMD kernel of DIR-24-8 for IPv4, written once over [`Lanes`] and instantiated for
 //! AVX2 ([`avx2`]: eight keys per `vpgatherdd`) and AVX-512 ([`avx512`]: sixteen, as DPDK's
 //! `dir24_8_avx512.c`). The extended lanes are a mask that masks the gather into the
-//! groups, which merges their entries over the first-table ones. The tail that does not
-//! fill a block goes to the scalar twin.
+//! groups, which merges their entries over the first-table ones; the out-of-order core
+//! overlaps the gathers of a block's keys as DPDK's kernel does, without the scalar twin's
+//! prefetch pass. The tail that does not fill a block goes to the scalar twin.
 
 use core::arch::x86_64::{__m256i, __m512i};
 
 use super::{Tables, BATCH};
 use crate::schemes::common::{Width, Word};
 use crate::simd::lanes::{LaneMask, Lanes};
-use crate::simd::{prefetch, Avx2, Avx512};
+use crate::simd::{Avx2, Avx512};
 
 /// Bulk lookup, the AVX2 instance.
 pub(super) fn avx2<E: Word>(_: Avx2, t: &Tables<E>, addrs: &[u32], out: &mut [u32]) {
@@ -66,12 +67,10 @@ unsafe fn blocks<V: Lanes, E: Word>(t: &Tables<E>, addrs: &[u32], out: &mut [u32
         let entry_mask = V::splat(if narrow { 0xffff } else { !0 });
         let (low8, one) = (V::splat(0xff), V::splat(1));
         for (keys, res) in addrs.chunks_exact(BATCH).zip(out.chunks_exact_mut(BATCH)) {
-            // Pass 1: prefetch every first-table entry of the block.
-            for &a in keys {
-                prefetch(t.tbl24.as_ptr().wrapping_add((a >> 8) as usize));
-            }
-            // Pass 2: one gather of first-table entries per vector of keys; the extended
-            // lanes gather their group entries over them.
+            // One gather of first-table entries per vector of keys; the extended lanes
+            // gather their group entries over them. No prefetch pass ahead of the gathers
+            // (the scalar twin's first pass): the gathers' own loads overlap as many misses,
+            // and on the Xeon of docs/simd.md the pass cost 15-18 % at 1-8 M routes.
             let lanes = keys
                 .chunks_exact(V::LANES)
                 .zip(res.chunks_exact_mut(V::LANES));
