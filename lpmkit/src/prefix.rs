@@ -31,6 +31,28 @@ pub type Ipv4 = u32;
 /// IPv6 addresses: `u128` in host byte order.
 pub type Ipv6 = u128;
 
+/// `keys` as `u32`s when `A` is IPv4, for kernels that load them by vectors.
+#[inline(always)]
+pub(crate) fn v4_keys<A: Address>(keys: &[A]) -> Option<&[u32]> {
+    if A::BITS != 32 || core::mem::size_of::<A>() != 4 {
+        return None;
+    }
+    // SAFETY: `Address` is sealed and implemented for `u32` and `u128` only, so a 32-bit
+    // `A` is `u32`: same size, alignment and validity.
+    Some(unsafe { core::slice::from_raw_parts(keys.as_ptr() as *const u32, keys.len()) })
+}
+
+/// `keys` as `u128`s when `A` is IPv6.
+#[inline(always)]
+pub(crate) fn v6_keys<A: Address>(keys: &[A]) -> Option<&[u128]> {
+    if A::BITS != 128 || core::mem::size_of::<A>() != 16 {
+        return None;
+    }
+    // SAFETY: `Address` is sealed and implemented for `u32` and `u128` only, so a 128-bit
+    // `A` is `u128`: same size, alignment and validity.
+    Some(unsafe { core::slice::from_raw_parts(keys.as_ptr() as *const u128, keys.len()) })
+}
+
 /// Which address family a value belongs to.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub enum Family {

@@ -18,6 +18,7 @@ use std::time::Instant;
 
 use anyhow::Context;
 use clap::Args;
+use lpmkit::simd::roofline;
 use lpmkit::traffic::Pattern;
 use lpmkit::{Address, AnyTable, Family, Fib, Table};
 use serde::Serialize;
@@ -29,7 +30,6 @@ use crate::output::OutputFile;
 use crate::progress;
 
 mod keys;
-mod roofline;
 mod timing;
 
 pub(crate) use keys::make_keys;
@@ -490,7 +490,7 @@ fn print_header<A: Address>(table: &Table<A>, plan: &Plan, args: &BenchArgs) {
     );
     if !args.no_roofline && plan.mode == Mode::Batch {
         outln!(
-            "# 1-read: one random read per key into an array of the scheme's size, the same keys; % roof: Mlps of that"
+            "# 1-read: one random read per key (vector gathers) into an array of the scheme's size, the same keys; % roof: Mlps of that"
         );
     }
 }
@@ -593,8 +593,8 @@ struct Measured {
     hot: Vec<f64>,
 }
 
-/// The stand-ins of the roofline ([`roofline`]): one per table measured, of its size, and
-/// the stream.
+/// The stand-ins of the roofline ([`lpmkit::simd::roofline`]): one per table measured, of
+/// its size, and the stream.
 struct Roofs<A: Address> {
     reads: Vec<roofline::OneRead>,
     stream: roofline::Stream,
@@ -617,7 +617,7 @@ impl<A: Address> Roofs<A> {
                 .iter()
                 .map(|b| roofline::OneRead::new(array.clone(), b.fib.memory_bytes()))
                 .collect(),
-            stream: roofline::Stream,
+            stream: roofline::Stream::new(),
             _family: std::marker::PhantomData,
         })
     }

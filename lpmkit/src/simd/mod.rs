@@ -26,6 +26,7 @@ use std::sync::OnceLock;
 
 mod calibrate;
 pub(crate) mod lanes;
+pub mod roofline;
 
 pub(crate) use calibrate::{apply_choice, enabled as calibration_enabled, race, Pace, MARGIN};
 pub use calibrate::{calibrate, CALIBRATE_FROM};

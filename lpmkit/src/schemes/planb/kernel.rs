@@ -112,7 +112,7 @@ impl<V: Lanes> NodeSearch for Search<V> {
         res: &mut [u32],
         child: &mut [u64],
     ) {
-        match walk::v6_keys(keys) {
+        match crate::prefix::v6_keys(keys) {
             // Eight lanes on either width: the stage's sixteen-lane instance measured slower
             // than its eight-lane one on AVX-512 (docs/simd.md).
             // SAFETY: as this function's; `V`'s instruction set includes AVX2 (AVX-512F

@@ -58,17 +58,6 @@ pub(crate) trait NodeSearch: Sized {
     }
 }
 
-/// `keys` as `u128`s when `A` is IPv6.
-#[inline(always)]
-pub(crate) fn v6_keys<A: Address>(keys: &[A]) -> Option<&[u128]> {
-    if A::BITS != 128 || core::mem::size_of::<A>() != 16 {
-        return None;
-    }
-    // SAFETY: `Address` is sealed and implemented for `u32` and `u128` only, so a 128-bit
-    // `A` is `u128`: same size, alignment and validity.
-    Some(unsafe { core::slice::from_raw_parts(keys.as_ptr() as *const u128, keys.len()) })
-}
-
 /// What the lookups read, as raw pointers (the table outlives every lookup).
 pub(crate) struct View<'a, L: Layout> {
     pub keys: *const L::K,

@@ -418,12 +418,7 @@ impl<A: Address> Fib<A> for PoptrieTable<A> {
         let out = &mut out[..addrs.len()];
         with_width!(&self.layout, t => {
             #[cfg(target_arch = "x86_64")]
-            if let Some(token) = self.avx512.filter(|_| A::BITS == 32) {
-                // SAFETY: `A` is a 32-bit address (`u32`, the only one), so the slice
-                // reinterpretation is a no-op cast.
-                let keys = unsafe {
-                    core::slice::from_raw_parts(addrs.as_ptr() as *const u32, addrs.len())
-                };
+            if let (Some(token), Some(keys)) = (self.avx512, crate::prefix::v4_keys(addrs)) {
                 avx512::batch_v4(token, t, keys, out);
                 return;
             }
