@@ -263,10 +263,7 @@ impl<A: Address> Fib<A> for SailLTable<A> {
         assert!(out.len() >= addrs.len(), "output shorter than input");
         let out = &mut out[..addrs.len()];
         with_width!(&self.layout, t => {
-            if self.v4_fast {
-                // SAFETY: `v4_fast` is set only for `A = u32` (checked at build), so the
-                // slice reinterpretation is a no-op cast.
-                let keys = unsafe { core::slice::from_raw_parts(addrs.as_ptr() as *const u32, addrs.len()) };
+            if let Some(keys) = crate::prefix::v4_keys(addrs).filter(|_| self.v4_fast) {
                 #[cfg(target_arch = "x86_64")]
                 if let Some(token) = self.kernels.avx512 {
                     return kernel::avx512(token, t, keys, out);
