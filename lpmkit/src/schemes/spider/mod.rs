@@ -80,9 +80,9 @@
 //! * **Pipelining** ([`SpiderConfig::pipeline`], on by default). The paper's loop waits for
 //!   each level's gather before the next level's, so a 16-address iteration costs one
 //!   memory latency per level, and a gather that misses blocks the reorder buffer. The
-//!   SIMD kernels instead keep `IN_FLIGHT` blocks of `ways` addresses at different depths
-//!   and visit them in turn (asynchronous memory access chaining, Kocberber et al., VLDB
-//!   2015): a visit steps a block, and when the block's next level is *cold* — its rows
+//!   SIMD kernels instead keep `IN_FLIGHT` blocks of `ways` addresses (`IN_FLIGHT_16W` of
+//!   sixteen) at different depths and visit them in turn (asynchronous memory access
+//!   chaining, Kocberber et al., VLDB 2015): a visit steps a block, and when the block's next level is *cold* — its rows
 //!   take more than `CACHED_LEVEL_BYTES_V4` (IPv4) or `CACHED_LEVEL_BYTES_V6` — prefetches
 //!   (into L1) the element every live lane reads next and moves on; by the block's next
 //!   visit the data is there. Levels small enough to stay cached are stepped at once. A
@@ -197,8 +197,19 @@ pub(crate) const MAX_WAYS: usize = 16;
 /// behind even a sequential key array.
 pub(crate) const KEYS_AHEAD: usize = 512;
 
-/// Blocks of `ways` addresses the pipelined kernels keep in flight.
+/// Blocks of `ways` addresses the pipelined kernels keep in flight (fewer than sixteen
+/// ways; sixteen take [`IN_FLIGHT_16W`]).
 pub(crate) const IN_FLIGHT: usize = 16;
+/// Blocks of sixteen addresses the pipelined kernels keep in flight. Twelve, not sixteen,
+/// by measurement: on an Intel Xeon (family 6 model 207), IPv6 matching keys in 256-key
+/// calls, twelve ran 1.13x sixteen on the bart table (AVX-512; 1.07-1.09x on AVX2) and
+/// 1.18x on 2 M routes (AVX-512; 1.06x on AVX2); six, eight, ten and fourteen were each
+/// below twelve. The call boundary is part of it: a 256-key call is sixteen such blocks,
+/// which sixteen in flight start all at once, so they reach their cold levels together
+/// and no block is left to take a slot that frees; with 1,024-key calls twelve led by
+/// 1.05x, with 65,536-key calls by 1.03x. Eight ways keep sixteen blocks (twelve measured
+/// 0.94x there).
+pub(crate) const IN_FLIGHT_16W: usize = 12;
 /// Blocks of `ways` addresses the lockstep kernels interleave when every level of the
 /// table stays cached (no level is prefetched): each visit steps a block by one octet and
 /// moves on to the other, so two blocks' gathers are in flight at once. Three or four
@@ -260,7 +271,7 @@ pub struct SpiderConfig {
     pub isa: Option<crate::simd::Isa>,
     /// Force an element layout instead of the smallest that holds the table.
     pub layout: Option<ElementLayout>,
-    /// Keep `IN_FLIGHT` blocks of `ways` addresses in flight and prefetch the element each
+    /// Keep several blocks of `ways` addresses in flight and prefetch the element each
     /// lane reads next (see the module docs); `false` runs the paper's loop as it is, one
     /// block at a time. Only the AVX2 kernels pipeline.
     pub pipeline: bool,
@@ -478,12 +489,17 @@ pub(crate) struct LookupParams {
 
 impl LookupParams {
     /// Blocks the lockstep AVX2 kernels keep in flight: 1 without pipelining (the paper's
-    /// loop), [`IN_FLIGHT`] when some level is prefetched, else [`INTERLEAVE`].
+    /// loop), [`IN_FLIGHT`] ([`IN_FLIGHT_16W`] for sixteen ways) when some level is
+    /// prefetched, else [`INTERLEAVE`].
     pub(crate) fn lockstep_blocks(&self) -> usize {
         if !self.pipeline {
             1
         } else if self.cold_octets != 0 {
-            IN_FLIGHT
+            if self.ways == MAX_WAYS {
+                IN_FLIGHT_16W
+            } else {
+                IN_FLIGHT
+            }
         } else {
             INTERLEAVE
         }

@@ -17,7 +17,7 @@
 //!   other `K − 1` blocks are visited before it is stepped again. A finished block is
 //!   stored and its slot takes the next block at once. Two modes (see
 //!   [`LookupParams::lockstep_blocks`](super::super::LookupParams::lockstep_blocks)):
-//!   * *pipelined* ([`IN_FLIGHT`] blocks), when some level is too large to stay cached: a
+//!   * *pipelined* ([`IN_FLIGHT`] blocks, [`IN_FLIGHT_16W`] of sixteen lanes), when some level is too large to stay cached: a
 //!     block yields before such a level after prefetching the element every live lane of
 //!     it reads there, which arrives while the other blocks are visited ("asynchronous
 //!     memory access chaining", Kocberber et al., VLDB 2015, applied to Spider's lockstep
@@ -39,6 +39,7 @@
 //!
 //! [`IN_FLIGHT`]: crate::schemes::spider::IN_FLIGHT
 //! [`INTERLEAVE`]: crate::schemes::spider::INTERLEAVE
+//! [`IN_FLIGHT_16W`]: crate::schemes::spider::IN_FLIGHT_16W
 
 use super::ops::{dp_element, dp_index, octet_ctl, Decode, Family};
 use crate::schemes::spider::{Elements, KEYS_AHEAD};

@@ -23,7 +23,7 @@ use core::arch::x86_64::{__m256i, __m512i};
 
 pub(super) use ops::{Decode, Family, V4, V6};
 
-use super::{Elements, LookupParams, INTERLEAVE, IN_FLIGHT, MAX_WAYS};
+use super::{Elements, LookupParams, INTERLEAVE, IN_FLIGHT, IN_FLIGHT_16W, MAX_WAYS};
 use crate::simd::lanes::Lanes;
 use crate::simd::{Avx2, Avx512};
 
@@ -230,11 +230,11 @@ type Run<'a, C, F> = (
 );
 
 /// Runs the lockstep kernel of one shape with `blocks` blocks in flight: 1 (the paper's
-/// loop), [`INTERLEAVE`] (yield at every level, no prefetching) or [`IN_FLIGHT`] (yield
-/// and prefetch before the levels of `cold_octets`).
+/// loop), [`INTERLEAVE`] (yield at every level, no prefetching) or [`IN_FLIGHT`] or
+/// [`IN_FLIGHT_16W`] (yield and prefetch before the levels of `cold_octets`).
 ///
 /// # Safety
-/// As [`lockstep::kernel`]'s; `blocks` is one of the three.
+/// As [`lockstep::kernel`]'s; `blocks` is one of the four.
 #[inline(always)]
 unsafe fn shape<V: Width, C: Decode, F: Family, const S: usize, const PARTIAL: bool>(
     (t, split, blocks, cold, ways, keys, out): Run<'_, C, F>,
@@ -245,6 +245,9 @@ unsafe fn shape<V: Width, C: Decode, F: Family, const S: usize, const PARTIAL: b
             IN_FLIGHT => {
                 V::lockstep::<C, F, S, PARTIAL, IN_FLIGHT>(t, split, cold, cold, ways, keys, out)
             }
+            IN_FLIGHT_16W => V::lockstep::<C, F, S, PARTIAL, IN_FLIGHT_16W>(
+                t, split, cold, cold, ways, keys, out,
+            ),
             INTERLEAVE => {
                 V::lockstep::<C, F, S, PARTIAL, INTERLEAVE>(t, split, !0, 0, ways, keys, out)
             }
