@@ -1,6 +1,6 @@
 //! Unit tests: the paper's examples, the table's structure, layouts, every kernel shape.
 
-use super::codec::Codec;
+use super::codec::{Codec, Compact16};
 use super::*;
 use crate::prefix::Prefix;
 use crate::rng::SplitMix64;

@@ -17,12 +17,12 @@
 //!   other `K − 1` blocks are visited before it is stepped again. A finished block is
 //!   stored and its slot takes the next block at once. Two modes (see
 //!   [`LookupParams::lockstep_blocks`](super::super::LookupParams::lockstep_blocks)):
-//!   * *pipelined* ([`IN_FLIGHT`] blocks, [`IN_FLIGHT_16W`] of sixteen lanes), when some level is too large to stay cached: a
-//!     block yields before such a level after prefetching the element every live lane of
-//!     it reads there, which arrives while the other blocks are visited ("asynchronous
-//!     memory access chaining", Kocberber et al., VLDB 2015, applied to Spider's lockstep
-//!     blocks: the gathers then mostly hit L1/L2 instead of waiting for memory one level
-//!     at a time);
+//!   * *pipelined* ([`IN_FLIGHT`] blocks, [`IN_FLIGHT_16W`] of sixteen lanes), when some
+//!     level is too large to stay cached: a block yields before such a level after
+//!     prefetching the element every live lane of it reads there, which arrives while the
+//!     other blocks are visited ("asynchronous memory access chaining", Kocberber et al.,
+//!     VLDB 2015, applied to Spider's lockstep blocks: the gathers then mostly hit L1/L2
+//!     instead of waiting for memory one level at a time);
 //!   * *interleaved* ([`INTERLEAVE`] blocks), when every level stays cached: a block yields
 //!     at every level and nothing is prefetched, so the gathers of two blocks are in
 //!     flight together (the paper's loop fusion, carried across blocks) instead of each
