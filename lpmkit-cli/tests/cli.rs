@@ -2,46 +2,11 @@
 //! error messages that name the file and line, and benchmark records whose answers were
 //! checked against the reference trie.
 
-use std::path::PathBuf;
+mod common;
+
 use std::process::{Command, Output};
 
-/// A scratch directory of this test process, removed at the end of each test.
-struct Scratch(PathBuf);
-
-impl Scratch {
-    fn new(test: &str) -> Self {
-        let dir = std::env::temp_dir().join(format!("lpmkit-cli-{}-{test}", std::process::id()));
-        std::fs::create_dir_all(&dir).unwrap();
-        Scratch(dir)
-    }
-
-    fn file(&self, name: &str, contents: &str) -> PathBuf {
-        let p = self.0.join(name);
-        std::fs::write(&p, contents).unwrap();
-        p
-    }
-}
-
-impl Drop for Scratch {
-    fn drop(&mut self) {
-        let _ = std::fs::remove_dir_all(&self.0);
-    }
-}
-
-fn lpmkit(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_lpmkit"))
-        .args(args)
-        .output()
-        .expect("the lpmkit binary runs")
-}
-
-fn stdout(o: &Output) -> String {
-    String::from_utf8_lossy(&o.stdout).into_owned()
-}
-
-fn stderr(o: &Output) -> String {
-    String::from_utf8_lossy(&o.stderr).into_owned()
-}
+use common::{lpmkit, stderr, stdout, Scratch};
 
 const TABLE: &str = "# a small table with a default route and a host route\n\
                      0.0.0.0/0 def\n\
