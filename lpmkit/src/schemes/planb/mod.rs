@@ -290,7 +290,7 @@ impl Config for PlanbConfig {
         ),
         (
             "batch",
-            "keys looked up together, 1..=128 (the paper's M; default 32, 64 with the /32 lines)",
+            "keys looked up together, 1..=128 (the paper's M; default 32, 128 with the /32 lines)",
         ),
         ("scalar", "use the scalar node search even with AVX2"),
     ];
