@@ -2,32 +2,13 @@
 //! line, streaming (output before the input ends), and answers equal to the library's on a
 //! real table.
 
+mod common;
+
 use std::io::{BufRead, BufReader, Write};
 use std::path::PathBuf;
 use std::process::{Command, Output, Stdio};
 
-struct Scratch(PathBuf);
-
-impl Scratch {
-    fn new(test: &str) -> Self {
-        let dir =
-            std::env::temp_dir().join(format!("lpmkit-annotate-{}-{test}", std::process::id()));
-        std::fs::create_dir_all(&dir).unwrap();
-        Scratch(dir)
-    }
-
-    fn file(&self, name: &str, contents: &str) -> PathBuf {
-        let p = self.0.join(name);
-        std::fs::write(&p, contents).unwrap();
-        p
-    }
-}
-
-impl Drop for Scratch {
-    fn drop(&mut self) {
-        let _ = std::fs::remove_dir_all(&self.0);
-    }
-}
+use common::{stderr, stdout, Scratch};
 
 /// Runs `lpmkit ARGS` with `input` on stdin.
 fn run(args: &[&str], input: &str) -> Output {
@@ -46,14 +27,6 @@ fn run(args: &[&str], input: &str) -> Output {
     let out = child.wait_with_output().unwrap();
     feeder.join().unwrap();
     out
-}
-
-fn stdout(o: &Output) -> String {
-    String::from_utf8_lossy(&o.stdout).into_owned()
-}
-
-fn stderr(o: &Output) -> String {
-    String::from_utf8_lossy(&o.stderr).into_owned()
 }
 
 const TABLE: &str = "0.0.0.0/0 def\n\

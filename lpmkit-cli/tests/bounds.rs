@@ -7,10 +7,14 @@
 //! the run with a message, never a panic. Every run has an address-space limit
 //! (`setrlimit(RLIMIT_AS)`, what `ulimit -v` sets) and a time limit.
 
+mod common;
+
 use std::io::Read;
 use std::os::unix::process::{CommandExt, ExitStatusExt};
 use std::process::{Command, Output, Stdio};
 use std::time::{Duration, Instant};
+
+use common::stderr;
 
 /// The address space each run may use.
 const AS_LIMIT: u64 = 1 << 30;
@@ -102,10 +106,6 @@ fn run_measured(
 
 fn run(args: &[&str]) -> Output {
     run_with(args, None, None).0
-}
-
-fn stderr(o: &Output) -> String {
-    String::from_utf8_lossy(&o.stderr).into_owned()
 }
 
 /// Exit status 2 and a message on stderr that contains `needle`.

@@ -1,15 +1,11 @@
 //! `lpmkit experiment` end to end: one experiment run small, its records, plots and
 //! report, a resumed run, and bad input.
 
-use std::path::PathBuf;
-use std::process::{Command, Output};
+mod common;
 
-fn lpmkit(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_lpmkit"))
-        .args(args)
-        .output()
-        .expect("run lpmkit")
-}
+use std::path::PathBuf;
+
+use common::lpmkit;
 
 /// The real-data directory: `$LPMKIT_DATA`, else `../shared/data` beside the workspace, if
 /// it holds every file of `needed`; `None` with a note when it does not (a failure instead

@@ -1,5 +1,8 @@
 //! What the end-to-end tests of the `lpmkit` binary share: running it, reading what it
 //! printed, and a scratch directory for the files it reads.
+//!
+//! Each test file is a crate of its own and uses only some of these.
+#![allow(dead_code)]
 
 use std::path::PathBuf;
 use std::process::{Command, Output};
